@@ -1,0 +1,271 @@
+//! The live process: its threads, memory, breakpoint sites and debug registers.
+
+use std::collections::{HashSet, VecDeque};
+use std::ffi::OsStr;
+use std::path::Path;
+
+use hindsight_ptrace::{FpRegs, ProcessMemory, Regs, SpawnOptions, Tid, WaitEvent};
+
+use crate::error::ControlError;
+use crate::sites::{SiteTable, StepPlan};
+use crate::threads::{Thread, ThreadState};
+use crate::StopEvent;
+
+/// How threads get past a planted breakpoint when they resume.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepOverMode {
+    /// Execute a relocated copy of the instruction; the trap stays planted and the other
+    /// threads keep running (falls back to `NoSwitch` for instructions that cannot move).
+    Displaced,
+    /// Lift the trap and single-step with every other thread stopped (seed 000's fix).
+    NoSwitch,
+}
+
+/// What the front end sees of a thread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadInfo {
+    /// gdb's thread number.
+    pub num: u32,
+    /// Kernel thread id.
+    pub tid: Tid,
+    /// pthread_t.
+    pub pthread: u64,
+}
+
+/// The debug-register state that every thread carries (new threads get it too).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DebugRegs {
+    /// DR0–DR3.
+    pub addr: [u64; 4],
+    /// DR7.
+    pub dr7: u64,
+}
+
+/// A live, traced process.
+pub struct Inferior {
+    pub(crate) pid: i32,
+    pub(crate) mem: ProcessMemory,
+    pub(crate) threads: Vec<Thread>,
+    pub(crate) next_num: u32,
+    pub(crate) sites: SiteTable,
+    pub(crate) debugregs: DebugRegs,
+    /// Stops reaped while stopping everyone, handled first on the next resume.
+    pub(crate) pending: VecDeque<(Tid, WaitEvent)>,
+    /// Tids whose first stop arrived before their creator's clone/fork event.
+    pub(crate) early_stops: HashSet<Tid>,
+    /// Scratch pages for displaced stepping: (base, bytes used).
+    pub(crate) scratch: Vec<(u64, u64)>,
+    pub(crate) mode: StepOverMode,
+    pub(crate) exit: Option<StopEvent>,
+    /// Number of step-overs done by each strategy (displaced, inline), for tests and benchmarks.
+    pub stats: StepOverStats,
+}
+
+/// Counters of how breakpoints were stepped over.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StepOverStats {
+    /// Through a relocated copy or an emulated call.
+    pub displaced: u64,
+    /// By lifting the trap and single-stepping with the others stopped.
+    pub inline: u64,
+}
+
+impl Inferior {
+    /// Starts `program` stopped before its first instruction (at the exec event), with ASLR
+    /// off, and pinned with the tracer to the tracer's current CPU when `pin` is set.
+    pub fn spawn(program: &Path, args: &[&OsStr], pin: bool) -> Result<Inferior, ControlError> {
+        let opts = SpawnOptions {
+            disable_aslr: true,
+            cpu: pin.then(hindsight_ptrace::thread::current_cpu),
+        };
+        let tid = hindsight_ptrace::spawn(program, args, &opts)?;
+        let mem = ProcessMemory::open(tid.0)?;
+        Ok(Inferior {
+            pid: tid.0,
+            mem,
+            threads: vec![Thread::new(tid, 1)],
+            next_num: 2,
+            sites: SiteTable::default(),
+            debugregs: DebugRegs::default(),
+            pending: VecDeque::new(),
+            early_stops: HashSet::new(),
+            scratch: Vec::new(),
+            mode: StepOverMode::Displaced,
+            exit: None,
+            stats: StepOverStats::default(),
+        })
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// How the process ended, once it has.
+    pub fn exit_status(&self) -> Option<&StopEvent> {
+        self.exit.as_ref()
+    }
+
+    /// True while the process exists.
+    pub fn is_alive(&self) -> bool {
+        self.exit.is_none()
+    }
+
+    /// Chooses the step-over strategy.
+    pub fn set_step_over_mode(&mut self, mode: StepOverMode) {
+        self.mode = mode;
+    }
+
+    /// The threads, in gdb's numbering order.
+    pub fn threads(&self) -> Vec<ThreadInfo> {
+        self.threads
+            .iter()
+            .map(|t| ThreadInfo {
+                num: t.num,
+                tid: t.tid,
+                pthread: t.pthread,
+            })
+            .collect()
+    }
+
+    pub(crate) fn thread_mut(&mut self, tid: Tid) -> Option<&mut Thread> {
+        self.threads.iter_mut().find(|t| t.tid == tid)
+    }
+
+    pub(crate) fn thread(&self, tid: Tid) -> Option<&Thread> {
+        self.threads.iter().find(|t| t.tid == tid)
+    }
+
+    fn stopped(&self, tid: Tid) -> Result<Tid, ControlError> {
+        match self.thread(tid) {
+            Some(t) if t.state == ThreadState::Stopped => Ok(tid),
+            Some(_) => Err(ControlError::NoThread(format!("{} is running", tid.0))),
+            None => Err(ControlError::NoThread(tid.0.to_string())),
+        }
+    }
+
+    /// General registers of a stopped thread.
+    pub fn regs(&self, tid: Tid) -> Result<Regs, ControlError> {
+        Ok(self.stopped(tid)?.regs()?)
+    }
+
+    /// Writes the general registers of a stopped thread.
+    pub fn set_regs(&mut self, tid: Tid, regs: &Regs) -> Result<(), ControlError> {
+        Ok(self.stopped(tid)?.set_regs(regs)?)
+    }
+
+    /// x87/SSE registers of a stopped thread.
+    pub fn fp_regs(&self, tid: Tid) -> Result<FpRegs, ControlError> {
+        Ok(self.stopped(tid)?.fp_regs()?)
+    }
+
+    /// The thread's name, as `info threads` shows it.
+    pub fn thread_name(&self, tid: Tid) -> Option<String> {
+        tid.name(self.pid)
+    }
+
+    /// Reads program memory as the program sees it: planted int3s show their original bytes.
+    pub fn read_memory(&self, addr: u64, buf: &mut [u8]) -> Result<(), ControlError> {
+        self.mem.read(addr, buf)?;
+        self.sites.unmask(addr, buf);
+        Ok(())
+    }
+
+    /// Reads memory through the int3s (what the CPU executes), for zombie classification.
+    pub fn read_raw_byte(&self, addr: u64) -> Result<u8, ControlError> {
+        let mut b = [0u8; 1];
+        self.mem.read(addr, &mut b)?;
+        Ok(b[0])
+    }
+
+    /// Writes program memory. (Writing over a planted site is refused: the site would hide it.)
+    pub fn write_memory(&mut self, addr: u64, data: &[u8]) -> Result<(), ControlError> {
+        let end = addr.saturating_add(data.len() as u64);
+        if self.sites.addresses().any(|a| a >= addr && a < end) {
+            return Err(ControlError::Insert(format!(
+                "Cannot write to {addr:#x}: a breakpoint is planted there"
+            )));
+        }
+        Ok(self.mem.write(addr, data)?)
+    }
+
+    /// Plants (or shares) the int3 at `addr`, and plans how threads will step over it.
+    /// Every thread is stopped (the invariant between resumes), which planning needs.
+    pub fn insert_site(&mut self, addr: u64) -> Result<(), ControlError> {
+        let fresh = self.sites.get(addr).is_none();
+        self.sites.insert(&self.mem, addr)?;
+        if fresh {
+            let plan = match self.threads.first().map(|t| t.tid) {
+                Some(tid) => self.plan_step_over(tid, addr).unwrap_or(StepPlan::Inline),
+                None => StepPlan::Inline,
+            };
+            self.sites.set_plan(addr, plan);
+        }
+        Ok(())
+    }
+
+    /// Releases one reference to the site at `addr` (restoring memory on the last).
+    pub fn remove_site(&mut self, addr: u64) -> Result<(), ControlError> {
+        self.sites.remove(&self.mem, addr)
+    }
+
+    /// True when an int3 of ours is planted at `addr`.
+    pub fn has_site(&self, addr: u64) -> bool {
+        self.sites.get(addr).is_some()
+    }
+
+    /// Sets DR0–DR3 and DR7 in every thread (and in threads created later).
+    pub fn set_debug_registers(&mut self, regs: DebugRegs) -> Result<(), ControlError> {
+        self.debugregs = regs;
+        let tids: Vec<Tid> = self.threads.iter().map(|t| t.tid).collect();
+        for tid in tids {
+            self.apply_debugregs(tid)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn apply_debugregs(&self, tid: Tid) -> Result<(), ControlError> {
+        // DR7 off first: the kernel checks each address against the enabled control bits.
+        tid.set_debugreg(7, 0)?;
+        for (i, a) in self.debugregs.addr.iter().enumerate() {
+            tid.set_debugreg(i, *a)?;
+        }
+        tid.set_debugreg(7, self.debugregs.dr7)?;
+        Ok(())
+    }
+
+    /// Sets the signal a stopped thread receives when it resumes (0: none). gdb's `signal 0`.
+    pub fn set_pending_signal(&mut self, tid: Tid, signal: i32) {
+        if let Some(t) = self.thread_mut(tid) {
+            t.pending_signal = signal;
+        }
+    }
+
+    /// Kills the process and reaps it. Idempotent.
+    pub fn kill(&mut self) {
+        if self.exit.is_some() {
+            return;
+        }
+        unsafe {
+            libc::kill(self.pid, libc::SIGKILL);
+        }
+        // Reap every thread so that no zombie stays behind.
+        loop {
+            match hindsight_ptrace::wait_any() {
+                Ok((tid, WaitEvent::Exited(_) | WaitEvent::Killed(_))) if tid.0 == self.pid => {
+                    break
+                }
+                Ok(_) => continue,
+                Err(_) => break,
+            }
+        }
+        self.threads.clear();
+        self.exit = Some(StopEvent::Killed(libc::SIGKILL));
+    }
+}
+
+impl Drop for Inferior {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

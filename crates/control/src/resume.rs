@@ -1,0 +1,598 @@
+//! Resuming the program and deciding, event by event, whether it stops.
+//!
+//! Kernel surprises handled here:
+//! - After `PTRACE_INTERRUPT`, a thread that stopped for another reason first still owes the
+//!   interrupt: it reports a `PTRACE_EVENT_STOP` soon after its next resume. Such a stop of a
+//!   thread we are not stopping is spurious and the thread is simply resumed.
+//! - A new thread's first stop and its creator's `PTRACE_EVENT_CLONE` come in either order.
+//! - An int3 leaves the pc one byte past the trap (`si_code == SI_KERNEL`); a single-step trap
+//!   has `TRAP_TRACE`; a debug-register hit has `TRAP_HWBKPT` and sets DR6's low bits.
+//! - `waitpid` reports the exit of the thread-group leader only after every other thread is
+//!   gone, so the leader's exit is the process's end.
+
+use hindsight_ptrace::{Stop, Tid, WaitEvent};
+
+use crate::error::ControlError;
+use crate::event::{Notification, StopEvent, StopHook};
+use crate::inferior::{Inferior, StepOverMode};
+use crate::sites::{StepPlan, INT3};
+use crate::threads::{Thread, ThreadState};
+
+const SI_KERNEL: i32 = 0x80;
+const TRAP_TRACE: i32 = 2;
+const TRAP_HWBKPT: i32 = 4;
+/// DR6 bit of a single-step.
+const DR6_BS: u64 = 1 << 14;
+/// Bytes of scratch per displaced site: a relocated instruction (≤ 15, longer after
+/// relocation) plus a 5-byte jump back.
+const SLOT_SIZE: u64 = 32;
+const SCRATCH_PAGE: u64 = 4096;
+
+/// How a resume moves the program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resume {
+    /// Every thread runs.
+    Continue,
+    /// Only this thread executes one instruction; the others stay stopped.
+    Step(Tid),
+}
+
+impl Inferior {
+    /// Resumes the program and returns at the next stop that the hook (or the kind of event)
+    /// says is one. Every thread is stopped again when this returns.
+    pub fn resume(&mut self, how: Resume, hook: &mut dyn StopHook) -> Result<StopEvent, ControlError> {
+        if self.exit.is_some() {
+            return Err(ControlError::NotRunning);
+        }
+        if let Resume::Step(tid) = how {
+            return self.step_thread(tid, hook);
+        }
+        self.flush_new_threads(hook);
+        // Stops that were collected while stopping everyone last time come first, before any
+        // thread moves: one of them may be the next stop to report.
+        while let Some((tid, ev)) = self.pending.pop_front() {
+            if let Some(stop) = self.handle(tid, ev, hook)? {
+                return Ok(stop);
+            }
+        }
+        self.resume_ready()?;
+        loop {
+            // An inline step-over stops everyone and may queue stops: those come first.
+            let (tid, ev) = match self.pending.pop_front() {
+                Some(p) => p,
+                None => hindsight_ptrace::wait_any()?,
+            };
+            if let Some(stop) = self.handle(tid, ev, hook)? {
+                return Ok(stop);
+            }
+        }
+    }
+
+    /// Resumes every stopped thread that has nothing queued, stepping over sites first.
+    fn resume_ready(&mut self) -> Result<(), ControlError> {
+        let queued: Vec<Tid> = self.pending.iter().map(|(t, _)| *t).collect();
+        let ready: Vec<Tid> = self
+            .threads
+            .iter()
+            .filter(|t| t.state == ThreadState::Stopped && !queued.contains(&t.tid))
+            .map(|t| t.tid)
+            .collect();
+        for tid in ready {
+            self.resume_thread(tid)?;
+        }
+        Ok(())
+    }
+
+    /// Lets one stopped thread run: over the site at its pc if there is one.
+    fn resume_thread(&mut self, tid: Tid) -> Result<(), ControlError> {
+        let pc = match tid.regs() {
+            Ok(r) => r.pc(),
+            Err(e) if e.is_gone() => return Ok(()),
+            Err(e) => return Err(e.into()),
+        };
+        if self.sites.get(pc).is_some() {
+            return self.step_over(tid, pc);
+        }
+        self.cont(tid)
+    }
+
+    fn cont(&mut self, tid: Tid) -> Result<(), ControlError> {
+        let Some(t) = self.thread_mut(tid) else {
+            return Ok(());
+        };
+        let sig = std::mem::take(&mut t.pending_signal);
+        t.state = ThreadState::Running;
+        match tid.cont(sig) {
+            Err(e) if e.is_gone() => Ok(()),
+            r => Ok(r?),
+        }
+    }
+
+    /// Gets thread `tid`, stopped at the planted site `addr`, past it (the step-over protocol).
+    fn step_over(&mut self, tid: Tid, addr: u64) -> Result<(), ControlError> {
+        // Sites are planned when inserted (with every thread stopped); a site without a plan
+        // (its planning failed) is stepped inline.
+        let plan = self
+            .sites
+            .get(addr)
+            .and_then(|s| s.plan)
+            .unwrap_or(StepPlan::Inline);
+        match plan {
+            StepPlan::Relocated { slot } => {
+                let mut r = tid.regs()?;
+                r.set_pc(slot);
+                tid.set_regs(&r)?;
+                self.stats.displaced += 1;
+                self.cont(tid)
+            }
+            StepPlan::EmulateCall {
+                target,
+                return_addr,
+            } => {
+                let mut r = tid.regs()?;
+                r.0.rsp -= 8;
+                self.mem.write(r.0.rsp, &return_addr.to_le_bytes())?;
+                r.set_pc(target);
+                tid.set_regs(&r)?;
+                self.stats.displaced += 1;
+                self.cont(tid)
+            }
+            StepPlan::Inline => {
+                self.stop_all()?;
+                self.stats.inline += 1;
+                self.sites.lift(&self.mem, addr)?;
+                let stepped = self.single_step_raw(tid);
+                self.sites.replant(&self.mem, addr)?;
+                stepped?;
+                // The thread is past the site: it and the others go on, except those with a
+                // queued stop, which the caller's loop handles next.
+                self.resume_ready()
+            }
+        }
+    }
+
+    /// Decides how to step over `addr` without lifting the trap, mapping scratch memory
+    /// within reach of the code when needed. Every thread must be stopped: mapping memory
+    /// injects a syscall instruction at `tid`'s pc, which no other thread may execute meanwhile.
+    pub(crate) fn plan_step_over(&mut self, tid: Tid, addr: u64) -> Result<StepPlan, ControlError> {
+        if self.mode == StepOverMode::NoSwitch {
+            return Ok(StepPlan::Inline);
+        }
+        let mut code = [0u8; 16];
+        if self.read_memory(addr, &mut code).is_err() {
+            return Ok(StepPlan::Inline);
+        }
+        let Some(slot) = self.scratch_slot(tid, addr)? else {
+            return Ok(StepPlan::Inline);
+        };
+        let plan = displaced_plan(addr, &code, slot);
+        if let StepPlan::Relocated { .. } = plan {
+            // written by displaced_plan's caller below
+        }
+        Ok(plan)
+    }
+
+    /// A free scratch slot within ±1 GiB of `addr` (well inside rel32 reach), mapping a new
+    /// page through `tid` when none is close enough.
+    fn scratch_slot(&mut self, tid: Tid, addr: u64) -> Result<Option<u64>, ControlError> {
+        const REACH: u64 = 1 << 30;
+        let near = |base: u64| base.abs_diff(addr) < REACH;
+        if let Some(page) = self
+            .scratch
+            .iter_mut()
+            .find(|(base, used)| near(*base) && *used + SLOT_SIZE <= SCRATCH_PAGE)
+        {
+            let slot = page.0 + page.1;
+            page.1 += SLOT_SIZE;
+            return Ok(Some(slot));
+        }
+        // Ask for a page just below the code's 2 MiB region: below the executable there is
+        // free space in the usual layout, and the kernel falls back to its own choice.
+        let hint = (addr & !0x1f_ffff).saturating_sub(0x20_0000);
+        let Some(base) = hindsight_ptrace::inject::map_scratch(tid, &self.mem, hint, SCRATCH_PAGE)?
+        else {
+            return Ok(None);
+        };
+        if !near(base) {
+            return Ok(None);
+        }
+        self.scratch.push((base, SLOT_SIZE));
+        Ok(Some(base))
+    }
+
+    /// Single-steps `tid` alone. Returns false when the thread vanished meanwhile. Signals that
+    /// arrive before the instruction runs are kept for later delivery.
+    fn single_step_raw(&mut self, tid: Tid) -> Result<bool, ControlError> {
+        loop {
+            if let Err(e) = tid.step(0) {
+                if e.is_gone() {
+                    return Ok(false);
+                }
+                return Err(e.into());
+            }
+            match hindsight_ptrace::wait_tid(tid)? {
+                WaitEvent::Stopped(Stop::Signal(libc::SIGTRAP)) => {
+                    let si = tid.siginfo()?;
+                    if si.si_code == TRAP_TRACE || si.si_code == TRAP_HWBKPT {
+                        return Ok(true);
+                    }
+                    // A SIGTRAP sent by someone: deliver it later.
+                    self.set_pending_signal(tid, libc::SIGTRAP);
+                    return Ok(true);
+                }
+                WaitEvent::Stopped(Stop::Signal(sig)) => self.set_pending_signal(tid, sig),
+                WaitEvent::Stopped(Stop::Clone) => {
+                    self.on_clone(tid)?;
+                }
+                WaitEvent::Stopped(Stop::Fork) => {
+                    self.on_fork(tid, false)?;
+                }
+                WaitEvent::Stopped(Stop::Vfork) => {
+                    self.on_fork(tid, true)?;
+                }
+                WaitEvent::Stopped(_) => {}
+                ev @ (WaitEvent::Exited(_) | WaitEvent::Killed(_)) => {
+                    self.pending.push_back((tid, ev));
+                    return Ok(false);
+                }
+            }
+        }
+    }
+
+    /// `stepi` for one thread; the others stay stopped.
+    fn step_thread(&mut self, tid: Tid, hook: &mut dyn StopHook) -> Result<StopEvent, ControlError> {
+        if self.thread(tid).map(|t| t.state) != Some(ThreadState::Stopped) {
+            return Err(ControlError::NoThread(tid.0.to_string()));
+        }
+        let pc = tid.regs()?.pc();
+        let at_site = self.sites.get(pc).is_some();
+        if at_site {
+            self.sites.lift(&self.mem, pc)?;
+        }
+        let sig = self
+            .thread_mut(tid)
+            .map(|t| std::mem::take(&mut t.pending_signal))
+            .unwrap_or(0);
+        let sig = if hook.stops_on_signal(sig) { 0 } else { sig };
+        let result = tid.step(sig);
+        let waited = result.map(|_| hindsight_ptrace::wait_tid(tid));
+        if at_site {
+            self.sites.replant(&self.mem, pc)?;
+        }
+        let ev = waited??;
+        match ev {
+            WaitEvent::Stopped(Stop::Signal(libc::SIGTRAP)) => {
+                let si = tid.siginfo()?;
+                let dr6 = tid.debugreg(6).unwrap_or(0);
+                if dr6 & 0xf != 0 {
+                    tid.set_debugreg(6, 0)?;
+                    if hook.watchpoint_hit(self, tid, (dr6 & 0xf) as u8) {
+                        return Ok(StopEvent::Watchpoint {
+                            tid,
+                            slots: (dr6 & 0xf) as u8,
+                        });
+                    }
+                    return Ok(StopEvent::Stepped { tid });
+                }
+                if si.si_code == TRAP_TRACE || dr6 & DR6_BS != 0 {
+                    let _ = tid.set_debugreg(6, 0);
+                    return Ok(StopEvent::Stepped { tid });
+                }
+                if si.si_code == SI_KERNEL {
+                    // The stepped instruction was an int3 that is not ours.
+                    self.set_pending_signal(tid, libc::SIGTRAP);
+                }
+                Ok(StopEvent::Signal {
+                    tid,
+                    signal: libc::SIGTRAP,
+                })
+            }
+            WaitEvent::Stopped(Stop::Signal(sig)) => {
+                self.set_pending_signal(tid, sig);
+                Ok(StopEvent::Signal { tid, signal: sig })
+            }
+            WaitEvent::Stopped(Stop::Clone) => {
+                self.on_clone(tid)?;
+                Ok(StopEvent::Stepped { tid })
+            }
+            WaitEvent::Stopped(Stop::Fork) => {
+                self.on_fork(tid, false)?;
+                Ok(StopEvent::Stepped { tid })
+            }
+            WaitEvent::Stopped(Stop::Vfork) => {
+                self.on_fork(tid, true)?;
+                Ok(StopEvent::Stepped { tid })
+            }
+            WaitEvent::Stopped(_) => Ok(StopEvent::Stepped { tid }),
+            WaitEvent::Exited(_) | WaitEvent::Killed(_) => {
+                // Process ending during a step: reap everything and report it.
+                self.pending.push_back((tid, ev));
+                while let Some((t, e)) = self.pending.pop_front() {
+                    if let Some(stop) = self.handle(t, e, hook)? {
+                        return Ok(stop);
+                    }
+                }
+                loop {
+                    let (t, e) = hindsight_ptrace::wait_any()?;
+                    if let Some(stop) = self.handle(t, e, hook)? {
+                        return Ok(stop);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Handles one reaped event of a running (or queued) thread. Returns the stop to report,
+    /// with every thread stopped, or None when the program goes on.
+    fn handle(
+        &mut self,
+        tid: Tid,
+        ev: WaitEvent,
+        hook: &mut dyn StopHook,
+    ) -> Result<Option<StopEvent>, ControlError> {
+        // Threads registered while stopping everyone or stepping inline are announced here.
+        self.flush_new_threads(hook);
+        if self.thread(tid).is_none() {
+            if let WaitEvent::Stopped(_) = ev {
+                self.early_stops.insert(tid);
+            }
+            return Ok(None);
+        }
+        if let Some(t) = self.thread_mut(tid) {
+            t.state = ThreadState::Stopped;
+        }
+        match ev {
+            WaitEvent::Exited(code) => self.on_exit(tid, StopEvent::Exited(code), hook),
+            WaitEvent::Killed(sig) => self.on_exit(tid, StopEvent::Killed(sig), hook),
+            WaitEvent::Stopped(stop) => match stop {
+                Stop::Clone => {
+                    if let Some(child) = self.on_clone(tid)? {
+                        self.flush_new_threads(hook);
+                        self.cont(child)?;
+                    }
+                    self.cont(tid)?;
+                    Ok(None)
+                }
+                Stop::Fork | Stop::Vfork => {
+                    let pid = self.on_fork(tid, stop == Stop::Vfork)?;
+                    hook.notify(Notification::Detached { pid });
+                    self.cont(tid)?;
+                    Ok(None)
+                }
+                Stop::Exec => {
+                    self.on_exec(tid)?;
+                    let path = std::fs::read_link(format!("/proc/{}/exe", self.pid))
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default();
+                    hook.notify(Notification::Exec { path });
+                    self.cont(tid)?;
+                    Ok(None)
+                }
+                Stop::Signal(libc::SIGTRAP) => self.on_sigtrap(tid, hook),
+                Stop::Signal(sig) => {
+                    if !hook.stops_on_signal(sig) {
+                        self.set_pending_signal(tid, sig);
+                        self.cont(tid)?;
+                        return Ok(None);
+                    }
+                    // gdb passes a stopping signal on continue, except SIGINT (the user's ^C).
+                    if sig != libc::SIGINT {
+                        self.set_pending_signal(tid, sig);
+                    }
+                    self.stop_all()?;
+                    Ok(Some(StopEvent::Signal { tid, signal: sig }))
+                }
+                // A leftover interrupt, a group stop or a syscall stop: nothing for the user.
+                Stop::EventStop(_) | Stop::Exiting | Stop::Syscall => {
+                    self.cont(tid)?;
+                    Ok(None)
+                }
+            },
+        }
+    }
+
+    fn on_sigtrap(
+        &mut self,
+        tid: Tid,
+        hook: &mut dyn StopHook,
+    ) -> Result<Option<StopEvent>, ControlError> {
+        let si = tid.siginfo()?;
+        if si.si_code == SI_KERNEL {
+            let mut regs = tid.regs()?;
+            let addr = regs.pc().wrapping_sub(1);
+            if self.sites.get(addr).is_some() {
+                regs.set_pc(addr);
+                tid.set_regs(&regs)?;
+                if hook.breakpoint_hit(self, tid, addr) {
+                    self.stop_all()?;
+                    return Ok(Some(StopEvent::Breakpoint { tid, addr }));
+                }
+                self.step_over(tid, addr)?;
+                return Ok(None);
+            }
+            // No site: seed 004's test. An int3 still in memory is the program's own; none
+            // means a breakpoint removed while this hit was pending (a zombie): rewind, go on.
+            if self.read_raw_byte(addr)? != INT3 {
+                regs.set_pc(addr);
+                tid.set_regs(&regs)?;
+                self.cont(tid)?;
+                return Ok(None);
+            }
+            self.set_pending_signal(tid, libc::SIGTRAP);
+            self.stop_all()?;
+            return Ok(Some(StopEvent::Signal {
+                tid,
+                signal: libc::SIGTRAP,
+            }));
+        }
+        let dr6 = tid.debugreg(6).unwrap_or(0);
+        if dr6 & 0xf != 0 || si.si_code == TRAP_HWBKPT {
+            tid.set_debugreg(6, 0)?;
+            let slots = (dr6 & 0xf) as u8;
+            if hook.watchpoint_hit(self, tid, slots) {
+                self.stop_all()?;
+                return Ok(Some(StopEvent::Watchpoint { tid, slots }));
+            }
+            self.cont(tid)?;
+            return Ok(None);
+        }
+        if si.si_code == TRAP_TRACE {
+            // A stray single-step trap (e.g. the flag left set by a signal handler): ignore.
+            self.cont(tid)?;
+            return Ok(None);
+        }
+        // Someone sent SIGTRAP (raise, kill): it is the program's.
+        if !hook.stops_on_signal(libc::SIGTRAP) {
+            self.set_pending_signal(tid, libc::SIGTRAP);
+            self.cont(tid)?;
+            return Ok(None);
+        }
+        self.set_pending_signal(tid, libc::SIGTRAP);
+        self.stop_all()?;
+        Ok(Some(StopEvent::Signal {
+            tid,
+            signal: libc::SIGTRAP,
+        }))
+    }
+
+    fn on_exit(
+        &mut self,
+        tid: Tid,
+        how: StopEvent,
+        hook: &mut dyn StopHook,
+    ) -> Result<Option<StopEvent>, ControlError> {
+        if tid.0 == self.pid {
+            // The leader is reaped last: the process is gone.
+            self.threads.clear();
+            self.pending.clear();
+            self.exit = Some(how.clone());
+            return Ok(Some(how));
+        }
+        if let Some(i) = self.threads.iter().position(|t| t.tid == tid) {
+            let t = self.threads.remove(i);
+            hook.notify(Notification::ThreadExited {
+                num: t.num,
+                tid,
+                pthread: t.pthread,
+            });
+        }
+        Ok(None)
+    }
+
+    /// A thread created another: register it, stopped (its first stop may already have come).
+    /// Returns the new thread's tid.
+    fn on_clone(&mut self, parent: Tid) -> Result<Option<Tid>, ControlError> {
+        let child = Tid(parent.event_msg()? as i32);
+        if self.thread(child).is_some() {
+            return Ok(None);
+        }
+        let num = self.next_num;
+        self.next_num += 1;
+        let mut t = Thread::new(child, num);
+        t.announced = true;
+        if self.early_stops.remove(&child) {
+            self.init_new_thread(&mut t)?;
+        } else {
+            // Its first stop is still to come: wait for it now, so that the thread is under
+            // control (debug registers set) before it runs a single instruction.
+            match hindsight_ptrace::wait_tid(child)? {
+                WaitEvent::Stopped(_) => self.init_new_thread(&mut t)?,
+                _ => return Ok(None),
+            }
+        }
+        self.threads.push(t);
+        Ok(Some(child))
+    }
+
+    fn init_new_thread(&self, t: &mut Thread) -> Result<(), ControlError> {
+        t.state = ThreadState::Stopped;
+        if let Ok(r) = t.tid.regs() {
+            t.pthread = r.0.fs_base;
+        }
+        if self.debugregs.dr7 != 0 {
+            self.apply_debugregs(t.tid)?;
+        }
+        Ok(())
+    }
+
+    /// Tells the hook about threads created since the last call.
+    fn flush_new_threads(&mut self, hook: &mut dyn StopHook) {
+        for t in self.threads.iter_mut().filter(|t| t.announced) {
+            t.announced = false;
+            hook.notify(Notification::NewThread {
+                num: t.num,
+                tid: t.tid,
+                pthread: t.pthread,
+            });
+        }
+    }
+
+    /// The program forked: clean our int3s out of the child's memory and let it go.
+    fn on_fork(&mut self, parent: Tid, vfork: bool) -> Result<i32, ControlError> {
+        let child = Tid(parent.event_msg()? as i32);
+        if !self.early_stops.remove(&child) {
+            hindsight_ptrace::wait_tid(child)?;
+        }
+        // A vfork child shares our memory until it execs: leave the sites alone then.
+        if !vfork {
+            if let Ok(mem) = hindsight_ptrace::ProcessMemory::open(child.0) {
+                self.sites.restore_into(&mem);
+            }
+        }
+        let _ = child.set_debugreg(7, 0);
+        let _ = child.detach(0);
+        Ok(child.0)
+    }
+
+    /// The process executed a new program: one thread is left, memory is new.
+    fn on_exec(&mut self, tid: Tid) -> Result<(), ControlError> {
+        self.threads.retain(|t| t.tid == tid || t.tid.0 == self.pid);
+        if let Some(t) = self.threads.first_mut() {
+            t.tid = Tid(self.pid);
+            t.state = ThreadState::Stopped;
+        }
+        self.mem = hindsight_ptrace::ProcessMemory::open(self.pid)?;
+        self.sites.forget_all();
+        self.scratch.clear();
+        Ok(())
+    }
+
+    /// Stops every running thread (all-stop). Stops that are not our interrupt are queued.
+    pub(crate) fn stop_all(&mut self) -> Result<(), ControlError> {
+        for t in self.threads.iter_mut() {
+            if t.state == ThreadState::Running {
+                match t.tid.interrupt() {
+                    Ok(()) => t.state = ThreadState::Stopping,
+                    Err(e) if e.is_gone() => t.state = ThreadState::Stopping,
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        while self.threads.iter().any(|t| t.state == ThreadState::Stopping) {
+            let (tid, ev) = hindsight_ptrace::wait_any()?;
+            let Some(state) = self.thread(tid).map(|t| t.state) else {
+                if let WaitEvent::Stopped(_) = ev {
+                    self.early_stops.insert(tid);
+                }
+                continue;
+            };
+            if let Some(t) = self.thread_mut(tid) {
+                t.state = ThreadState::Stopped;
+            }
+            match ev {
+                WaitEvent::Stopped(Stop::EventStop(_)) if state == ThreadState::Stopping => {}
+                WaitEvent::Stopped(Stop::Clone) => {
+                    // The new thread stays stopped too; it is announced on the next resume.
+                    self.on_clone(tid)?;
+                }
+                other => self.pending.push_back((tid, other)),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// TEMPORARY until hindsight-breakpoints' displaced planner lands.
+fn displaced_plan(_addr: u64, _code: &[u8], _slot: u64) -> StepPlan {
+    StepPlan::Inline
+}

@@ -1,0 +1,93 @@
+//! Remote syscall injection: make a stopped tracee execute one system call of our choosing.
+//!
+//! Used to map scratch memory (displaced-stepping slots) into the program. The thread's registers
+//! and the two bytes at its pc are saved, a `syscall` instruction is written at the pc, the thread
+//! single-steps it, and everything is restored.
+//!
+//! Kernel surprise: a thread stopped inside an interrupted system call may have the kernel's
+//! restart logic pending (rax = -ERESTARTSYS…, orig_rax = the syscall). Resuming it with
+//! modified registers would let the kernel "restart" our injected call or the old one at the wrong
+//! place, so the injected register set carries `orig_rax = -1` (no syscall to restart), and the
+//! saved set — with its own orig_rax — is put back afterwards so the original call restarts.
+
+use crate::error::PtraceError;
+use crate::memory::ProcessMemory;
+use crate::thread::Tid;
+use crate::wait::{wait_tid, Stop, WaitEvent};
+
+const SYSCALL_INSN: [u8; 2] = [0x0f, 0x05];
+
+/// Executes syscall `nr` with `args` in stopped thread `tid` and returns its raw result
+/// (negative errno on failure). Signals that arrive meanwhile stay pending for the program.
+pub fn inject_syscall(
+    tid: Tid,
+    mem: &ProcessMemory,
+    nr: i64,
+    args: [u64; 6],
+) -> Result<i64, PtraceError> {
+    let saved = tid.regs()?;
+    let pc = saved.pc();
+    let mut saved_code = [0u8; 2];
+    mem.read(pc, &mut saved_code)?;
+    mem.write(pc, &SYSCALL_INSN)?;
+    let mut r = saved;
+    r.0.rax = nr as u64;
+    r.0.orig_rax = u64::MAX;
+    r.0.rdi = args[0];
+    r.0.rsi = args[1];
+    r.0.rdx = args[2];
+    r.0.r10 = args[3];
+    r.0.r8 = args[4];
+    r.0.r9 = args[5];
+    let mut deferred = Vec::new();
+    let result = (|| {
+        tid.set_regs(&r)?;
+        loop {
+            tid.step(0)?;
+            match wait_tid(tid)? {
+                WaitEvent::Stopped(Stop::Signal(libc::SIGTRAP)) => break,
+                // Another signal arrived before the instruction ran. Stepping on without it
+                // discards it, so it is re-sent to the thread once its state is restored.
+                WaitEvent::Stopped(Stop::Signal(sig)) => deferred.push(sig),
+                WaitEvent::Stopped(_) => continue,
+                WaitEvent::Exited(_) | WaitEvent::Killed(_) => {
+                    return Err(PtraceError::Spawn {
+                        path: format!("thread {}", tid.0),
+                        reason: "exited during an injected system call".into(),
+                    })
+                }
+            }
+        }
+        Ok(tid.regs()?.0.rax as i64)
+    })();
+    // Restore whatever happened above; report the first failure.
+    let restored = mem.write(pc, &saved_code).and_then(|_| tid.set_regs(&saved));
+    let value = result?;
+    restored?;
+    for sig in deferred {
+        tid.kill(mem.pid(), sig)?;
+    }
+    Ok(value)
+}
+
+/// Maps `len` bytes of anonymous read+execute memory in the tracee, preferably at `hint`.
+/// Returns the address, or None when the kernel refused.
+pub fn map_scratch(
+    tid: Tid,
+    mem: &ProcessMemory,
+    hint: u64,
+    len: u64,
+) -> Result<Option<u64>, PtraceError> {
+    let prot = (libc::PROT_READ | libc::PROT_EXEC) as u64;
+    let flags = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64;
+    let r = inject_syscall(
+        tid,
+        mem,
+        libc::SYS_mmap,
+        [hint, len, prot, flags, u64::MAX, 0],
+    )?;
+    if r < 0 && r > -4096 {
+        return Ok(None);
+    }
+    Ok(Some(r as u64))
+}

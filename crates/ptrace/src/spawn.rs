@@ -1,0 +1,136 @@
+//! Starting a program under ptrace, stopped before its first instruction.
+
+use crate::error::PtraceError;
+use crate::thread::{pin_to_cpu, Tid};
+use crate::wait::{wait_tid, Stop, WaitEvent};
+use std::ffi::{CString, OsStr};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// How to start the program.
+#[derive(Debug, Clone, Default)]
+pub struct SpawnOptions {
+    /// Disable address-space randomisation (as gdb does): the same addresses every run.
+    pub disable_aslr: bool,
+    /// Pin the program to this CPU (the tracer pins itself to the same one).
+    pub cpu: Option<usize>,
+}
+
+/// The ptrace options every tracee gets. EXITKILL: the program dies with hindsight.
+/// TRACECLONE: new threads are traced from their first instruction. TRACEFORK/VFORK: children
+/// are caught so that the tracer can remove its int3s from their copy of memory before letting
+/// them go. TRACEEXEC: an exec is reported as an event stop instead of a plain SIGTRAP.
+pub const OPTIONS: i32 = libc::PTRACE_O_EXITKILL
+    | libc::PTRACE_O_TRACECLONE
+    | libc::PTRACE_O_TRACEFORK
+    | libc::PTRACE_O_TRACEVFORK
+    | libc::PTRACE_O_TRACEEXEC
+    | libc::PTRACE_O_TRACESYSGOOD;
+
+fn cstring(s: &OsStr, what: &str) -> Result<CString, PtraceError> {
+    CString::new(s.as_bytes()).map_err(|_| PtraceError::Spawn {
+        path: s.to_string_lossy().into_owned(),
+        reason: format!("{what} contains a NUL byte"),
+    })
+}
+
+/// Forks and executes `program` with `args` (argv[1..]) as a seized tracee and returns its tid,
+/// stopped at the exec event: the new program is mapped (with its dynamic loader) and has not
+/// executed a single instruction.
+pub fn spawn(program: &Path, args: &[&OsStr], opts: &SpawnOptions) -> Result<Tid, PtraceError> {
+    let path = cstring(program.as_os_str(), "the program's path")?;
+    let mut argv: Vec<CString> = vec![path.clone()];
+    for a in args {
+        argv.push(cstring(a, "an argument")?);
+    }
+    let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+    argv_ptrs.push(std::ptr::null());
+
+    // `sync`: the child waits on it until it is seized, so its exec is seen. `err`: close-on-exec,
+    // so the parent reads EOF on success and the child's errno when execve fails.
+    let mut sync = [0i32; 2];
+    let mut err = [0i32; 2];
+    unsafe {
+        if libc::pipe2(sync.as_mut_ptr(), libc::O_CLOEXEC) == -1
+            || libc::pipe2(err.as_mut_ptr(), libc::O_CLOEXEC) == -1
+        {
+            return Err(PtraceError::last("creating pipes"));
+        }
+    }
+    let pid = unsafe { libc::fork() };
+    if pid == -1 {
+        return Err(PtraceError::last("fork"));
+    }
+    if pid == 0 {
+        // Child: only async-signal-safe calls from here to execve.
+        unsafe {
+            libc::close(sync[1]);
+            libc::close(err[0]);
+            if opts.disable_aslr {
+                libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong);
+            }
+            if let Some(cpu) = opts.cpu {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(cpu, &mut set);
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+            }
+            let mut b = 0u8;
+            libc::read(sync[0], (&mut b as *mut u8).cast(), 1);
+            libc::execv(path.as_ptr(), argv_ptrs.as_ptr());
+            let e = *libc::__errno_location();
+            libc::write(err[1], (&e as *const i32).cast(), 4);
+            libc::_exit(127);
+        }
+    }
+    let tid = Tid(pid);
+    unsafe {
+        libc::close(sync[0]);
+        libc::close(err[1]);
+    }
+    let seized = unsafe {
+        libc::ptrace(
+            libc::PTRACE_SEIZE,
+            pid,
+            std::ptr::null_mut::<libc::c_void>(),
+            OPTIONS as usize as *mut libc::c_void,
+        )
+    };
+    if seized == -1 {
+        let e = PtraceError::last(format!("PTRACE_SEIZE of process {pid}"));
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, std::ptr::null_mut(), 0);
+            libc::close(sync[1]);
+            libc::close(err[0]);
+        }
+        return Err(e);
+    }
+    if let Some(cpu) = opts.cpu {
+        pin_to_cpu(0, cpu)?;
+    }
+    unsafe {
+        libc::write(sync[1], [1u8].as_ptr().cast(), 1);
+        libc::close(sync[1]);
+    }
+    let result = loop {
+        match wait_tid(tid)? {
+            WaitEvent::Stopped(Stop::Exec) => break Ok(tid),
+            WaitEvent::Stopped(_) => tid.cont(0)?,
+            WaitEvent::Exited(_) | WaitEvent::Killed(_) => {
+                let mut e = 0i32;
+                let n = unsafe { libc::read(err[0], (&mut e as *mut i32).cast(), 4) };
+                let reason = if n == 4 {
+                    std::io::Error::from_raw_os_error(e).to_string()
+                } else {
+                    "the program exited before it started".to_string()
+                };
+                break Err(PtraceError::Spawn {
+                    path: program.display().to_string(),
+                    reason,
+                });
+            }
+        }
+    };
+    unsafe { libc::close(err[0]) };
+    result
+}
