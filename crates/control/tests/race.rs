@@ -159,3 +159,64 @@ int main(void) {
     let end = inf.resume(Resume::Continue, &mut hook).unwrap();
     assert_eq!(end, StopEvent::Exited(0));
 }
+
+/// Stops on every watchpoint trap and remembers the slots.
+#[derive(Default)]
+struct WatchCounter {
+    fired: Vec<u8>,
+}
+
+impl StopHook for WatchCounter {
+    fn breakpoint_hit(&mut self, _: &Inferior, _: Tid, _: u64) -> bool {
+        true
+    }
+    fn watchpoint_hit(&mut self, _: &Inferior, _: Tid, slots: u8) -> bool {
+        self.fired.push(slots);
+        true
+    }
+    fn notify(&mut self, _: Notification) {}
+}
+
+#[test]
+fn debug_register_watchpoint_fires_in_every_thread() {
+    let _one = lock();
+    let exe = build(
+        "watch",
+        r#"
+#include <pthread.h>
+#include <stdio.h>
+volatile int g;
+void *worker(void *a) { g = 2; return 0; }
+int main(void) {
+    g = 1;
+    pthread_t t; pthread_create(&t, 0, worker, 0); pthread_join(t, 0);
+    g = 3;
+    printf("%d\n", g);
+    return 0;
+}
+"#,
+    );
+    let g = symbol(&exe, "g");
+    let mut inf = Inferior::spawn(&exe, &[], true).unwrap();
+    // DR0 = &g, 4 bytes, break on write: L0 | RW0=01 | LEN0=11.
+    inf.set_debug_registers(hindsight_control::DebugRegs {
+        addr: [g, 0, 0, 0],
+        dr7: 1 | (1 << 16) | (3 << 18),
+    })
+    .unwrap();
+    let mut hook = WatchCounter::default();
+    let mut values = Vec::new();
+    loop {
+        match inf.resume(Resume::Continue, &mut hook).unwrap() {
+            StopEvent::Watchpoint { slots, .. } => {
+                assert_eq!(slots, 1);
+                let mut b = [0u8; 4];
+                inf.read_memory(g, &mut b).unwrap();
+                values.push(i32::from_le_bytes(b));
+            }
+            StopEvent::Exited(0) => break,
+            other => panic!("unexpected stop {other:?}"),
+        }
+    }
+    assert_eq!(values, vec![1, 2, 3], "the write in the new thread must be seen too");
+}
