@@ -1,0 +1,541 @@
+//! C expression syntax (what gdb's `print` and breakpoint conditions accept) into an AST.
+//! Pure syntax: names are resolved by the evaluator.
+
+use super::ExprError;
+
+/// A type as written in a cast or `sizeof`: a base name and a number of `*`s.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeName {
+    /// `int`, `unsigned long`, `struct point`, `point_t`.
+    pub base: String,
+    /// Levels of pointer.
+    pub pointers: u32,
+}
+
+/// Unary operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unary {
+    /// `-x`
+    Neg,
+    /// `+x`
+    Plus,
+    /// `!x`
+    Not,
+    /// `~x`
+    BitNot,
+    /// `*x`
+    Deref,
+    /// `&x`
+    AddrOf,
+}
+
+/// Binary operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum Binary {
+    Mul,
+    Div,
+    Rem,
+    Add,
+    Sub,
+    Shl,
+    Shr,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    Eq,
+    Ne,
+    BitAnd,
+    BitXor,
+    BitOr,
+    And,
+    Or,
+}
+
+/// An expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// Integer literal: value, unsigned suffix, long suffix.
+    Int(u64, bool, bool),
+    /// Floating literal.
+    Float(f64),
+    /// Character literal.
+    Char(u8),
+    /// String literal.
+    Str(Vec<u8>),
+    /// A name (variable; Rust paths `a::b` included).
+    Name(String),
+    /// `$reg`.
+    Register(String),
+    /// `$N` (absolute), `$`/`$$N` (relative: 0 = last).
+    History(HistoryRef),
+    /// Unary operation.
+    Unary(Unary, Box<Expr>),
+    /// Binary operation.
+    Binary(Binary, Box<Expr>, Box<Expr>),
+    /// `c ? a : b`.
+    Ternary(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `(type) x`.
+    Cast(TypeName, Box<Expr>),
+    /// `sizeof(type)`.
+    SizeofType(TypeName),
+    /// `sizeof x`.
+    SizeofExpr(Box<Expr>),
+    /// `x.m` (also Rust's `x.0`).
+    Member(Box<Expr>, String),
+    /// `p->m`.
+    Arrow(Box<Expr>, String),
+    /// `a[i]`.
+    Index(Box<Expr>, Box<Expr>),
+    /// `x = v`.
+    Assign(Box<Expr>, Box<Expr>),
+    /// `f(…)`: recognised so that it can be refused clearly.
+    Call(Box<Expr>),
+}
+
+/// A value-history reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HistoryRef {
+    /// `$N`.
+    Absolute(usize),
+    /// `$` (0), `$$` (1), `$$N` (N).
+    Relative(usize),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Int(u64, bool, bool),
+    Float(f64),
+    Char(u8),
+    Str(Vec<u8>),
+    Ident(String),
+    Dollar(String),
+    Op(&'static str),
+}
+
+const OPS: &[&str] = &[
+    "<<=", ">>=", "->", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "::", "+", "-", "*", "/",
+    "%", "<", ">", "&", "^", "|", "!", "~", "?", ":", "(", ")", "[", "]", ".", ",", "=",
+];
+
+fn syntax(rest: &str) -> ExprError {
+    ExprError::Syntax(rest.to_string())
+}
+
+fn escape(it: &mut std::iter::Peekable<std::str::CharIndices<'_>>) -> Option<u8> {
+    let (_, c) = it.next()?;
+    Some(match c {
+        'n' => b'\n',
+        't' => b'\t',
+        'r' => b'\r',
+        'a' => 7,
+        'b' => 8,
+        'f' => 12,
+        'v' => 11,
+        'e' => 27,
+        '0'..='7' => {
+            let mut v = c as u32 - '0' as u32;
+            for _ in 0..2 {
+                match it.peek() {
+                    Some((_, d @ '0'..='7')) => {
+                        v = v * 8 + (*d as u32 - '0' as u32);
+                        it.next();
+                    }
+                    _ => break,
+                }
+            }
+            v as u8
+        }
+        other => other as u8,
+    })
+}
+
+fn lex(text: &str) -> Result<Vec<(Tok, usize)>, ExprError> {
+    let mut out = Vec::new();
+    let mut it = text.char_indices().peekable();
+    while let Some(&(i, c)) = it.peek() {
+        if c.is_whitespace() {
+            it.next();
+            continue;
+        }
+        if c.is_ascii_digit() || (c == '.' && text[i + 1..].starts_with(|d: char| d.is_ascii_digit())) {
+            let start = i;
+            let mut end = i;
+            while let Some(&(j, d)) = it.peek() {
+                if d.is_ascii_alphanumeric() || d == '.' || d == '_' {
+                    end = j + d.len_utf8();
+                    it.next();
+                } else {
+                    break;
+                }
+            }
+            let s = &text[start..end];
+            let lower = s.to_ascii_lowercase();
+            let is_hex = lower.starts_with("0x");
+            if !is_hex && (lower.contains('.') || lower.contains('e')) {
+                let f: f64 = lower.trim_end_matches('f').parse().map_err(|_| syntax(&text[start..]))?;
+                out.push((Tok::Float(f), start));
+                continue;
+            }
+            let digits = lower.trim_end_matches(['u', 'l']);
+            let suffix = &lower[digits.len()..];
+            let v = if let Some(h) = digits.strip_prefix("0x") {
+                u64::from_str_radix(h, 16)
+            } else if digits.len() > 1 && digits.starts_with('0') {
+                u64::from_str_radix(&digits[1..], 8)
+            } else {
+                digits.parse::<u64>()
+            }
+            .map_err(|_| ExprError::Other(format!("Invalid number \"{s}\".")))?;
+            out.push((Tok::Int(v, suffix.contains('u'), suffix.contains('l')), start));
+            continue;
+        }
+        if c.is_alphabetic() || c == '_' || c == '$' {
+            let start = i;
+            let mut end = i + c.len_utf8();
+            it.next();
+            while let Some(&(j, d)) = it.peek() {
+                if d.is_alphanumeric() || d == '_' || (c == '$' && d == '$') {
+                    end = j + d.len_utf8();
+                    it.next();
+                } else {
+                    break;
+                }
+            }
+            let s = &text[start..end];
+            if let Some(r) = s.strip_prefix('$') {
+                out.push((Tok::Dollar(r.to_string()), start));
+            } else {
+                out.push((Tok::Ident(s.to_string()), start));
+            }
+            continue;
+        }
+        if c == '\'' {
+            it.next();
+            let v = match it.next() {
+                Some((_, '\\')) => escape(&mut it).ok_or_else(|| syntax(&text[i..]))?,
+                Some((_, ch)) => ch as u8,
+                None => return Err(ExprError::Other("Unmatched single quote.".into())),
+            };
+            match it.next() {
+                Some((_, '\'')) => {}
+                _ => return Err(ExprError::Other("Unmatched single quote.".into())),
+            }
+            out.push((Tok::Char(v), i));
+            continue;
+        }
+        if c == '"' {
+            it.next();
+            let mut s = Vec::new();
+            loop {
+                match it.next() {
+                    Some((_, '"')) => break,
+                    Some((_, '\\')) => s.push(escape(&mut it).ok_or_else(|| syntax(&text[i..]))?),
+                    Some((_, ch)) => {
+                        let mut buf = [0u8; 4];
+                        s.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                    }
+                    None => return Err(ExprError::Other("Unterminated string in expression.".into())),
+                }
+            }
+            out.push((Tok::Str(s), i));
+            continue;
+        }
+        let rest = &text[i..];
+        let Some(op) = OPS.iter().find(|o| rest.starts_with(**o)) else {
+            return Err(ExprError::Other(format!("Invalid character '{c}' in expression.")));
+        };
+        for _ in 0..op.len() {
+            it.next();
+        }
+        out.push((Tok::Op(op), i));
+    }
+    Ok(out)
+}
+
+const TYPE_WORDS: &[&str] = &[
+    "struct", "union", "enum", "unsigned", "signed", "int", "char", "long", "short", "float",
+    "double", "void", "_Bool", "bool", "const", "volatile",
+];
+
+struct Parser<'a> {
+    toks: Vec<(Tok, usize)>,
+    pos: usize,
+    text: &'a str,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos).map(|t| &t.0)
+    }
+
+    fn peek_at(&self, n: usize) -> Option<&Tok> {
+        self.toks.get(self.pos + n).map(|t| &t.0)
+    }
+
+    fn err(&self) -> ExprError {
+        let at = self.toks.get(self.pos).map(|t| t.1).unwrap_or(self.text.len());
+        syntax(&self.text[at..])
+    }
+
+    fn eat(&mut self, op: &str) -> bool {
+        if self.peek() == Some(&Tok::Op(leak(op))) {
+            self.pos += 1;
+            return true;
+        }
+        false
+    }
+
+    fn expect(&mut self, op: &str) -> Result<(), ExprError> {
+        if self.eat(op) {
+            Ok(())
+        } else {
+            Err(self.err())
+        }
+    }
+
+    fn expr(&mut self) -> Result<Expr, ExprError> {
+        let lhs = self.ternary()?;
+        if self.eat("=") {
+            let rhs = self.expr()?;
+            return Ok(Expr::Assign(Box::new(lhs), Box::new(rhs)));
+        }
+        Ok(lhs)
+    }
+
+    fn ternary(&mut self) -> Result<Expr, ExprError> {
+        let c = self.binary(0)?;
+        if self.eat("?") {
+            let a = self.expr()?;
+            self.expect(":")?;
+            let b = self.ternary()?;
+            return Ok(Expr::Ternary(Box::new(c), Box::new(a), Box::new(b)));
+        }
+        Ok(c)
+    }
+
+    fn binop(&self) -> Option<(Binary, u8)> {
+        let Some(Tok::Op(op)) = self.peek() else {
+            return None;
+        };
+        Some(match *op {
+            "||" => (Binary::Or, 1),
+            "&&" => (Binary::And, 2),
+            "|" => (Binary::BitOr, 3),
+            "^" => (Binary::BitXor, 4),
+            "&" => (Binary::BitAnd, 5),
+            "==" => (Binary::Eq, 6),
+            "!=" => (Binary::Ne, 6),
+            "<" => (Binary::Lt, 7),
+            ">" => (Binary::Gt, 7),
+            "<=" => (Binary::Le, 7),
+            ">=" => (Binary::Ge, 7),
+            "<<" => (Binary::Shl, 8),
+            ">>" => (Binary::Shr, 8),
+            "+" => (Binary::Add, 9),
+            "-" => (Binary::Sub, 9),
+            "*" => (Binary::Mul, 10),
+            "/" => (Binary::Div, 10),
+            "%" => (Binary::Rem, 10),
+            _ => return None,
+        })
+    }
+
+    fn binary(&mut self, min: u8) -> Result<Expr, ExprError> {
+        let mut lhs = self.unary()?;
+        while let Some((op, prec)) = self.binop() {
+            if prec <= min {
+                break;
+            }
+            self.pos += 1;
+            let rhs = self.binary(prec)?;
+            lhs = Expr::Binary(op, Box::new(lhs), Box::new(rhs));
+        }
+        Ok(lhs)
+    }
+
+    /// `( TYPE )` at the current position, if it is one.
+    fn cast_type(&mut self) -> Option<TypeName> {
+        if self.peek() != Some(&Tok::Op("(")) {
+            return None;
+        }
+        let mut words = Vec::new();
+        let mut i = 1;
+        while let Some(Tok::Ident(w)) = self.peek_at(i) {
+            words.push(w.clone());
+            i += 1;
+        }
+        if words.is_empty() {
+            return None;
+        }
+        let mut pointers = 0;
+        while self.peek_at(i) == Some(&Tok::Op("*")) {
+            pointers += 1;
+            i += 1;
+        }
+        if self.peek_at(i) != Some(&Tok::Op(")")) {
+            return None;
+        }
+        let keyword = words.iter().any(|w| TYPE_WORDS.contains(&w.as_str()));
+        let single_then_operand = words.len() == 1
+            && matches!(
+                self.peek_at(i + 1),
+                Some(Tok::Ident(_) | Tok::Int(..) | Tok::Float(_) | Tok::Dollar(_) | Tok::Op("("))
+            );
+        if !(keyword || pointers > 0 || single_then_operand) {
+            return None;
+        }
+        self.pos += i + 1;
+        let base: Vec<&str> = words
+            .iter()
+            .map(|w| w.as_str())
+            .filter(|w| *w != "const" && *w != "volatile")
+            .collect();
+        Some(TypeName {
+            base: base.join(" "),
+            pointers,
+        })
+    }
+
+    fn unary(&mut self) -> Result<Expr, ExprError> {
+        if let Some(t) = self.cast_type() {
+            let e = self.unary()?;
+            return Ok(Expr::Cast(t, Box::new(e)));
+        }
+        let op = match self.peek() {
+            Some(Tok::Op("-")) => Some(Unary::Neg),
+            Some(Tok::Op("+")) => Some(Unary::Plus),
+            Some(Tok::Op("!")) => Some(Unary::Not),
+            Some(Tok::Op("~")) => Some(Unary::BitNot),
+            Some(Tok::Op("*")) => Some(Unary::Deref),
+            Some(Tok::Op("&")) => Some(Unary::AddrOf),
+            _ => None,
+        };
+        if let Some(op) = op {
+            self.pos += 1;
+            let e = self.unary()?;
+            return Ok(Expr::Unary(op, Box::new(e)));
+        }
+        if self.peek() == Some(&Tok::Ident("sizeof".into())) {
+            self.pos += 1;
+            let save = self.pos;
+            if let Some(t) = self.cast_type() {
+                return Ok(Expr::SizeofType(t));
+            }
+            self.pos = save;
+            let e = self.unary()?;
+            return Ok(Expr::SizeofExpr(Box::new(e)));
+        }
+        self.postfix()
+    }
+
+    fn postfix(&mut self) -> Result<Expr, ExprError> {
+        let mut e = self.primary()?;
+        loop {
+            if self.eat("[") {
+                let i = self.expr()?;
+                self.expect("]")?;
+                e = Expr::Index(Box::new(e), Box::new(i));
+            } else if self.eat(".") {
+                e = Expr::Member(Box::new(e), self.member_name()?);
+            } else if self.eat("->") {
+                e = Expr::Arrow(Box::new(e), self.member_name()?);
+            } else if self.eat("(") {
+                let mut depth = 1;
+                while depth > 0 {
+                    match self.peek() {
+                        Some(Tok::Op("(")) => depth += 1,
+                        Some(Tok::Op(")")) => depth -= 1,
+                        None => return Err(self.err()),
+                        _ => {}
+                    }
+                    self.pos += 1;
+                }
+                e = Expr::Call(Box::new(e));
+            } else {
+                return Ok(e);
+            }
+        }
+    }
+
+    fn member_name(&mut self) -> Result<String, ExprError> {
+        match self.peek().cloned() {
+            Some(Tok::Ident(n)) => {
+                self.pos += 1;
+                Ok(n)
+            }
+            Some(Tok::Int(n, ..)) => {
+                self.pos += 1;
+                Ok(n.to_string())
+            }
+            _ => Err(self.err()),
+        }
+    }
+
+    fn primary(&mut self) -> Result<Expr, ExprError> {
+        let Some(tok) = self.peek().cloned() else {
+            return Err(self.err());
+        };
+        self.pos += 1;
+        match tok {
+            Tok::Int(v, u, l) => Ok(Expr::Int(v, u, l)),
+            Tok::Float(f) => Ok(Expr::Float(f)),
+            Tok::Char(c) => Ok(Expr::Char(c)),
+            Tok::Str(s) => Ok(Expr::Str(s)),
+            Tok::Dollar(r) => Ok(history_or_register(&r)),
+            Tok::Ident(mut n) => {
+                while self.peek() == Some(&Tok::Op("::")) {
+                    if let Some(Tok::Ident(next)) = self.peek_at(1).cloned() {
+                        n = format!("{n}::{next}");
+                        self.pos += 2;
+                    } else {
+                        break;
+                    }
+                }
+                Ok(Expr::Name(n))
+            }
+            Tok::Op("(") => {
+                let e = self.expr()?;
+                self.expect(")")?;
+                Ok(e)
+            }
+            _ => {
+                self.pos -= 1;
+                Err(self.err())
+            }
+        }
+    }
+}
+
+fn leak(op: &str) -> &'static str {
+    OPS.iter().find(|o| **o == op).copied().unwrap_or("")
+}
+
+fn history_or_register(r: &str) -> Expr {
+    if r.is_empty() {
+        return Expr::History(HistoryRef::Relative(0));
+    }
+    if let Some(rest) = r.strip_prefix('$') {
+        let n = if rest.is_empty() { 1 } else { rest.parse().unwrap_or(1) };
+        return Expr::History(HistoryRef::Relative(n));
+    }
+    if let Ok(n) = r.parse::<usize>() {
+        return Expr::History(HistoryRef::Absolute(n));
+    }
+    Expr::Register(r.to_string())
+}
+
+/// Parses an expression.
+pub fn parse(text: &str) -> Result<Expr, ExprError> {
+    let toks = lex(text)?;
+    if toks.is_empty() {
+        return Err(ExprError::Other("Argument required (expression to compute).".into()));
+    }
+    let mut p = Parser { toks, pos: 0, text };
+    let e = p.expr()?;
+    if p.pos < p.toks.len() {
+        return Err(p.err());
+    }
+    Ok(e)
+}

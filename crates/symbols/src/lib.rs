@@ -1,0 +1,26 @@
+//! Layer 2 of hindsight: what a program's ELF and DWARF say about it.
+//!
+//! Parsing is kept apart from interpretation: [`module`] reads one ELF file and its DWARF
+//! into indexes once; [`program`] answers the debugger's questions over every loaded module
+//! (functions, lines, variables, types); [`unwind`] walks stacks with CFI; [`types`] is the
+//! owned type model that the DWARF reader builds and the expression evaluator ([`expr`],
+//! [`value`], [`format`]) consumes; [`target`] is the narrow window onto a stopped thread
+//! (memory and registers) that location expressions and `print` need. Nothing in this crate
+//! knows about ptrace: the layers above implement [`target::ReadMemory`].
+
+pub mod dwarf_types;
+pub mod error;
+pub mod expr;
+pub mod format;
+pub mod module;
+pub mod program;
+pub mod target;
+pub mod types;
+pub mod unwind;
+pub mod value;
+pub mod variables;
+
+pub use error::SymbolsError;
+pub use program::{FunctionInfo, LineInfo, ModuleId, Program, TypeRef};
+pub use unwind::Frame;
+pub use variables::{Location, Variable};

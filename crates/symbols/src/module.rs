@@ -1,0 +1,526 @@
+//! One loaded ELF file: its DWARF parsed once into address-sorted indexes.
+//!
+//! All addresses inside a module are *file* addresses (as in the ELF); [`crate::Program`]
+//! converts to and from runtime addresses with the module's load bias.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use gimli::{EndianRcSlice, LittleEndian, UnitOffset};
+use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
+
+use crate::dwarf_types::TypeBuilder;
+use crate::error::SymbolsError;
+use crate::types::{Language, TypeId, TypeTable};
+
+/// The DWARF reader type: sections are reference-counted owned bytes.
+pub type R = EndianRcSlice<LittleEndian>;
+
+/// A function with an address range, from DWARF.
+#[derive(Debug, Clone)]
+pub(crate) struct Func {
+    pub name: String,
+    pub low: u64,
+    pub high: u64,
+    pub unit: usize,
+    pub die: UnitOffset,
+    pub decl_line: Option<u32>,
+    pub ret: Option<TypeId>,
+}
+
+/// One line-table row.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Row {
+    pub addr: u64,
+    pub file: u32,
+    pub line: u32,
+    pub is_stmt: bool,
+}
+
+/// A contiguous run of rows ending at `end`.
+#[derive(Debug, Clone)]
+pub(crate) struct Sequence {
+    pub start: u64,
+    pub end: u64,
+    pub rows: Vec<Row>,
+}
+
+/// A global or static variable (or a function-static one found at load).
+#[derive(Debug, Clone)]
+pub(crate) struct Global {
+    pub name: String,
+    pub unit: usize,
+    pub die: UnitOffset,
+    pub ty: Option<TypeId>,
+}
+
+/// An ELF symbol of a function.
+#[derive(Debug, Clone)]
+pub(crate) struct ElfSym {
+    pub addr: u64,
+    pub size: u64,
+    pub name: String,
+}
+
+/// One ELF file and what its DWARF says.
+pub struct Module {
+    pub(crate) path: PathBuf,
+    pub(crate) bias: u64,
+    /// File-address range covered by its loadable segments.
+    pub(crate) lo: u64,
+    pub(crate) hi: u64,
+    pub(crate) data: Rc<[u8]>,
+    /// (address, file offset, size) of sections with code.
+    pub(crate) code: Vec<(u64, u64, u64)>,
+    pub(crate) dwarf: gimli::Dwarf<R>,
+    pub(crate) units: Vec<gimli::Unit<R>>,
+    pub(crate) unit_lang: Vec<Language>,
+    pub(crate) funcs: Vec<Func>,
+    pub(crate) seqs: Vec<Sequence>,
+    pub(crate) files: Vec<PathBuf>,
+    pub(crate) globals: HashMap<String, Vec<Global>>,
+    pub(crate) types: TypeTable,
+    pub(crate) type_memo: HashMap<(usize, UnitOffset), TypeId>,
+    pub(crate) type_names: HashMap<String, TypeId>,
+    pub(crate) elf_syms: Vec<ElfSym>,
+    pub(crate) eh_frame: Option<(gimli::EhFrame<R>, gimli::BaseAddresses)>,
+    pub(crate) debug_frame: Option<(gimli::DebugFrame<R>, gimli::BaseAddresses)>,
+}
+
+fn load_err(path: &Path, reason: impl ToString) -> SymbolsError {
+    SymbolsError::Load {
+        path: path.display().to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+/// A DIE attribute as a string.
+pub(crate) fn attr_str(
+    dwarf: &gimli::Dwarf<R>,
+    unit: &gimli::Unit<R>,
+    entry: &gimli::DebuggingInformationEntry<R>,
+    at: gimli::DwAt,
+) -> Option<String> {
+    let v = entry.attr_value(at)?;
+    let s = dwarf.attr_string(unit, v).ok()?;
+    Some(String::from_utf8_lossy(&s).into_owned())
+}
+
+/// Demangles a linkage name (Rust v0/legacy, C++), without Rust's hash suffix.
+pub(crate) fn demangle(name: &str) -> String {
+    if let Ok(d) = rustc_demangle::try_demangle(name) {
+        return format!("{d:#}");
+    }
+    if name.starts_with("_Z") {
+        if let Ok(sym) = cpp_demangle::Symbol::new(name) {
+            if let Ok(s) = sym.demangle() {
+                // gdb shows C++ functions without their parameter list in frames.
+                return s.split('(').next().unwrap_or(&s).to_string();
+            }
+        }
+    }
+    name.to_string()
+}
+
+impl Module {
+    /// Reads `path`, mapped with load bias `bias`.
+    pub fn load(path: &Path, bias: u64) -> Result<Module, SymbolsError> {
+        let bytes = std::fs::read(path).map_err(|e| load_err(path, e))?;
+        let data: Rc<[u8]> = Rc::from(bytes);
+        let file = object::File::parse(&*data).map_err(|e| load_err(path, e))?;
+        let section = |name: &str| -> R {
+            let bytes: Rc<[u8]> = file
+                .section_by_name(name)
+                .and_then(|s| s.uncompressed_data().ok())
+                .map(|d| Rc::from(d.as_ref()))
+                .unwrap_or_else(|| Rc::from(&[][..]));
+            EndianRcSlice::new(bytes, LittleEndian)
+        };
+        let dwarf = gimli::Dwarf::load(|id| -> Result<R, gimli::Error> { Ok(section(id.name())) })
+            .map_err(|e| load_err(path, e))?;
+
+        let (mut lo, mut hi) = (u64::MAX, 0u64);
+        for seg in file.segments() {
+            if seg.size() > 0 {
+                lo = lo.min(seg.address());
+                hi = hi.max(seg.address() + seg.size());
+            }
+        }
+        let mut code = Vec::new();
+        for s in file.sections() {
+            if s.kind() == object::SectionKind::Text {
+                if let Some((off, size)) = s.file_range() {
+                    code.push((s.address(), off, size));
+                }
+            }
+        }
+        let mut elf_syms = Vec::new();
+        for sym in file.symbols().chain(file.dynamic_symbols()) {
+            if sym.kind() == SymbolKind::Text && sym.address() != 0 {
+                if let Ok(name) = sym.name() {
+                    elf_syms.push(ElfSym {
+                        addr: sym.address(),
+                        size: sym.size(),
+                        name: demangle(name),
+                    });
+                }
+            }
+        }
+        elf_syms.sort_by(|a, b| a.addr.cmp(&b.addr).then(b.size.cmp(&a.size)));
+        elf_syms.dedup_by_key(|s| s.addr);
+
+        let frame_bases = |name: &str| {
+            let mut b = gimli::BaseAddresses::default();
+            if let Some(s) = file.section_by_name(name) {
+                b = b.set_eh_frame(s.address());
+            }
+            if let Some(s) = file.section_by_name(".text") {
+                b = b.set_text(s.address());
+            }
+            if let Some(s) = file.section_by_name(".got") {
+                b = b.set_got(s.address());
+            }
+            b
+        };
+        let eh_frame = file.section_by_name(".eh_frame").map(|_| {
+            let mut f = gimli::EhFrame::from(section(".eh_frame"));
+            f.set_address_size(8);
+            (f, frame_bases(".eh_frame"))
+        });
+        let debug_frame = file.section_by_name(".debug_frame").map(|_| {
+            let mut f = gimli::DebugFrame::from(section(".debug_frame"));
+            f.set_address_size(8);
+            (f, frame_bases(".debug_frame"))
+        });
+
+        let mut m = Module {
+            path: path.to_path_buf(),
+            bias,
+            lo,
+            hi,
+            data: data.clone(),
+            code,
+            dwarf,
+            units: Vec::new(),
+            unit_lang: Vec::new(),
+            funcs: Vec::new(),
+            seqs: Vec::new(),
+            files: Vec::new(),
+            globals: HashMap::new(),
+            types: TypeTable::new(),
+            type_memo: HashMap::new(),
+            type_names: HashMap::new(),
+            elf_syms,
+            eh_frame,
+            debug_frame,
+        };
+        m.read_units();
+        m.funcs.sort_by_key(|f| f.low);
+        m.seqs.sort_by_key(|s| s.start);
+        Ok(m)
+    }
+
+    /// Parses every compile unit: functions, globals, types, line tables. A unit that fails to
+    /// parse is skipped (the rest of the program stays debuggable).
+    fn read_units(&mut self) {
+        let mut headers = self.dwarf.units();
+        while let Ok(Some(h)) = headers.next() {
+            if let Ok(unit) = self.dwarf.unit(h) {
+                self.units.push(unit);
+            }
+        }
+        let mut file_ids: HashMap<PathBuf, u32> = HashMap::new();
+        for u in 0..self.units.len() {
+            let lang = self.unit_language(u);
+            self.unit_lang.push(lang);
+            self.read_lines(u, &mut file_ids);
+            let _ = self.read_dies(u, lang);
+        }
+    }
+
+    fn unit_language(&self, u: usize) -> Language {
+        let unit = &self.units[u];
+        let mut entries = unit.entries();
+        if let Ok(Some(root)) = entries.next_dfs() {
+            if let Some(gimli::AttributeValue::Language(l)) = root.attr_value(gimli::DW_AT_language)
+            {
+                if l == gimli::DW_LANG_Rust {
+                    return Language::Rust;
+                }
+            }
+        }
+        Language::C
+    }
+
+    fn read_lines(&mut self, u: usize, file_ids: &mut HashMap<PathBuf, u32>) {
+        let unit = &self.units[u];
+        let Some(program) = unit.line_program.clone() else {
+            return;
+        };
+        let comp_dir = unit
+            .comp_dir
+            .as_ref()
+            .map(|d| PathBuf::from(String::from_utf8_lossy(d).into_owned()))
+            .unwrap_or_default();
+        let mut local_files: HashMap<u64, u32> = HashMap::new();
+        let mut rows = program.rows();
+        let mut current: Vec<Row> = Vec::new();
+        while let Ok(Some((header, row))) = rows.next_row() {
+            if row.end_sequence() {
+                if let Some(first) = current.first() {
+                    self.seqs.push(Sequence {
+                        start: first.addr,
+                        end: row.address(),
+                        rows: std::mem::take(&mut current),
+                    });
+                }
+                current.clear();
+                continue;
+            }
+            let fi = row.file_index();
+            let file = match local_files.get(&fi) {
+                Some(f) => *f,
+                None => {
+                    let path = header
+                        .file(fi)
+                        .map(|entry| {
+                            let name = self
+                                .dwarf
+                                .attr_string(unit, entry.path_name())
+                                .map(|s| String::from_utf8_lossy(&s).into_owned())
+                                .unwrap_or_default();
+                            let dir = entry
+                                .directory(header)
+                                .and_then(|d| self.dwarf.attr_string(unit, d).ok())
+                                .map(|s| String::from_utf8_lossy(&s).into_owned())
+                                .unwrap_or_default();
+                            let mut p = comp_dir.clone();
+                            p.push(dir);
+                            p.push(name);
+                            p
+                        })
+                        .unwrap_or_default();
+                    let next = self.files.len() as u32;
+                    let id = *file_ids.entry(path.clone()).or_insert_with(|| {
+                        self.files.push(path);
+                        next
+                    });
+                    local_files.insert(fi, id);
+                    id
+                }
+            };
+            let line = row.line().map(|l| l.get() as u32).unwrap_or(0);
+            current.push(Row {
+                addr: row.address(),
+                file,
+                line,
+                is_stmt: row.is_stmt(),
+            });
+        }
+    }
+
+    /// Walks the unit's DIEs: functions, globals and named types.
+    fn read_dies(&mut self, u: usize, lang: Language) -> Result<(), gimli::Error> {
+        let unit = &self.units[u];
+        let mut builder = TypeBuilder {
+            dwarf: &self.dwarf,
+            units: &self.units,
+            table: &mut self.types,
+            memo: &mut self.type_memo,
+            names: &mut self.type_names,
+        };
+        let mut entries = unit.entries();
+        // (depth, namespace name or None, inside a function)
+        let mut scopes: Vec<(isize, Option<String>, bool)> = Vec::new();
+        while let Some(entry) = entries.next_dfs()? {
+            let depth = entry.depth();
+            while scopes.last().map(|s| s.0 >= depth).unwrap_or(false) {
+                scopes.pop();
+            }
+            let in_function = scopes.iter().any(|s| s.2);
+            let ns: Vec<String> = scopes.iter().filter_map(|s| s.1.clone()).collect();
+            let qualify = |name: &str| {
+                if lang == Language::Rust && !ns.is_empty() {
+                    format!("{}::{name}", ns.join("::"))
+                } else {
+                    name.to_string()
+                }
+            };
+            let tag = entry.tag();
+            let name = attr_str(&self.dwarf, unit, entry, gimli::DW_AT_name);
+            match tag {
+                gimli::DW_TAG_namespace => {
+                    scopes.push((depth, Some(name.clone().unwrap_or_default()), false));
+                    continue;
+                }
+                gimli::DW_TAG_subprogram => {
+                    scopes.push((depth, None, true));
+                    let (low, high) = pc_range(&self.dwarf, unit, entry);
+                    if high > low {
+                        let decl_name = name.clone().or_else(|| {
+                            spec_name(&self.dwarf, unit, entry)
+                        });
+                        let fname = match decl_name {
+                            Some(n) => qualify(&n),
+                            None => attr_str(&self.dwarf, unit, entry, gimli::DW_AT_linkage_name)
+                                .map(|l| demangle(&l))
+                                .unwrap_or_else(|| "??".into()),
+                        };
+                        let ret = type_ref(entry).map(|off| builder.convert(u, off));
+                        let decl_line = entry
+                            .attr_value(gimli::DW_AT_decl_line)
+                            .and_then(|v| v.udata_value())
+                            .map(|l| l as u32);
+                        self.funcs.push(Func {
+                            name: fname,
+                            low,
+                            high,
+                            unit: u,
+                            die: entry.offset(),
+                            decl_line,
+                            ret,
+                        });
+                    }
+                }
+                gimli::DW_TAG_lexical_block | gimli::DW_TAG_inlined_subroutine => {
+                    scopes.push((depth, None, true));
+                }
+                gimli::DW_TAG_variable | gimli::DW_TAG_formal_parameter => {
+                    let ty = type_ref(entry).map(|off| builder.convert(u, off));
+                    let has_location = entry.attr_value(gimli::DW_AT_location).is_some();
+                    let static_in_fn = in_function
+                        && matches!(
+                            entry.attr_value(gimli::DW_AT_location),
+                            Some(gimli::AttributeValue::Exprloc(ref e)) if first_op_is_addr(e)
+                        );
+                    if tag == gimli::DW_TAG_variable && (!in_function || static_in_fn) {
+                        let n = name
+                            .clone()
+                            .or_else(|| spec_name(&self.dwarf, unit, entry));
+                        if let (Some(n), true) = (n, has_location) {
+                            let g = Global {
+                                name: qualify(&n),
+                                unit: u,
+                                die: entry.offset(),
+                                ty: ty.or_else(|| {
+                                    spec_type(unit, entry).map(|off| builder.convert(u, off))
+                                }),
+                            };
+                            if g.name != n {
+                                self.globals.entry(g.name.clone()).or_default().push(g.clone());
+                            }
+                            self.globals.entry(n).or_default().push(g);
+                        }
+                    }
+                }
+                gimli::DW_TAG_base_type
+                | gimli::DW_TAG_structure_type
+                | gimli::DW_TAG_class_type
+                | gimli::DW_TAG_union_type
+                | gimli::DW_TAG_enumeration_type
+                | gimli::DW_TAG_typedef => {
+                    if name.is_some() {
+                        builder.convert(u, entry.offset());
+                    }
+                }
+                _ => {}
+            }
+            if entry.has_children()
+                && !matches!(
+                    tag,
+                    gimli::DW_TAG_subprogram
+                        | gimli::DW_TAG_lexical_block
+                        | gimli::DW_TAG_inlined_subroutine
+                        | gimli::DW_TAG_namespace
+                )
+            {
+                scopes.push((depth, None, in_function));
+            }
+        }
+        Ok(())
+    }
+
+    /// The code bytes at file address `addr` (for prologue analysis), if in a code section.
+    pub(crate) fn code_at(&self, addr: u64, len: usize) -> Option<&[u8]> {
+        let (a, off, size) = self
+            .code
+            .iter()
+            .find(|(a, _, size)| addr >= *a && addr < a + size)?;
+        let start = (off + (addr - a)) as usize;
+        let end = (off + size) as usize;
+        self.data.get(start..end.min(start + len))
+    }
+}
+
+/// `[low, high)` of a DIE with DW_AT_low_pc/high_pc (file addresses), or (0, 0).
+pub(crate) fn pc_range(
+    dwarf: &gimli::Dwarf<R>,
+    unit: &gimli::Unit<R>,
+    entry: &gimli::DebuggingInformationEntry<R>,
+) -> (u64, u64) {
+    let low = match entry.attr_value(gimli::DW_AT_low_pc) {
+        Some(gimli::AttributeValue::Addr(a)) => a,
+        Some(v @ gimli::AttributeValue::DebugAddrIndex(_)) => {
+            match dwarf.attr_address(unit, v) {
+                Ok(Some(a)) => a,
+                _ => return (0, 0),
+            }
+        }
+        _ => return (0, 0),
+    };
+    let high = match entry.attr_value(gimli::DW_AT_high_pc) {
+        Some(gimli::AttributeValue::Addr(a)) => a,
+        Some(v) => match v.udata_value() {
+            Some(len) => low + len,
+            None => low,
+        },
+        None => low,
+    };
+    (low, high)
+}
+
+/// The DIE offset of DW_AT_type within the same unit.
+pub(crate) fn type_ref(entry: &gimli::DebuggingInformationEntry<R>) -> Option<UnitOffset> {
+    match entry.attr_value(gimli::DW_AT_type)? {
+        gimli::AttributeValue::UnitRef(off) => Some(off),
+        _ => None,
+    }
+}
+
+fn spec_die<'a>(
+    unit: &'a gimli::Unit<R>,
+    entry: &gimli::DebuggingInformationEntry<R>,
+) -> Option<gimli::DebuggingInformationEntry<R>> {
+    for at in [gimli::DW_AT_specification, gimli::DW_AT_abstract_origin] {
+        if let Some(gimli::AttributeValue::UnitRef(off)) = entry.attr_value(at) {
+            return unit.entry(off).ok();
+        }
+    }
+    None
+}
+
+fn spec_name(
+    dwarf: &gimli::Dwarf<R>,
+    unit: &gimli::Unit<R>,
+    entry: &gimli::DebuggingInformationEntry<R>,
+) -> Option<String> {
+    let d = spec_die(unit, entry)?;
+    attr_str(dwarf, unit, &d, gimli::DW_AT_name)
+}
+
+fn spec_type(
+    unit: &gimli::Unit<R>,
+    entry: &gimli::DebuggingInformationEntry<R>,
+) -> Option<UnitOffset> {
+    type_ref(&spec_die(unit, entry)?)
+}
+
+fn first_op_is_addr(e: &gimli::Expression<R>) -> bool {
+    let mut ops = e.clone().operations(gimli::Encoding {
+        address_size: 8,
+        format: gimli::Format::Dwarf32,
+        version: 4,
+    });
+    matches!(ops.next(), Ok(Some(gimli::Operation::Address { .. })))
+}

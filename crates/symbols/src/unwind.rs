@@ -1,0 +1,121 @@
+//! Stack unwinding with call-frame information (.eh_frame, .debug_frame), falling back to the
+//! rbp chain where a function has none.
+
+use gimli::{CfaRule, Register, RegisterRule, UnwindSection};
+
+use crate::module::Module;
+use crate::program::Program;
+use crate::target::{DwarfRegs, ReadMemory};
+
+/// One frame of a stack: the registers as that frame sees them, and its CFA (the caller's
+/// stack pointer before the call), which identifies the frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// Registers of this frame; `regs.pc()` is its pc (a return address for outer frames).
+    pub regs: DwarfRegs,
+    /// Canonical frame address, when known.
+    pub cfa: Option<u64>,
+}
+
+/// Registers that a callee preserves (rbx, rbp, r12–r15): their values carry to outer frames.
+const CALLEE_SAVED: [u16; 6] = [3, 6, 12, 13, 14, 15];
+
+type Row = gimli::UnwindTableRow<usize>;
+
+fn row_for(m: &Module, a: u64) -> Option<Row> {
+    let mut ctx = gimli::UnwindContext::new();
+    if let Some((eh, bases)) = &m.eh_frame {
+        if let Ok(row) = eh.unwind_info_for_address(bases, &mut ctx, a, gimli::EhFrame::cie_from_offset) {
+            return Some(row.clone());
+        }
+    }
+    if let Some((df, bases)) = &m.debug_frame {
+        let mut ctx = gimli::UnwindContext::new();
+        if let Ok(row) =
+            df.unwind_info_for_address(bases, &mut ctx, a, gimli::DebugFrame::cie_from_offset)
+        {
+            return Some(row.clone());
+        }
+    }
+    None
+}
+
+impl Program {
+    /// Walks the stack from frame 0's registers; at most `max` frames.
+    pub fn unwind(&self, regs: &DwarfRegs, mem: &dyn ReadMemory, max: usize) -> Vec<Frame> {
+        let mut frames = Vec::new();
+        let mut cur = *regs;
+        while frames.len() < max {
+            let Some(pc) = cur.pc() else { break };
+            let index = frames.len();
+            // Outer frames' pcs are return addresses: look up the call instruction instead.
+            let lookup = if index > 0 { pc.wrapping_sub(1) } else { pc };
+            let step = self.unwind_step(&cur, lookup, mem);
+            let cfa = step.as_ref().map(|(_, cfa)| *cfa);
+            frames.push(Frame { regs: cur, cfa });
+            let Some((next, cfa)) = step else { break };
+            let next_pc = next.pc().unwrap_or(0);
+            let sp = cur.get(DwarfRegs::RSP).unwrap_or(0);
+            if next_pc == 0 || cfa <= sp && index > 0 {
+                break;
+            }
+            cur = next;
+        }
+        frames
+    }
+
+    /// The caller's registers and this frame's CFA.
+    fn unwind_step(&self, regs: &DwarfRegs, lookup: u64, mem: &dyn ReadMemory) -> Option<(DwarfRegs, u64)> {
+        let row = self
+            .module_at(lookup)
+            .and_then(|(mi, a)| row_for(self.module(mi), a));
+        let Some(row) = row else {
+            return rbp_chain(regs, mem);
+        };
+        let cfa = match row.cfa() {
+            CfaRule::RegisterAndOffset { register, offset } => {
+                regs.get(register.0)?.wrapping_add(*offset as u64)
+            }
+            CfaRule::Expression(_) => return rbp_chain(regs, mem),
+        };
+        let mut next = DwarfRegs::default();
+        for r in CALLEE_SAVED {
+            next.set(r, regs.get(r));
+        }
+        for n in 0..=16u16 {
+            match row.register(Register(n)) {
+                Some(RegisterRule::Offset(o)) => {
+                    next.set(n, mem.read_u64(cfa.wrapping_add(o as u64)).ok());
+                }
+                Some(RegisterRule::ValOffset(o)) => next.set(n, Some(cfa.wrapping_add(o as u64))),
+                Some(RegisterRule::Register(r)) => next.set(n, regs.get(r.0)),
+                Some(RegisterRule::SameValue) => next.set(n, regs.get(n)),
+                Some(RegisterRule::Undefined) => next.set(n, None),
+                _ => {}
+            }
+        }
+        next.set(DwarfRegs::RSP, Some(cfa));
+        if next.get(DwarfRegs::RIP).is_none() {
+            next.set(DwarfRegs::RIP, mem.read_u64(cfa.wrapping_sub(8)).ok());
+        }
+        Some((next, cfa))
+    }
+}
+
+/// Frame-pointer unwinding: CFA = rbp + 16, return address at rbp + 8, saved rbp at rbp.
+fn rbp_chain(regs: &DwarfRegs, mem: &dyn ReadMemory) -> Option<(DwarfRegs, u64)> {
+    let rbp = regs.get(DwarfRegs::RBP)?;
+    if rbp == 0 {
+        return None;
+    }
+    let ret = mem.read_u64(rbp.wrapping_add(8)).ok()?;
+    let saved = mem.read_u64(rbp).ok()?;
+    let mut next = DwarfRegs::default();
+    for r in CALLEE_SAVED {
+        next.set(r, regs.get(r));
+    }
+    next.set(DwarfRegs::RBP, Some(saved));
+    next.set(DwarfRegs::RSP, Some(rbp + 16));
+    next.set(DwarfRegs::RIP, Some(ret));
+    Some((next, rbp + 16))
+}
