@@ -4,6 +4,7 @@ use std::collections::{HashSet, VecDeque};
 use std::ffi::OsStr;
 use std::path::Path;
 
+use hindsight_breakpoints::stepover::{StepOver, Strategy};
 use hindsight_ptrace::{FpRegs, ProcessMemory, Regs, SpawnOptions, Tid, WaitEvent};
 
 use crate::error::ControlError;
@@ -56,6 +57,8 @@ pub struct Inferior {
     /// Scratch pages for displaced stepping: (base, bytes used).
     pub(crate) scratch: Vec<(u64, u64)>,
     pub(crate) mode: StepOverMode,
+    /// The step-over protocol's state (seed 000), driven by `resume`.
+    pub(crate) protocol: StepOver,
     pub(crate) exit: Option<StopEvent>,
     /// Number of step-overs done by each strategy (displaced, inline), for tests and benchmarks.
     pub stats: StepOverStats,
@@ -91,6 +94,7 @@ impl Inferior {
             early_stops: HashSet::new(),
             scratch: Vec::new(),
             mode: StepOverMode::Displaced,
+            protocol: StepOver::new(Strategy::Displaced),
             exit: None,
             stats: StepOverStats::default(),
         })
@@ -114,6 +118,10 @@ impl Inferior {
     /// Chooses the step-over strategy.
     pub fn set_step_over_mode(&mut self, mode: StepOverMode) {
         self.mode = mode;
+        self.protocol = StepOver::new(match mode {
+            StepOverMode::Displaced => Strategy::Displaced,
+            StepOverMode::NoSwitch => Strategy::NoSwitch,
+        });
     }
 
     /// The threads, in gdb's numbering order.

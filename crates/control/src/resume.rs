@@ -12,6 +12,9 @@
 
 use hindsight_ptrace::{Stop, Tid, WaitEvent};
 
+use hindsight_breakpoints::displaced::{Plan, SLOT_SIZE};
+use hindsight_breakpoints::stepover::Action;
+
 use crate::error::ControlError;
 use crate::event::{Notification, StopEvent, StopHook};
 use crate::inferior::{Inferior, StepOverMode};
@@ -23,9 +26,6 @@ const TRAP_TRACE: i32 = 2;
 const TRAP_HWBKPT: i32 = 4;
 /// DR6 bit of a single-step.
 const DR6_BS: u64 = 1 << 14;
-/// Bytes of scratch per displaced site: a relocated instruction (≤ 15, longer after
-/// relocation) plus a 5-byte jump back.
-const SLOT_SIZE: u64 = 32;
 const SCRATCH_PAGE: u64 = 4096;
 
 /// How a resume moves the program.
@@ -108,47 +108,67 @@ impl Inferior {
         }
     }
 
-    /// Gets thread `tid`, stopped at the planted site `addr`, past it (the step-over protocol).
+    /// Gets thread `tid`, stopped at the planted site `addr`, past it: the step-over protocol
+    /// (`hindsight_breakpoints::stepover`) decides, this executes its actions.
     fn step_over(&mut self, tid: Tid, addr: u64) -> Result<(), ControlError> {
         // Sites are planned when inserted (with every thread stopped); a site without a plan
-        // (its planning failed) is stepped inline.
+        // is stepped inline.
         let plan = self
             .sites
             .get(addr)
             .and_then(|s| s.plan)
             .unwrap_or(StepPlan::Inline);
-        match plan {
-            StepPlan::Relocated { slot } => {
-                let mut r = tid.regs()?;
-                r.set_pc(slot);
-                tid.set_regs(&r)?;
-                self.stats.displaced += 1;
-                self.cont(tid)
-            }
-            StepPlan::EmulateCall {
-                target,
-                return_addr,
-            } => {
-                let mut r = tid.regs()?;
-                r.0.rsp -= 8;
-                self.mem.write(r.0.rsp, &return_addr.to_le_bytes())?;
-                r.set_pc(target);
-                tid.set_regs(&r)?;
-                self.stats.displaced += 1;
-                self.cont(tid)
-            }
-            StepPlan::Inline => {
-                self.stop_all()?;
-                self.stats.inline += 1;
-                self.sites.lift(&self.mem, addr)?;
-                let stepped = self.single_step_raw(tid);
-                self.sites.replant(&self.mem, addr)?;
-                stepped?;
+        let displaceable = plan != StepPlan::Inline;
+        let actions = self
+            .protocol
+            .on_resume(tid.0 as u32, addr, displaceable)
+            .map_err(|e| ControlError::Insert(format!("step-over protocol: {e}")))?;
+        self.execute(tid, plan, actions)
+    }
+
+    /// Executes the protocol's actions for thread `tid`. Only `Displaced` and `NoSwitch`
+    /// drive a live process: with every other thread stopped, the single-step is waited for
+    /// right here.
+    fn execute(&mut self, tid: Tid, plan: StepPlan, actions: Vec<Action>) -> Result<(), ControlError> {
+        for action in actions {
+            match action {
+                Action::RunDisplaced(..) => {
+                    let mut r = tid.regs()?;
+                    match plan {
+                        StepPlan::Relocated { slot } => r.set_pc(slot),
+                        StepPlan::EmulateCall { target, return_addr } => {
+                            r.0.rsp -= 8;
+                            self.mem.write(r.0.rsp, &return_addr.to_le_bytes())?;
+                            r.set_pc(target);
+                        }
+                        StepPlan::Inline => {}
+                    }
+                    tid.set_regs(&r)?;
+                    self.stats.displaced += 1;
+                    self.cont(tid)?;
+                }
+                Action::StopOthers => self.stop_all()?,
+                Action::Lift(site) => self.sites.lift(&self.mem, site)?,
+                Action::Plant(site) => self.sites.replant(&self.mem, site)?,
+                Action::SingleStep(t) => {
+                    self.stats.inline += 1;
+                    let stepped = self.single_step_raw(tid);
+                    let next = self
+                        .protocol
+                        .on_step_done(t)
+                        .map_err(|e| ControlError::Insert(format!("step-over protocol: {e}")))?;
+                    // Re-plant and resume even if the step failed, then report the failure.
+                    let done = self.execute(tid, plan, next);
+                    stepped?;
+                    done?;
+                }
                 // The thread is past the site: it and the others go on, except those with a
-                // queued stop, which the caller's loop handles next.
-                self.resume_ready()
+                // queued stop, which the event loop handles next.
+                Action::ResumeOthers | Action::ResumeThread(_) => self.resume_ready()?,
+                Action::ReportHit { .. } => {}
             }
         }
+        Ok(())
     }
 
     /// Decides how to step over `addr` without lifting the trap, mapping scratch memory
@@ -165,10 +185,21 @@ impl Inferior {
         let Some(slot) = self.scratch_slot(tid, addr)? else {
             return Ok(StepPlan::Inline);
         };
-        let plan = displaced_plan(addr, &code, slot);
-        if let StepPlan::Relocated { .. } = plan {
-            // written by displaced_plan's caller below
-        }
+
+        let plan = match hindsight_breakpoints::displaced::plan(addr, &code, slot) {
+            Plan::Relocated { code, .. } => {
+                self.mem.write(slot, &code)?;
+                StepPlan::Relocated { slot }
+            }
+            Plan::EmulateCall {
+                target,
+                return_addr,
+            } => StepPlan::EmulateCall {
+                target,
+                return_addr,
+            },
+            Plan::Inline => StepPlan::Inline,
+        };
         Ok(plan)
     }
 
@@ -180,10 +211,10 @@ impl Inferior {
         if let Some(page) = self
             .scratch
             .iter_mut()
-            .find(|(base, used)| near(*base) && *used + SLOT_SIZE <= SCRATCH_PAGE)
+            .find(|(base, used)| near(*base) && *used + SLOT_SIZE as u64 <= SCRATCH_PAGE)
         {
             let slot = page.0 + page.1;
-            page.1 += SLOT_SIZE;
+            page.1 += SLOT_SIZE as u64;
             return Ok(Some(slot));
         }
         // Ask for a page just below the code's 2 MiB region: below the executable there is
@@ -196,7 +227,7 @@ impl Inferior {
         if !near(base) {
             return Ok(None);
         }
-        self.scratch.push((base, SLOT_SIZE));
+        self.scratch.push((base, SLOT_SIZE as u64));
         Ok(Some(base))
     }
 
@@ -403,6 +434,10 @@ impl Inferior {
             if self.sites.get(addr).is_some() {
                 regs.set_pc(addr);
                 tid.set_regs(&regs)?;
+                // The protocol's breakpoint action for this trap (seed 000's invariant).
+                self.protocol
+                    .on_trap(tid.0 as u32, addr)
+                    .map_err(|e| ControlError::Insert(format!("step-over protocol: {e}")))?;
                 if hook.breakpoint_hit(self, tid, addr) {
                     self.stop_all()?;
                     return Ok(Some(StopEvent::Breakpoint { tid, addr }));
@@ -592,7 +627,3 @@ impl Inferior {
     }
 }
 
-/// TEMPORARY until hindsight-breakpoints' displaced planner lands.
-fn displaced_plan(_addr: u64, _code: &[u8], _slot: u64) -> StepPlan {
-    StepPlan::Inline
-}

@@ -87,7 +87,7 @@ int main(void) {
 }
 "#;
 
-fn run_race(mode: StepOverMode) -> (u64, StopEvent, u32) {
+fn run_race(mode: StepOverMode) -> (u64, StopEvent, u32, hindsight_control::StepOverStats) {
     let _one = lock();
     let exe = build(&format!("race{mode:?}"), RACE);
     let f = symbol(&exe, "f");
@@ -96,22 +96,25 @@ fn run_race(mode: StepOverMode) -> (u64, StopEvent, u32) {
     inf.insert_site(f).unwrap();
     let mut hook = Counter::default();
     let end = inf.resume(Resume::Continue, &mut hook).unwrap();
-    (hook.hits, end, hook.threads_seen)
+    (hook.hits, end, hook.threads_seen, inf.stats)
 }
 
 #[test]
 fn every_call_is_one_hit_displaced() {
-    let (hits, end, threads) = run_race(StepOverMode::Displaced);
+    let (hits, end, threads, stats) = run_race(StepOverMode::Displaced);
     assert_eq!(end, StopEvent::Exited(0));
     assert_eq!(hits, 4 * 3000);
     assert_eq!(threads, 4);
+    // `f` starts with `push rbp`: every step-over ran the relocated copy.
+    assert_eq!((stats.displaced, stats.inline), (4 * 3000, 0));
 }
 
 #[test]
 fn every_call_is_one_hit_noswitch() {
-    let (hits, end, _) = run_race(StepOverMode::NoSwitch);
+    let (hits, end, _, stats) = run_race(StepOverMode::NoSwitch);
     assert_eq!(end, StopEvent::Exited(0));
     assert_eq!(hits, 4 * 3000);
+    assert_eq!((stats.displaced, stats.inline), (0, 4 * 3000));
 }
 
 #[test]

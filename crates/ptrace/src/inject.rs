@@ -9,6 +9,9 @@
 //! modified registers would let the kernel "restart" our injected call or the old one at the wrong
 //! place, so the injected register set carries `orig_rax = -1` (no syscall to restart), and the
 //! saved set — with its own orig_rax — is put back afterwards so the original call restarts.
+//!
+//! Another: single-stepping a thread that is stopped at a syscall exit (the exec event is one)
+//! reports a SIGTRAP before any instruction runs; the step is repeated until the pc moved.
 
 use crate::error::PtraceError;
 use crate::memory::ProcessMemory;
@@ -45,7 +48,16 @@ pub fn inject_syscall(
         loop {
             tid.step(0)?;
             match wait_tid(tid)? {
-                WaitEvent::Stopped(Stop::Signal(libc::SIGTRAP)) => break,
+                WaitEvent::Stopped(Stop::Signal(libc::SIGTRAP)) => {
+                    // Stepping from a syscall-exit stop (the exec event, an interrupted call)
+                    // traps before any user instruction runs: step again until it has.
+                    if tid.regs()?.pc() == pc + SYSCALL_INSN.len() as u64 {
+                        break;
+                    }
+                    // That early trap also let the kernel write the interrupted call's
+                    // result into rax: load our registers again.
+                    tid.set_regs(&r)?;
+                }
                 // Another signal arrived before the instruction ran. Stepping on without it
                 // discards it, so it is re-sent to the thread once its state is restored.
                 WaitEvent::Stopped(Stop::Signal(sig)) => deferred.push(sig),
