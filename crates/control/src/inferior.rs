@@ -131,7 +131,13 @@ impl Inferior {
             .map(|t| ThreadInfo {
                 num: t.num,
                 tid: t.tid,
-                pthread: t.pthread,
+                // The main thread's TCB is set up by the dynamic loader after we first saw
+                // it: read it when asked.
+                pthread: if t.pthread == 0 && t.state == ThreadState::Stopped {
+                    t.tid.regs().map(|r| r.0.fs_base).unwrap_or(0)
+                } else {
+                    t.pthread
+                },
             })
             .collect()
     }

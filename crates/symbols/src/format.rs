@@ -9,9 +9,16 @@ const REPEAT_THRESHOLD: usize = 10;
 /// gdb's `print elements` limit.
 const ELEMENT_LIMIT: usize = 200;
 
-/// Formats a value; `fmt` is print's `/x`, `/d`, `/u`, `/o`, `/t`, `/c`, `/a`, `/f`, `/z`.
+/// Formats a value as `print` shows it; `fmt` is print's `/x`, `/d`, `/u`, `/o`, `/t`, `/c`,
+/// `/a`, `/f`, `/z`. A pointer at top level shows its type: `(int *) 0x…`.
 pub fn format_value(v: &Value, ctx: &dyn EvalContext, fmt: Option<char>) -> String {
-    let f = Formatter { ctx, fmt, rust: ctx.language() == Language::Rust };
+    let f = Formatter { ctx, fmt, rust: ctx.language() == Language::Rust, prefix: true };
+    f.value(&v.ty, &v.bytes, true)
+}
+
+/// Formats a value as frame lines and `info locals` show it: pointers without their type.
+pub fn format_value_bare(v: &Value, ctx: &dyn EvalContext) -> String {
+    let f = Formatter { ctx, fmt: None, rust: ctx.language() == Language::Rust, prefix: false };
     f.value(&v.ty, &v.bytes, true)
 }
 
@@ -19,6 +26,8 @@ struct Formatter<'a> {
     ctx: &'a dyn EvalContext,
     fmt: Option<char>,
     rust: bool,
+    /// Show a top-level pointer's type.
+    prefix: bool,
 }
 
 fn uint(bytes: &[u8]) -> u64 {
@@ -264,15 +273,8 @@ impl Formatter<'_> {
                 }
             }
             Shape::Function => format!("{{{}}} {}", pointee.name(&t), self.address(a)),
-            _ => {
-                let name = ty.name(&t);
-                let _ = top;
-                if self.rust {
-                    format!("({name}) {a:#x}")
-                } else {
-                    format!("({name}) {a:#x}")
-                }
-            }
+            _ if top && self.prefix => format!("({}) {a:#x}", ty.name(&t)),
+            _ => format!("{a:#x}"),
         }
     }
 
@@ -332,7 +334,7 @@ impl Formatter<'_> {
             while i + run < elems.len() && elems[i + run] == elems[i] {
                 run += 1;
             }
-            if run >= REPEAT_THRESHOLD {
+            if run > REPEAT_THRESHOLD {
                 parts.push(format!("{} <repeats {run} times>", elems[i]));
                 i += run;
             } else {
@@ -434,7 +436,7 @@ pub fn format_examine(ctx: &dyn EvalContext, addr: u64, fmt: &str) -> Result<Str
     if letter == 's' {
         let mut a = addr;
         for _ in 0..count {
-            let f = Formatter { ctx, fmt: None, rust: false };
+            let f = Formatter { ctx, fmt: None, rust: false, prefix: false };
             let (s, more) = f.c_string(a)?;
             out.push_str(&format!("{}\t{}\n", label(a), char_run_string(&s, more)));
             a += s.len() as u64 + 1;

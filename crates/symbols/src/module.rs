@@ -79,6 +79,8 @@ pub struct Module {
     pub(crate) funcs: Vec<Func>,
     pub(crate) seqs: Vec<Sequence>,
     pub(crate) files: Vec<PathBuf>,
+    /// Per file: its name as the line table spells it (what gdb shows: `t.c`, `/tmp/t.c`).
+    pub(crate) file_names: Vec<String>,
     pub(crate) globals: HashMap<String, Vec<Global>>,
     pub(crate) types: TypeTable,
     pub(crate) type_memo: HashMap<(usize, UnitOffset), TypeId>,
@@ -207,6 +209,7 @@ impl Module {
             funcs: Vec::new(),
             seqs: Vec::new(),
             files: Vec::new(),
+            file_names: Vec::new(),
             globals: HashMap::new(),
             types: TypeTable::new(),
             type_memo: HashMap::new(),
@@ -266,6 +269,7 @@ impl Module {
         let mut local_files: HashMap<u64, u32> = HashMap::new();
         let mut rows = program.rows();
         let mut current: Vec<Row> = Vec::new();
+        let mut line_has_discriminator = false;
         while let Ok(Some((header, row))) = rows.next_row() {
             if row.end_sequence() {
                 if let Some(first) = current.first() {
@@ -282,6 +286,7 @@ impl Module {
             let file = match local_files.get(&fi) {
                 Some(f) => *f,
                 None => {
+                    let mut shown = String::new();
                     let path = header
                         .file(fi)
                         .map(|entry| {
@@ -295,6 +300,14 @@ impl Module {
                                 .and_then(|d| self.dwarf.attr_string(unit, d).ok())
                                 .map(|s| String::from_utf8_lossy(&s).into_owned())
                                 .unwrap_or_default();
+                            // Directory 0 is the compilation directory: gdb shows the
+                            // name alone then, else directory/name.
+                            let dir_index = entry.directory_index();
+                            shown = if dir_index == 0 || dir.is_empty() || Path::new(&name).is_absolute() {
+                                name.clone()
+                            } else {
+                                format!("{dir}/{name}")
+                            };
                             let mut p = comp_dir.clone();
                             p.push(dir);
                             p.push(name);
@@ -304,6 +317,7 @@ impl Module {
                     let next = self.files.len() as u32;
                     let id = *file_ids.entry(path.clone()).or_insert_with(|| {
                         self.files.push(path);
+                        self.file_names.push(shown);
                         next
                     });
                     local_files.insert(fi, id);
@@ -311,6 +325,18 @@ impl Module {
                 }
             };
             let line = row.line().map(|l| l.get() as u32).unwrap_or(0);
+            // gdb's rule for rows that repeat the previous row's line: once the line has had
+            // a non-zero discriminator (loop bodies do), they add nothing and the line goes
+            // on — which is what makes a return address into a loop body "mid-line".
+            let same = current.last().map(|p| p.line == line && p.file == file).unwrap_or(false);
+            if same {
+                line_has_discriminator |= row.discriminator() != 0;
+                if line_has_discriminator {
+                    continue;
+                }
+            } else {
+                line_has_discriminator = row.discriminator() != 0;
+            }
             current.push(Row {
                 addr: row.address(),
                 file,

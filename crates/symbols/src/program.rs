@@ -46,6 +46,8 @@ pub struct FunctionInfo {
 pub struct LineInfo {
     /// The source file (compilation directory joined with the file's path).
     pub file: PathBuf,
+    /// The file's name as the line table spells it, which is what gdb shows.
+    pub name: String,
     /// 1-based line (0: no line).
     pub line: u32,
     /// Runtime address where the row starts.
@@ -95,6 +97,11 @@ impl Program {
             Some(m) => &m.types,
             None => EMPTY.get_or_init(TypeTable::new),
         }
+    }
+
+    /// The module mapped at runtime address `pc`.
+    pub fn module_containing(&self, pc: u64) -> Option<ModuleId> {
+        self.module_at(pc).map(|(i, _)| ModuleId(i))
     }
 
     /// The module whose segments contain runtime address `pc`, with the file address.
@@ -243,8 +250,13 @@ impl Program {
         let (mi, si, ri) = self.row_at(pc)?;
         let m = &self.modules[mi];
         let seq = &m.seqs[si];
+        // gdb maps a pc to the last *statement* row at or before it: a non-statement row
+        // (the rest of a line after a call, say) belongs to the statement before it.
+        let mut ri = ri;
+        while !seq.rows[ri].is_stmt && ri > 0 && seq.rows[ri - 1].line != 0 {
+            ri -= 1;
+        }
         let r = seq.rows[ri];
-        // The row's start: the first of the rows at the same address.
         let mut first = ri;
         while first > 0 && seq.rows[first - 1].addr == r.addr {
             first -= 1;
@@ -252,6 +264,7 @@ impl Program {
         let is_stmt = seq.rows[first..=ri].iter().any(|x| x.is_stmt);
         Some(LineInfo {
             file: m.files.get(r.file as usize).cloned().unwrap_or_default(),
+            name: m.file_names.get(r.file as usize).cloned().unwrap_or_default(),
             line: r.line,
             address: r.addr + m.bias,
             is_stmt,

@@ -1,0 +1,474 @@
+//! Breakpoint and watchpoint commands: break, tbreak, watch, rwatch, awatch, delete, disable,
+//! enable, condition, ignore, info breakpoints; and locations (`FUNCTION`, `FILE:LINE`,
+//! `LINE`, `*ADDRESS`).
+
+use anyhow::{bail, Context as _};
+use hindsight_breakpoints::debugreg;
+use hindsight_breakpoints::table::{Breakpoint, BreakpointKind, WatchAccess};
+use hindsight_control::DebugRegs;
+
+use crate::context;
+use crate::report;
+use crate::session::Session;
+
+/// What a location argument resolved to.
+pub(crate) struct Location {
+    /// Where the int3s go.
+    pub addresses: Vec<u64>,
+}
+
+/// Resolves a gdb location: `FUNCTION`, `FILE:LINE`, `FILE:FUNCTION`, `LINE`, `*EXPR`.
+pub(crate) fn resolve_location(s: &mut Session, text: &str) -> anyhow::Result<Location> {
+    let text = text.trim();
+    if let Some(expr) = text.strip_prefix('*') {
+        let addr = context::evaluate_address(s, expr.trim())?;
+        return Ok(Location {
+            addresses: vec![addr],
+        });
+    }
+    if let Ok(line) = text.parse::<u32>() {
+        let file = default_file(s).context("No symbol table is loaded.  Use the \"file\" command.")?;
+        let addresses = s
+            .symbols
+            .resolve_line(&file.to_string_lossy(), line)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        return Ok(Location { addresses });
+    }
+    // FILE:LINE or FILE:FUNCTION (a Rust path `a::b` is a function name, not a file).
+    if let Some(i) = text.rfind(':') {
+        let is_path_sep = text[..i].ends_with(':') || text[i + 1..].starts_with(':');
+        if !is_path_sep {
+            let (file, what) = (&text[..i], &text[i + 1..]);
+            if let Ok(line) = what.trim().parse::<u32>() {
+                let addresses = s
+                    .symbols
+                    .resolve_line(file.trim(), line)
+                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+                return Ok(Location { addresses });
+            }
+            return function_location(s, what.trim());
+        }
+    }
+    function_location(s, text)
+}
+
+fn function_location(s: &Session, name: &str) -> anyhow::Result<Location> {
+    let funcs = s.symbols.lookup_functions(name);
+    if funcs.is_empty() {
+        bail!("Function \"{name}\" not defined.");
+    }
+    let mut addresses: Vec<u64> = funcs.iter().map(|f| f.breakpoint_addr).collect();
+    addresses.sort_unstable();
+    addresses.dedup();
+    Ok(Location { addresses })
+}
+
+/// The file a bare line number refers to: where the program last stopped, else main's file.
+fn default_file(s: &Session) -> Option<std::path::PathBuf> {
+    if let Some((f, _)) = &s.list_center {
+        return Some(f.clone());
+    }
+    let main = s.symbols.lookup_functions("main").into_iter().next()?;
+    s.symbols.line_at(main.low).map(|l| l.file)
+}
+
+/// Splits `LOCATION if COND`.
+fn split_condition(args: &str) -> (&str, Option<&str>) {
+    let a = args.trim();
+    if let Some(c) = a.strip_prefix("if ").or_else(|| a.strip_prefix("if(")) {
+        let c = if a.starts_with("if(") { &a[2..] } else { c };
+        return ("", Some(c.trim()));
+    }
+    match a.find(" if ").or_else(|| a.find(" if(")) {
+        Some(i) => (a[..i].trim(), Some(a[i + 3..].trim())),
+        None => (a, None),
+    }
+}
+
+fn set_breakpoint(s: &mut Session, args: &str, temporary: bool) -> anyhow::Result<()> {
+    let (loc_text, cond) = split_condition(args);
+    let addresses = if loc_text.is_empty() {
+        let f = s.selected_frame()?;
+        vec![report::lookup_pc(&f, s.frame)]
+    } else {
+        resolve_location(s, loc_text)?.addresses
+    };
+    if let Some(c) = cond {
+        // A condition that does not parse is refused up front, as gdb does.
+        context::check_syntax(c)?;
+    }
+    if let Some(inf) = s.inferior.as_mut().filter(|i| i.is_alive()) {
+        for (i, &a) in addresses.iter().enumerate() {
+            if let Err(e) = inf.insert_site(a) {
+                for &b in &addresses[..i] {
+                    let _ = inf.remove_site(b);
+                }
+                bail!("{e}");
+            }
+        }
+    }
+    let n = s.breakpoints.add_breakpoint(
+        loc_text.to_string(),
+        addresses.clone(),
+        temporary,
+        cond.map(str::to_string),
+    );
+    let what = if temporary {
+        "Temporary breakpoint"
+    } else {
+        "Breakpoint"
+    };
+    let first = addresses[0];
+    if addresses.len() > 1 {
+        println!(
+            "{what} {n} at {first:#x}: {loc_text}. ({} locations)",
+            addresses.len()
+        );
+    } else {
+        match s.symbols.line_at(first) {
+            Some(l)
+                if s
+                    .symbols
+                    .function_at(first)
+                    .map(|f| f.has_debug_info)
+                    .unwrap_or(false) =>
+            {
+                println!(
+                    "{what} {n} at {first:#x}: file {}, line {}.",
+                    l.name.clone(),
+                    l.line
+                )
+            }
+            _ => println!("{what} {n} at {first:#x}"),
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn break_(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    set_breakpoint(s, args, false)
+}
+
+pub(crate) fn tbreak(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    set_breakpoint(s, args, true)
+}
+
+fn set_watchpoint(s: &mut Session, args: &str, access: WatchAccess) -> anyhow::Result<()> {
+    let (expr, cond) = split_condition(args);
+    if expr.is_empty() {
+        bail!("Argument required (expression to compute).");
+    }
+    s.live()?;
+    let (address, len, bytes, ty) = context::watch_target(s, expr)?;
+    // Everything already watched plus this one must fit in DR0–DR3.
+    let mut ranges = watched_ranges(s);
+    ranges.push((address, len, access));
+    debugreg::allocate(&ranges).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let n = s
+        .breakpoints
+        .add_watchpoint(expr.to_string(), access, address, len, cond.map(str::to_string));
+    s.watch_values.insert(n, bytes);
+    s.watch_types.insert(n, ty);
+    apply_watchpoints(s)?;
+    let title = match access {
+        WatchAccess::Write => "Hardware watchpoint",
+        WatchAccess::Read => "Hardware read watchpoint",
+        WatchAccess::Access => "Hardware access (read/write) watchpoint",
+    };
+    println!("{title} {n}: {expr}");
+    Ok(())
+}
+
+/// (address, length, access) of every enabled watchpoint, in number order.
+fn watched_ranges(s: &Session) -> Vec<(u64, u64, WatchAccess)> {
+    s.breakpoints
+        .iter()
+        .filter(|b| b.enabled)
+        .filter_map(|b| match &b.kind {
+            BreakpointKind::Watchpoint {
+                access,
+                address,
+                len,
+                ..
+            } => Some((*address, *len, *access)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Recomputes DR0–DR3/DR7 from the enabled watchpoints and loads them into every thread.
+pub(crate) fn apply_watchpoints(s: &mut Session) -> anyhow::Result<()> {
+    let numbers: Vec<u32> = s
+        .breakpoints
+        .iter()
+        .filter(|b| b.enabled && matches!(b.kind, BreakpointKind::Watchpoint { .. }))
+        .map(|b| b.number)
+        .collect();
+    let ranges = watched_ranges(s);
+    let alloc = debugreg::allocate(&ranges).map_err(|e| anyhow::anyhow!("{e}"))?;
+    s.breakpoints.set_watch_slots(
+        alloc
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, a)| a.map(|a| (slot as u8, numbers[a.range])))
+            .collect(),
+    );
+    if let Some(inf) = s.inferior.as_mut().filter(|i| i.is_alive()) {
+        inf.set_debug_registers(DebugRegs {
+            addr: alloc.addresses(),
+            dr7: alloc.dr7(),
+        })
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    Ok(())
+}
+
+pub(crate) fn watch(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    set_watchpoint(s, args, WatchAccess::Write)
+}
+
+pub(crate) fn rwatch(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    set_watchpoint(s, args, WatchAccess::Read)
+}
+
+pub(crate) fn awatch(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    set_watchpoint(s, args, WatchAccess::Access)
+}
+
+/// Parses breakpoint numbers (`1 3`, `2-4`); none means all.
+fn numbers(s: &Session, args: &str) -> anyhow::Result<Vec<u32>> {
+    let a = args.trim();
+    let a = a.strip_prefix("breakpoints").unwrap_or(a).trim();
+    if a.is_empty() {
+        return Ok(s.breakpoints.iter().map(|b| b.number).collect());
+    }
+    let mut out = Vec::new();
+    for word in a.split_whitespace() {
+        if let Some((x, y)) = word.split_once('-') {
+            let (Ok(x), Ok(y)) = (x.parse::<u32>(), y.parse::<u32>()) else {
+                bail!("Convenience variable must have integer value.\nArgs must be numbers or '$' variables.");
+            };
+            out.extend(x..=y);
+        } else {
+            match word.parse::<u32>() {
+                Ok(n) => out.push(n),
+                Err(_) => bail!("Convenience variable must have integer value.\nArgs must be numbers or '$' variables."),
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn set_sites(s: &mut Session, bp: &Breakpoint, planted: bool) -> anyhow::Result<()> {
+    if let Some(inf) = s.inferior.as_mut().filter(|i| i.is_alive()) {
+        if let BreakpointKind::Breakpoint = bp.kind {
+            for &a in &bp.locations {
+                let r = if planted {
+                    inf.insert_site(a)
+                } else {
+                    inf.remove_site(a)
+                };
+                r.map_err(|e| anyhow::anyhow!("{e}"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Deletes breakpoint `n`: its int3s leave memory before it leaves the table (seed 004).
+pub(crate) fn delete_one(s: &mut Session, n: u32) -> anyhow::Result<()> {
+    let Some(bp) = s.breakpoints.get(n).cloned() else {
+        bail!("No breakpoint number {n}.");
+    };
+    if bp.enabled {
+        set_sites(s, &bp, false)?;
+    }
+    s.breakpoints.delete(n);
+    s.watch_values.remove(&n);
+    if matches!(bp.kind, BreakpointKind::Watchpoint { .. }) {
+        apply_watchpoints(s)?;
+    }
+    Ok(())
+}
+
+pub(crate) fn delete(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    let mut failed = None;
+    for n in numbers(s, args)? {
+        if let Err(e) = delete_one(s, n) {
+            failed = Some(e);
+        }
+    }
+    failed.map_or(Ok(()), Err)
+}
+
+fn set_enabled(s: &mut Session, args: &str, enabled: bool) -> anyhow::Result<()> {
+    let a = args.trim();
+    let (once, rest) = match a.strip_prefix("once ") {
+        Some(r) => (true, r),
+        None => (false, a),
+    };
+    let _ = once;
+    let mut touched_watch = false;
+    for n in numbers(s, rest)? {
+        let Some(bp) = s.breakpoints.get(n).cloned() else {
+            bail!("No breakpoint number {n}.");
+        };
+        if bp.enabled != enabled {
+            set_sites(s, &bp, enabled)?;
+            if let Some(b) = s.breakpoints.get_mut(n) {
+                b.enabled = enabled;
+            }
+            touched_watch |= matches!(bp.kind, BreakpointKind::Watchpoint { .. });
+        }
+    }
+    if touched_watch {
+        apply_watchpoints(s)?;
+    }
+    Ok(())
+}
+
+pub(crate) fn enable(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    set_enabled(s, args, true)
+}
+
+pub(crate) fn disable(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    set_enabled(s, args, false)
+}
+
+pub(crate) fn condition(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    let a = args.trim();
+    if a.is_empty() {
+        bail!("Argument required (breakpoint number).");
+    }
+    let (num, cond) = a.split_once(char::is_whitespace).unwrap_or((a, ""));
+    let Ok(n) = num.parse::<u32>() else {
+        bail!("Bad breakpoint argument: '{num}'");
+    };
+    let cond = cond.trim();
+    if !cond.is_empty() {
+        context::check_syntax(cond)?;
+    }
+    let Some(bp) = s.breakpoints.get_mut(n) else {
+        bail!("No breakpoint number {n}.");
+    };
+    if cond.is_empty() {
+        bp.condition = None;
+        println!("Breakpoint {n} now unconditional.");
+    } else {
+        bp.condition = Some(cond.to_string());
+    }
+    Ok(())
+}
+
+pub(crate) fn ignore(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    let mut it = args.split_whitespace();
+    let (Some(num), Some(count)) = (it.next(), it.next()) else {
+        bail!("Argument required (a breakpoint number).");
+    };
+    let Ok(n) = num.parse::<u32>() else {
+        bail!("Bad breakpoint argument: '{num}'");
+    };
+    let Ok(count) = count.parse::<u32>() else {
+        bail!("Invalid number \"{count}\".");
+    };
+    let Some(bp) = s.breakpoints.get_mut(n) else {
+        bail!("No breakpoint number {n}.");
+    };
+    bp.ignore_count = count;
+    match count {
+        0 => println!("Will stop next time breakpoint {n} is reached."),
+        1 => println!("Will ignore next crossing of breakpoint {n}."),
+        c => println!("Will ignore next {c} crossings of breakpoint {n}."),
+    }
+    Ok(())
+}
+
+pub(crate) fn info_breakpoints(s: &mut Session, watch_only: bool) -> anyhow::Result<()> {
+    let list: Vec<Breakpoint> = s
+        .breakpoints
+        .iter()
+        .filter(|b| !watch_only || matches!(b.kind, BreakpointKind::Watchpoint { .. }))
+        .cloned()
+        .collect();
+    if list.is_empty() {
+        if watch_only {
+            println!("No watchpoints.");
+        } else {
+            println!("No breakpoints or watchpoints.");
+        }
+        return Ok(());
+    }
+    println!("Num     Type           Disp Enb Address            What");
+    for b in list {
+        let disp = if b.temporary { "del" } else { "keep" };
+        let enb = if b.enabled { "y" } else { "n" };
+        match &b.kind {
+            BreakpointKind::Breakpoint => {
+                let addr = b.locations.first().copied().unwrap_or(0);
+                println!(
+                    "{:<8}{:<14} {disp:<5}{enb:<4}{:<19}{}",
+                    b.number,
+                    "breakpoint",
+                    format!("{addr:#018x}"),
+                    describe(s, addr)
+                );
+            }
+            BreakpointKind::Watchpoint { access, expr, .. } => {
+                let kind = match access {
+                    WatchAccess::Write => "hw watchpoint",
+                    WatchAccess::Read => "read watchpoint",
+                    WatchAccess::Access => "acc watchpoint",
+                };
+                println!(
+                    "{:<8}{kind:<14} {disp:<5}{enb:<4}{:<19}{expr}",
+                    b.number, ""
+                );
+            }
+        }
+        if let Some(c) = &b.condition {
+            println!("\tstop only if {c}");
+        }
+        match b.hit_count {
+            0 => {}
+            1 => println!("\tbreakpoint already hit 1 time"),
+            n => println!("\tbreakpoint already hit {n} times"),
+        }
+        if b.ignore_count > 0 {
+            println!("\tignore next {} hits", b.ignore_count);
+        }
+    }
+    Ok(())
+}
+
+/// `in f at t.c:5`, or `<f+4>` without line information.
+fn describe(s: &Session, addr: u64) -> String {
+    let f = s.symbols.function_at(addr);
+    match (&f, s.symbols.line_at(addr)) {
+        (Some(func), Some(l)) if func.has_debug_info => format!(
+            "in {} at {}:{}",
+            func.name,
+            l.name.clone(),
+            l.line
+        ),
+        (Some(func), _) => format!("<{}+{}>", func.name, addr - func.low),
+        _ => String::new(),
+    }
+}
+
+/// Number of an enabled user breakpoint located at `addr`, if any.
+pub(crate) fn user_breakpoint_at(s: &Session, addr: u64) -> Option<u32> {
+    s.breakpoints.breakpoints_at(addr).into_iter().next()
+}
+
+/// After a restart: plant every enabled breakpoint and load the watchpoints again.
+pub(crate) fn replant_all(s: &mut Session) -> anyhow::Result<()> {
+    let list: Vec<Breakpoint> = s.breakpoints.iter().filter(|b| b.enabled).cloned().collect();
+    for b in list {
+        set_sites(s, &b, true)?;
+    }
+    if !s.breakpoints.is_empty() {
+        apply_watchpoints(s)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,288 @@
+//! Data commands: print, output, set var, x, info locals/args/registers/line/sharedlibrary,
+//! list, echo.
+
+use anyhow::bail;
+use hindsight_ptrace::regs::GDB_ORDER;
+
+use crate::context;
+use crate::report;
+use crate::session::Session;
+
+pub(crate) fn print(s: &mut Session, args: &str, fmt: Option<&str>) -> anyhow::Result<()> {
+    let text = args.trim();
+    let value = if text.is_empty() {
+        match s.history.last() {
+            Some(v) => v.clone(),
+            None => bail!("History is empty."),
+        }
+    } else {
+        context::evaluate(s, text)?
+    };
+    let shown = context::format(s, &value, fmt)?;
+    s.history.push(value);
+    println!("${} = {shown}", s.history.len());
+    Ok(())
+}
+
+pub(crate) fn output(s: &mut Session, args: &str, fmt: Option<&str>) -> anyhow::Result<()> {
+    let value = context::evaluate(s, args.trim())?;
+    print!("{}", context::format(s, &value, fmt)?);
+    Ok(())
+}
+
+pub(crate) fn set(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    let a = args.trim();
+    let expr = a
+        .strip_prefix("variable ")
+        .or_else(|| a.strip_prefix("var "))
+        .unwrap_or(a)
+        .trim();
+    if expr.is_empty() {
+        bail!("Argument required (expression to compute).");
+    }
+    if !expr.contains('=') {
+        bail!("Undefined set command: \"{expr}\".  Try \"help set\".");
+    }
+    context::evaluate(s, expr)?;
+    Ok(())
+}
+
+pub(crate) fn examine(s: &mut Session, args: &str, fmt: Option<&str>) -> anyhow::Result<()> {
+    let text = args.trim();
+    if text.is_empty() {
+        bail!("Argument required (starting display address).");
+    }
+    let out = context::examine(s, text, fmt.unwrap_or(""))?;
+    print!("{out}");
+    Ok(())
+}
+
+pub(crate) fn echo(_: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    let mut out = String::new();
+    let mut chars = args.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some(other) => out.push(other),
+                None => {}
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    print!("{out}");
+    Ok(())
+}
+
+pub(crate) fn info_locals(s: &mut Session) -> anyhow::Result<()> {
+    let lines = context::locals(s)?;
+    if lines.is_empty() {
+        println!("No locals.");
+    }
+    for l in lines {
+        println!("{l}");
+    }
+    Ok(())
+}
+
+pub(crate) fn info_args(s: &mut Session) -> anyhow::Result<()> {
+    let lines = context::args(s)?;
+    if lines.is_empty() {
+        println!("No arguments.");
+    }
+    for l in lines {
+        println!("{l}");
+    }
+    Ok(())
+}
+
+/// gdb's names of the eflags bits, lowest first.
+const EFLAGS: &[(u32, &str)] = &[
+    (0, "CF"),
+    (2, "PF"),
+    (4, "AF"),
+    (6, "ZF"),
+    (7, "SF"),
+    (8, "TF"),
+    (9, "IF"),
+    (10, "DF"),
+    (11, "OF"),
+];
+
+pub(crate) fn info_registers(s: &mut Session, which: &str) -> anyhow::Result<()> {
+    let tid = s.tid()?;
+    let frame = s.selected_frame()?;
+    let regs = s.live()?.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut names: Vec<&str> = GDB_ORDER.to_vec();
+    names.extend(["fs_base", "gs_base"]);
+    let wanted: Vec<&str> = if which.is_empty() {
+        names
+    } else {
+        which
+            .split_whitespace()
+            .map(|w| w.trim_start_matches('$'))
+            .collect()
+    };
+    for name in wanted {
+        // Outer frames show what unwinding recovered (rip, rsp, rbp and callee-saved ones).
+        let value = if s.frame > 0 {
+            frame_register(&frame, name).or_else(|| regs.by_name(name))
+        } else {
+            regs.by_name(name)
+        };
+        let Some(v) = value else {
+            bail!("Invalid register `{name}'");
+        };
+        let natural = match name {
+            "rip" | "pc" => match s.symbols.function_at(v) {
+                Some(f) if v >= f.low => format!("{v:#x} <{}+{}>", f.name, v - f.low),
+                _ => format!("{v:#x}"),
+            },
+            "eflags" => {
+                let set: Vec<&str> = EFLAGS
+                    .iter()
+                    .filter(|(b, _)| v & (1 << b) != 0)
+                    .map(|(_, n)| *n)
+                    .collect();
+                format!("[ {} ]", set.join(" "))
+            }
+            "rbp" | "rsp" | "sp" | "fp" => format!("{v:#x}"),
+            _ => format!("{}", v as i64),
+        };
+        println!("{name:<15}{:<19}{natural}", format!("{v:#x}"));
+    }
+    Ok(())
+}
+
+fn frame_register(frame: &hindsight_symbols::Frame, name: &str) -> Option<u64> {
+    let n = match name {
+        "rax" => 0,
+        "rdx" => 1,
+        "rcx" => 2,
+        "rbx" => 3,
+        "rsi" => 4,
+        "rdi" => 5,
+        "rbp" | "fp" => 6,
+        "rsp" | "sp" => 7,
+        "rip" | "pc" => 16,
+        _ => {
+            let r = name.strip_prefix('r')?.parse::<u16>().ok()?;
+            if (8..=15).contains(&r) {
+                r
+            } else {
+                return None;
+            }
+        }
+    };
+    frame.regs.get(n)
+}
+
+pub(crate) fn info_line(s: &mut Session) -> anyhow::Result<()> {
+    let f = s.selected_frame()?;
+    let pc = report::lookup_pc(&f, s.frame);
+    let Some(line) = s.symbols.line_at(pc) else {
+        bail!("No line number information available for address {pc:#x}");
+    };
+    let (start, end) = s.symbols.line_range(pc).unwrap_or((line.address, line.address));
+    let sym = |a: u64| {
+        s.symbols
+            .function_at(a)
+            .map(|f| format!(" <{}+{}>", f.name, a - f.low))
+            .unwrap_or_default()
+    };
+    println!(
+        "Line {} of \"{}\" starts at address {start:#x}{} and ends at {end:#x}{}.",
+        line.line,
+        line.name.clone(),
+        sym(start),
+        sym(end)
+    );
+    Ok(())
+}
+
+pub(crate) fn info_sharedlibrary(s: &mut Session) -> anyhow::Result<()> {
+    s.live()?;
+    let modules: Vec<_> = s.symbols.modules().skip(1).collect();
+    if modules.is_empty() {
+        println!("No shared libraries loaded at this time.");
+        return Ok(());
+    }
+    println!("Shared Object Library");
+    for m in modules {
+        println!("{}", s.symbols.module_path(m).display());
+    }
+    Ok(())
+}
+
+/// `list`, `list N`, `list FUNCTION`, `list FILE:N`, `list A,B`.
+pub(crate) fn list(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    let a = args.trim();
+    let (file, first, last) = if a.is_empty() {
+        match (s.list_next.clone(), s.list_center.clone()) {
+            (Some((f, n)), _) => (f, n, n + 9),
+            (None, Some((f, c))) => {
+                let first = c.saturating_sub(5).max(1);
+                (f, first, first + 9)
+            }
+            (None, None) => {
+                let Some(main) = s.symbols.lookup_functions("main").into_iter().next() else {
+                    bail!("No symbol table is loaded.  Use the \"file\" command.");
+                };
+                let Some(l) = s.symbols.line_at(main.low) else {
+                    bail!("No line number information available.");
+                };
+                let first = l.line.saturating_sub(4).max(1);
+                (l.file, first, first + 9)
+            }
+        }
+    } else if let Some((x, y)) = a.split_once(',') {
+        let (f, n) = list_target(s, x.trim())?;
+        let end = y.trim().parse::<u32>().unwrap_or(n + 9);
+        (f, n, end)
+    } else {
+        let (f, c) = list_target(s, a)?;
+        let first = c.saturating_sub(5).max(1);
+        (f, first, first + 9)
+    };
+    let Some(lines) = s.sources.lines(&file).cloned() else {
+        bail!("{}: No such file or directory.", report::display_file(&file));
+    };
+    if first as usize > lines.len() {
+        bail!(
+            "Line number {first} out of range; \"{}\" has {} lines.",
+            report::display_file(&file),
+            lines.len()
+        );
+    }
+    let end = (last as usize).min(lines.len());
+    for n in first as usize..=end {
+        println!("{n}\t{}", lines[n - 1]);
+    }
+    s.list_next = Some((file, end as u32 + 1));
+    Ok(())
+}
+
+/// The (file, line) a `list` argument names.
+fn list_target(s: &mut Session, a: &str) -> anyhow::Result<(std::path::PathBuf, u32)> {
+    let current_file = s
+        .list_center
+        .clone()
+        .map(|(f, _)| f)
+        .or_else(|| {
+            let main = s.symbols.lookup_functions("main").into_iter().next()?;
+            s.symbols.line_at(main.low).map(|l| l.file)
+        });
+    if let Ok(n) = a.parse::<u32>() {
+        let Some(f) = current_file else {
+            bail!("No symbol table is loaded.");
+        };
+        return Ok((f, n));
+    }
+    let loc = super::breakpoints::resolve_location(s, a)?;
+    match loc.addresses.first().and_then(|&addr| s.symbols.line_at(addr)) {
+        Some(l) => Ok((l.file, l.line)),
+        None => bail!("No line number known for {a}."),
+    }
+}

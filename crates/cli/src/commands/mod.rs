@@ -1,0 +1,225 @@
+//! The command interpreter: gdb's command names, abbreviations and argument syntax.
+//!
+//! A command word may be abbreviated to any unique prefix (`cont`, `disas`…), and gdb's
+//! predefined aliases win over prefix matching (`c`, `n`, `s`, `b`, `p`, `bt`…).
+
+pub mod breakpoints;
+mod data;
+mod running;
+mod stack;
+mod threads;
+
+use anyhow::bail;
+
+use crate::session::Session;
+
+type Handler = fn(&mut Session, &str, Option<&str>) -> anyhow::Result<()>;
+
+/// (name, handler, one-line help). Order matters for ambiguous prefixes only through aliases.
+const COMMANDS: &[(&str, Handler, &str)] = &[
+    ("advance", running::advance, "Run until a location is reached"),
+    ("awatch", breakpoints::awatch, "Set an access (read/write) watchpoint on an expression"),
+    ("backtrace", stack::backtrace, "Print the stack of the selected thread"),
+    ("break", breakpoints::break_, "Set a breakpoint: break [LOCATION] [if CONDITION]"),
+    ("condition", breakpoints::condition, "condition N [EXPR]: stop only if EXPR is true"),
+    ("continue", running::continue_, "Continue the program"),
+    ("delete", breakpoints::delete, "Delete breakpoints (all, or the numbers given)"),
+    ("disable", breakpoints::disable, "Disable breakpoints"),
+    ("down", stack::down, "Select the frame called by this one"),
+    ("echo", data::echo, "Print text"),
+    ("enable", breakpoints::enable, "Enable breakpoints"),
+    ("finish", running::finish, "Run until the selected frame returns"),
+    ("frame", stack::frame, "Select and print a frame"),
+    ("help", help, "Print this list"),
+    ("ignore", breakpoints::ignore, "ignore N COUNT: pass breakpoint N COUNT times"),
+    ("info", info, "info breakpoints|registers|threads|locals|args|frame|sharedlibrary"),
+    ("kill", running::kill, "Kill the program"),
+    ("list", data::list, "List source lines"),
+    ("next", running::next, "Step over calls to the next source line"),
+    ("nexti", running::nexti, "Step one instruction, over calls"),
+    ("output", data::output, "Print a value without history or newline"),
+    ("print", data::print, "print[/FMT] EXPR: evaluate and print"),
+    ("quit", running::quit, "Exit hindsight (killing the program)"),
+    ("run", running::run, "Let the program run (restart it after it ended)"),
+    ("rwatch", breakpoints::rwatch, "Set a read watchpoint on an expression"),
+    ("set", data::set, "set var EXPR = VALUE"),
+    ("start", running::start, "Run to the beginning of main"),
+    ("step", running::step, "Step to the next source line, into calls"),
+    ("stepi", running::stepi, "Step one instruction"),
+    ("tbreak", breakpoints::tbreak, "Set a temporary breakpoint"),
+    ("thread", threads::thread, "thread N: select a thread"),
+    ("until", running::until, "Run until a line past the current one (or LOCATION)"),
+    ("up", stack::up, "Select the frame that called this one"),
+    ("watch", breakpoints::watch, "Set a watchpoint on an expression (stops on change)"),
+    ("x", data::examine, "x/FMT ADDRESS: examine memory"),
+];
+
+/// gdb's predefined abbreviations.
+const ALIASES: &[(&str, &str)] = &[
+    ("b", "break"),
+    ("br", "break"),
+    ("bre", "break"),
+    ("brea", "break"),
+    ("bt", "backtrace"),
+    ("where", "backtrace"),
+    ("c", "continue"),
+    ("cont", "continue"),
+    ("fg", "continue"),
+    ("d", "delete"),
+    ("dis", "disable"),
+    ("disa", "disable"),
+    ("e", "enable"),
+    ("en", "enable"),
+    ("f", "frame"),
+    ("fin", "finish"),
+    ("i", "info"),
+    ("inspect", "print"),
+    ("k", "kill"),
+    ("l", "list"),
+    ("n", "next"),
+    ("ni", "nexti"),
+    ("p", "print"),
+    ("q", "quit"),
+    ("exit", "quit"),
+    ("r", "run"),
+    ("s", "step"),
+    ("si", "stepi"),
+    ("tb", "tbreak"),
+    ("t", "thread"),
+    ("u", "until"),
+];
+
+/// Splits `print/x foo` into ("print", Some("x"), "foo").
+fn split_command(line: &str) -> (&str, Option<&str>, &str) {
+    let line = line.trim();
+    let end = line
+        .find(|c: char| c.is_whitespace() || c == '/')
+        .unwrap_or(line.len());
+    let word = &line[..end];
+    let rest = &line[end..];
+    if let Some(after) = rest.strip_prefix('/') {
+        let fend = after.find(char::is_whitespace).unwrap_or(after.len());
+        return (word, Some(&after[..fend]), after[fend..].trim());
+    }
+    (word, None, rest.trim())
+}
+
+fn lookup(word: &str) -> anyhow::Result<Handler> {
+    if let Some((_, full)) = ALIASES.iter().find(|(a, _)| *a == word) {
+        return lookup(full);
+    }
+    if let Some((_, h, _)) = COMMANDS.iter().find(|(n, _, _)| *n == word) {
+        return Ok(*h);
+    }
+    let matches: Vec<&(&str, Handler, &str)> =
+        COMMANDS.iter().filter(|(n, _, _)| n.starts_with(word)).collect();
+    match matches.as_slice() {
+        [(_, h, _)] => Ok(*h),
+        [] => bail!("Undefined command: \"{word}\".  Try \"help\"."),
+        many => {
+            let names: Vec<&str> = many.iter().map(|(n, _, _)| *n).collect();
+            bail!("Ambiguous command \"{word}\": {}.", names.join(", "))
+        }
+    }
+}
+
+/// Executes one command line. Empty lines and `#` comments do nothing.
+pub fn execute(s: &mut Session, line: &str) -> anyhow::Result<()> {
+    let trimmed = line.trim();
+    if trimmed.is_empty() || trimmed.starts_with('#') {
+        return Ok(());
+    }
+    let (word, fmt, args) = split_command(trimmed);
+    let handler = lookup(word)?;
+    handler(s, args, fmt)
+}
+
+/// The interactive prompt, with history and line editing; an empty line repeats the last
+/// command, as in gdb.
+pub fn repl(s: &mut Session) {
+    let mut editor = match rustyline::DefaultEditor::new() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("hindsight: cannot start the prompt: {e}");
+            return;
+        }
+    };
+    let history = std::env::var_os("HOME")
+        .map(|h| std::path::PathBuf::from(h).join(".hindsight_history"));
+    if let Some(h) = &history {
+        let _ = editor.load_history(h);
+    }
+    let mut last = String::new();
+    while !s.quit_requested() {
+        match editor.readline("(hindsight) ") {
+            Ok(line) => {
+                let line = if line.trim().is_empty() {
+                    last.clone()
+                } else {
+                    let _ = editor.add_history_entry(line.as_str());
+                    last = line.clone();
+                    line
+                };
+                if let Err(e) = execute(s, &line) {
+                    eprintln!("{e}");
+                }
+            }
+            Err(rustyline::error::ReadlineError::Interrupted) => println!("Quit"),
+            Err(_) => break,
+        }
+    }
+    if let Some(h) = &history {
+        let _ = editor.save_history(h);
+    }
+}
+
+fn help(_: &mut Session, _: &str, _: Option<&str>) -> anyhow::Result<()> {
+    println!("List of commands (gdb's names; any unique prefix works):\n");
+    for (name, _, text) in COMMANDS {
+        println!("{name:<10} -- {text}");
+    }
+    Ok(())
+}
+
+/// `info SUBCOMMAND`.
+fn info(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    let (sub, rest) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
+    const SUBS: &[&str] = &[
+        "args",
+        "all-registers",
+        "breakpoints",
+        "frame",
+        "line",
+        "locals",
+        "registers",
+        "sharedlibrary",
+        "threads",
+        "watchpoints",
+    ];
+    let full = match sub {
+        "" => bail!("List of info subcommands: {}", SUBS.join(", ")),
+        "b" | "br" | "break" => "breakpoints",
+        "r" | "reg" => "registers",
+        "s" | "stack" => return stack::backtrace(s, rest, None),
+        w => {
+            let m: Vec<&'static str> = SUBS.iter().copied().filter(|n| n.starts_with(w)).collect();
+            match m.as_slice() {
+                [one] => *one,
+                [] => bail!("Undefined info command: \"{w}\".  Try \"help info\"."),
+                _ => bail!("Ambiguous info command \"{w}\"."),
+            }
+        }
+    };
+    match full {
+        "args" => data::info_args(s),
+        "breakpoints" => breakpoints::info_breakpoints(s, false),
+        "watchpoints" => breakpoints::info_breakpoints(s, true),
+        "registers" | "all-registers" => data::info_registers(s, rest.trim()),
+        "threads" => threads::info_threads(s),
+        "locals" => data::info_locals(s),
+        "frame" => stack::info_frame(s),
+        "line" => data::info_line(s),
+        "sharedlibrary" => data::info_sharedlibrary(s),
+        _ => bail!("Undefined info command: \"{sub}\"."),
+    }
+}

@@ -1,0 +1,129 @@
+//! Commands that move the program: run, start, continue, step, next, stepi, nexti, finish,
+//! until, advance, kill, quit.
+
+use anyhow::bail;
+use hindsight_control::Resume;
+
+use crate::session::Session;
+use crate::stepping::{self, LineStep};
+
+/// A repeat count argument (`next 3`).
+fn count(args: &str) -> anyhow::Result<u64> {
+    let a = args.trim();
+    if a.is_empty() {
+        return Ok(1);
+    }
+    match a.parse::<u64>() {
+        Ok(n) => Ok(n),
+        Err(_) => bail!("Invalid number \"{a}\"."),
+    }
+}
+
+/// True while the program can be stepped again (it did not end or hit something else).
+fn alive(s: &Session) -> bool {
+    s.pid().is_some()
+}
+
+pub(crate) fn run(s: &mut Session, _args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    if s.started || !alive(s) {
+        // Like gdb's `run` on a program that already ran: start it again.
+        s.kill();
+        s.spawn()?;
+    }
+    let args: Vec<String> = s.args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    println!(
+        "Starting program: {} {}",
+        s.program.display(),
+        args.join(" ")
+    );
+    s.resume(Resume::Continue)?;
+    Ok(())
+}
+
+pub(crate) fn start(s: &mut Session, args: &str, f: Option<&str>) -> anyhow::Result<()> {
+    super::breakpoints::tbreak(s, "main", None)?;
+    run(s, args, f)
+}
+
+pub(crate) fn continue_(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    s.live()?;
+    // `continue N`: ignore the breakpoint that stopped us N-1 more times.
+    let n = count(args)?;
+    if n > 1 {
+        if let Some(num) = s.last_breakpoint() {
+            if let Some(bp) = s.breakpoints.get_mut(num) {
+                bp.ignore_count = (n - 1) as u32;
+                println!("Will ignore next {} crossings of breakpoint {num}.  Continuing.", n - 1);
+            }
+        }
+    } else {
+        println!("Continuing.");
+    }
+    s.resume(Resume::Continue)?;
+    Ok(())
+}
+
+fn repeat(
+    s: &mut Session,
+    args: &str,
+    mut one: impl FnMut(&mut Session) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    s.live()?;
+    for _ in 0..count(args)? {
+        one(s)?;
+        if !alive(s) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn step(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    repeat(s, args, |s| stepping::line_step(s, LineStep::Step))
+}
+
+pub(crate) fn next(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    repeat(s, args, |s| stepping::line_step(s, LineStep::Next))
+}
+
+pub(crate) fn stepi(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    repeat(s, args, |s| stepping::instruction_step(s, false))
+}
+
+pub(crate) fn nexti(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    repeat(s, args, |s| stepping::instruction_step(s, true))
+}
+
+pub(crate) fn finish(s: &mut Session, _args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    stepping::finish(s)
+}
+
+pub(crate) fn until(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    if args.trim().is_empty() {
+        s.live()?;
+        return stepping::line_step(s, LineStep::Until);
+    }
+    advance(s, args, None)
+}
+
+pub(crate) fn advance(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    s.live()?;
+    if args.trim().is_empty() {
+        bail!("Argument required (a location).");
+    }
+    let loc = super::breakpoints::resolve_location(s, args.trim())?;
+    stepping::run_to_location(s, &loc.addresses)
+}
+
+pub(crate) fn kill(s: &mut Session, _args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    let pid = s.live()?.pid();
+    s.kill();
+    println!("[Inferior 1 (process {pid}) killed]");
+    Ok(())
+}
+
+pub(crate) fn quit(s: &mut Session, _args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    s.kill();
+    s.quit = true;
+    Ok(())
+}

@@ -1,0 +1,350 @@
+//! The bridge between the session and the symbol layer: memory access for unwinding and
+//! location expressions, and the evaluation context of `print`, conditions and watchpoints.
+
+use anyhow::bail;
+use hindsight_control::Inferior;
+use hindsight_ptrace::Tid;
+use hindsight_symbols::expr::{self, EvalContext, Place, TypeHandle};
+use hindsight_symbols::target::{AccessError, DwarfRegs, ReadMemory};
+use hindsight_symbols::types::{Language, TypeTable};
+use hindsight_symbols::value::{Shape, Tables, Ty, Value};
+use hindsight_symbols::{format, Frame, Location, ModuleId, Program, TypeRef};
+
+use crate::session::Session;
+
+/// The live process's memory as the symbol layer reads it.
+pub(crate) struct Memory<'a>(pub &'a Inferior);
+
+impl ReadMemory for Memory<'_> {
+    fn read_memory(&self, addr: u64, buf: &mut [u8]) -> Result<(), AccessError> {
+        self.0
+            .read_memory(addr, buf)
+            .map_err(|_| AccessError::Memory(addr))
+    }
+}
+
+/// Everything an expression can see: one frame of one thread, the symbols, the history.
+pub(crate) struct Scope<'a> {
+    pub symbols: &'a Program,
+    pub inferior: &'a Inferior,
+    pub frame: Option<Frame>,
+    /// Registers of `frame` (frame 0's for the innermost frame).
+    pub regs: Option<hindsight_ptrace::Regs>,
+}
+
+impl Scope<'_> {
+    fn pc(&self) -> u64 {
+        self.frame
+            .as_ref()
+            .and_then(|f| f.regs.pc())
+            .unwrap_or(0)
+    }
+}
+
+/// The program's type tables, as values need them.
+pub(crate) struct ProgramTables<'a>(pub &'a Program);
+
+impl Tables for ProgramTables<'_> {
+    fn table(&self, module: usize) -> Option<&TypeTable> {
+        Some(self.0.types(ModuleId(module)))
+    }
+}
+
+impl EvalContext for Scope<'_> {
+    fn table(&self, module: usize) -> Option<&TypeTable> {
+        Some(self.symbols.types(ModuleId(module)))
+    }
+
+    fn lookup_variable(&self, name: &str) -> Option<(TypeHandle, Place)> {
+        let var = self.symbols.lookup_variable(name, self.frame.as_ref())?;
+        let mem = Memory(self.inferior);
+        let place = match self
+            .symbols
+            .variable_location(&var, self.frame.as_ref(), &mem)
+        {
+            Ok(Location::Address(a)) => Place::Memory(a),
+            Ok(Location::Register(r)) => {
+                match self.frame.as_ref().and_then(|f| f.regs.get(r)) {
+                    Some(v) => Place::Register(r, v),
+                    None => Place::Unavailable,
+                }
+            }
+            Ok(Location::Value(bytes)) => Place::Value(bytes),
+            Ok(Location::Unavailable) | Err(_) => Place::Unavailable,
+        };
+        Some((handle(self.symbols, var.ty), place))
+    }
+
+    fn lookup_type(&self, name: &str) -> Option<TypeHandle> {
+        self.symbols
+            .lookup_type(name)
+            .map(|t| handle(self.symbols, t))
+    }
+
+    fn read_memory(&self, addr: u64, buf: &mut [u8]) -> Result<(), AccessError> {
+        Memory(self.inferior).read_memory(addr, buf)
+    }
+
+    fn register(&self, name: &str) -> Option<u64> {
+        let regs = self.regs.as_ref()?;
+        // Outer frames: the unwound values where unwinding recovered them.
+        if let Some(f) = &self.frame {
+            let n = match name {
+                "pc" | "rip" => Some(DwarfRegs::RIP),
+                "sp" | "rsp" => Some(DwarfRegs::RSP),
+                "fp" | "rbp" => Some(DwarfRegs::RBP),
+                _ => None,
+            };
+            if let Some(v) = n.and_then(|n| f.regs.get(n)) {
+                return Some(v);
+            }
+        }
+        regs.by_name(name)
+    }
+
+    fn symbol_for(&self, addr: u64) -> Option<String> {
+        let f = self.symbols.function_at(addr)?;
+        Some(if addr == f.low {
+            f.name
+        } else {
+            format!("{}+{}", f.name, addr - f.low)
+        })
+    }
+
+    fn lookup_function(&self, name: &str) -> Option<(u64, Option<TypeHandle>)> {
+        let f = self.symbols.lookup_functions(name).into_iter().next()?;
+        Some((f.low, None))
+    }
+
+    fn language(&self) -> Language {
+        self.symbols.language_at(self.pc())
+    }
+
+    fn write_memory(&self, addr: u64, data: &[u8]) -> Result<(), AccessError> {
+        // Writes go through the inferior's own memory handle (it keeps sites consistent).
+        let _ = (addr, data);
+        Err(AccessError::Memory(addr))
+    }
+}
+
+fn handle(_symbols: &Program, t: TypeRef) -> TypeHandle {
+    TypeHandle::Table {
+        module: t.module.0,
+        id: t.id,
+    }
+}
+
+/// The scope of the selected frame.
+fn scope(s: &Session) -> anyhow::Result<Scope<'_>> {
+    let inferior = s.live()?;
+    let tid = s.tid()?;
+    let frame = s.selected_frame().ok();
+    let regs = inferior.regs(tid).ok();
+    Ok(Scope {
+        symbols: &s.symbols,
+        inferior,
+        frame,
+        regs,
+    })
+}
+
+/// Parses and evaluates `text` in the selected frame.
+pub(crate) fn evaluate(s: &mut Session, text: &str) -> anyhow::Result<Value> {
+    let e = expr::parse(text).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let sc = scope(s)?;
+    expr::evaluate(&e, &sc, &s.history).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// Refuses a condition that does not parse.
+pub(crate) fn check_syntax(text: &str) -> anyhow::Result<()> {
+    expr::parse(text).map(|_| ()).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// An expression's value as an address (`break *EXPR`, `x EXPR`).
+pub(crate) fn evaluate_address(s: &mut Session, text: &str) -> anyhow::Result<u64> {
+    let v = evaluate(s, text)?;
+    // An array or a function stands for its address, as in C.
+    let shape = v.ty.shape(&ProgramTables(&s.symbols));
+    if let (Shape::Array(..) | Shape::Function, Some(a)) = (shape, v.address()) {
+        return Ok(a);
+    }
+    v.as_u64().map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// Formats a value for `print` (with `/FMT`).
+pub(crate) fn format(s: &Session, v: &Value, fmt: Option<&str>) -> anyhow::Result<String> {
+    let f = match fmt {
+        None | Some("") => None,
+        Some(f) => {
+            let c = f.chars().last().unwrap_or('x');
+            if !"xduotacfsz".contains(c) {
+                bail!("Undefined output format \"{f}\".");
+            }
+            Some(c)
+        }
+    };
+    let sc = scope(s)?;
+    Ok(format::format_value(v, &sc, f))
+}
+
+/// `x/FMT EXPR`.
+pub(crate) fn examine(s: &mut Session, text: &str, fmt: &str) -> anyhow::Result<String> {
+    let addr = evaluate_address(s, text)?;
+    let sc = scope(s)?;
+    format::format_examine(&sc, addr, fmt).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+fn variables(s: &Session, params: bool) -> anyhow::Result<Vec<String>> {
+    let sc = scope(s)?;
+    let Some(frame) = sc.frame.clone() else {
+        bail!("No frame selected.");
+    };
+    let vars = if params {
+        s.symbols.params(&frame)
+    } else {
+        s.symbols.locals(&frame)
+    };
+    Ok(vars
+        .iter()
+        .map(|v| format!("{} = {}", v.name, variable_text(&sc, v)))
+        .collect())
+}
+
+fn variable_text(sc: &Scope<'_>, v: &hindsight_symbols::Variable) -> String {
+    match expr::evaluate(
+        &expr::Expr::variable(&v.name),
+        sc,
+        &[],
+    ) {
+        Ok(val) => format::format_value_bare(&val, sc),
+        Err(e) => format!("<error: {e}>"),
+    }
+}
+
+/// `info locals`.
+pub(crate) fn locals(s: &Session) -> anyhow::Result<Vec<String>> {
+    variables(s, false)
+}
+
+/// `info args`.
+pub(crate) fn args(s: &Session) -> anyhow::Result<Vec<String>> {
+    variables(s, true)
+}
+
+/// `a=1, b=2` for a frame line.
+pub(crate) fn frame_args(s: &Session, frame: &Frame) -> String {
+    let Ok(inferior) = s.live() else {
+        return String::new();
+    };
+    let Some(tid) = s.thread else {
+        return String::new();
+    };
+    let sc = Scope {
+        symbols: &s.symbols,
+        inferior,
+        frame: Some(frame.clone()),
+        regs: inferior.regs(tid).ok(),
+    };
+    s.symbols
+        .params(frame)
+        .iter()
+        .map(|v| format!("{}={}", v.name, variable_text(&sc, v)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Evaluates a breakpoint condition in frame 0 of `tid`.
+pub(crate) fn eval_condition(
+    symbols: &Program,
+    inferior: &Inferior,
+    tid: Tid,
+    cond: &str,
+) -> Result<bool, String> {
+    let e = expr::parse(cond).map_err(|e| e.to_string())?;
+    let regs = inferior.regs(tid).map_err(|e| e.to_string())?;
+    let mut d = DwarfRegs::default();
+    for (i, v) in regs.dwarf().iter().enumerate() {
+        d.0[i] = Some(*v);
+    }
+    let mem = Memory(inferior);
+    let frame = symbols.unwind(&d, &mem, 1).into_iter().next();
+    let sc = Scope {
+        symbols,
+        inferior,
+        frame,
+        regs: Some(regs),
+    };
+    let v = expr::evaluate(&e, &sc, &[]).map_err(|e| e.to_string())?;
+    expr::value_is_true(&v).map_err(|e| e.to_string())
+}
+
+/// (address, length, current bytes, type) of what `watch EXPR` watches: its lvalue.
+pub(crate) fn watch_target(
+    s: &mut Session,
+    text: &str,
+) -> anyhow::Result<(u64, u64, Vec<u8>, Ty)> {
+    let v = evaluate(s, text)?;
+    let Some(addr) = v.address() else {
+        bail!("Cannot watch constant value `{text}'.");
+    };
+    let len = v.size();
+    if len == 0 {
+        bail!("Cannot watch `{text}': it has no size.");
+    }
+    let mut bytes = vec![0u8; len as usize];
+    s.live()?
+        .read_memory(addr, &mut bytes)
+        .map_err(|_| anyhow::anyhow!("Cannot access memory at address {addr:#x}"))?;
+    Ok((addr, len, bytes, v.ty))
+}
+
+/// A watched value's bytes formatted as the watched expression's type.
+pub(crate) fn format_watch_bytes(
+    symbols: &Program,
+    ty: &Ty,
+    bytes: &[u8],
+    inferior: &Inferior,
+) -> String {
+    let tid = Tid(inferior.pid());
+    let sc = Scope {
+        symbols,
+        inferior,
+        frame: None,
+        regs: inferior.regs(tid).ok(),
+    };
+    format::format_value(&Value::from_bytes(ty.clone(), bytes.to_vec()), &sc, None)
+}
+
+/// The value a function returned (rax / xmm0), recorded in the history: `$1 = 3`.
+pub(crate) fn returned_value(
+    s: &mut Session,
+    tid: Tid,
+    ty: TypeRef,
+) -> anyhow::Result<Option<String>> {
+    let inf = s.live()?;
+    let regs = inf.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let h = handle(&s.symbols, ty);
+    let tables = ProgramTables(&s.symbols);
+    let size = h.size(&tables).unwrap_or(8);
+    let bytes = if h.is_float(&tables) {
+        let fp = inf.fp_regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
+        fp.xmm_low(0).to_le_bytes()[..size.min(8) as usize].to_vec()
+    } else if size <= 8 {
+        regs.0.rax.to_le_bytes()[..size as usize].to_vec()
+    } else if size <= 16 {
+        let mut b = regs.0.rax.to_le_bytes().to_vec();
+        b.extend_from_slice(&regs.0.rdx.to_le_bytes());
+        b.truncate(size as usize);
+        b
+    } else {
+        // Returned in memory: rax holds the address.
+        let mut b = vec![0u8; size as usize];
+        inf.read_memory(regs.0.rax, &mut b)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        b
+    };
+    let v = Value::from_bytes(h, bytes);
+    let text = format(s, &v, None)?;
+    s.history.push(v);
+    Ok(Some(format!("${} = {text}", s.history.len())))
+}

@@ -1,0 +1,330 @@
+//! Resuming the program on the user's behalf: what stops it (breakpoint conditions, ignore
+//! counts, watchpoint value changes, step-resume traps) and how the stop is reported.
+
+use std::collections::HashMap;
+
+use hindsight_breakpoints::table::{BreakpointKind, BreakpointTable, WatchAccess};
+use hindsight_control::{Inferior, Notification, Resume, StopEvent, StopHook};
+use hindsight_ptrace::Tid;
+use hindsight_symbols::Program;
+
+use crate::context;
+use crate::report;
+use crate::session::Session;
+
+/// An internal trap used by `next`, `finish` and `until`: stop when `tid` reaches `addr`
+/// with its stack pointer above `min_sp` (so that recursion does not stop too early).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StepResume {
+    pub addr: u64,
+    pub tid: Tid,
+    pub min_sp: u64,
+}
+
+/// Why the hook said "stop", for the report.
+#[derive(Debug, Clone)]
+pub(crate) enum Reason {
+    /// User breakpoints that stopped (lowest number first).
+    Breakpoint(u32),
+    /// A condition could not be evaluated: gdb stops and says why.
+    ConditionError(u32, String),
+    /// The step-resume trap.
+    StepResume,
+    /// A watchpoint: number, old value text (None for reads), new value text.
+    Watch {
+        number: u32,
+        old: Option<String>,
+        new: String,
+    },
+}
+
+struct Hook<'a> {
+    symbols: &'a Program,
+    table: &'a mut BreakpointTable,
+    watch_values: &'a mut HashMap<u32, Vec<u8>>,
+    watch_types: &'a HashMap<u32, hindsight_symbols::value::Ty>,
+    step_resume: Option<StepResume>,
+    reason: Option<Reason>,
+}
+
+impl StopHook for Hook<'_> {
+    fn breakpoint_hit(&mut self, inf: &Inferior, tid: Tid, addr: u64) -> bool {
+        if let Some(sr) = self.step_resume {
+            if sr.addr == addr && sr.tid == tid {
+                let sp = inf.regs(tid).map(|r| r.sp()).unwrap_or(0);
+                if sp > sr.min_sp {
+                    self.reason = Some(Reason::StepResume);
+                    return true;
+                }
+            }
+        }
+        let numbers = self.table.breakpoints_at(addr);
+        let mut stop = None;
+        for n in numbers {
+            let Some(bp) = self.table.get(n) else { continue };
+            if let Some(cond) = bp.condition.clone() {
+                match context::eval_condition(self.symbols, inf, tid, &cond) {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(e) => {
+                        if let Some(bp) = self.table.get_mut(n) {
+                            bp.hit_count += 1;
+                        }
+                        stop.get_or_insert(Reason::ConditionError(n, e));
+                        continue;
+                    }
+                }
+            }
+            let Some(bp) = self.table.get_mut(n) else { continue };
+            bp.hit_count += 1;
+            if bp.ignore_count > 0 {
+                bp.ignore_count -= 1;
+                continue;
+            }
+            stop.get_or_insert(Reason::Breakpoint(n));
+        }
+        match stop {
+            Some(r) => {
+                self.reason = Some(r);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn watchpoint_hit(&mut self, inf: &Inferior, _tid: Tid, slots: u8) -> bool {
+        let fired = self.table.watchpoints_for_slots(slots);
+        for n in fired {
+            let Some(bp) = self.table.get(n) else { continue };
+            let BreakpointKind::Watchpoint { access, address, len, .. } = bp.kind.clone() else {
+                continue;
+            };
+            let mut now = vec![0u8; len as usize];
+            if inf.read_memory(address, &mut now).is_err() {
+                continue;
+            }
+            let before = self.watch_values.get(&n).cloned();
+            let changed = before.as_ref() != Some(&now);
+            // Write watchpoints fire on every write; gdb reports only changes. x86 cannot
+            // watch reads alone: a read watchpoint that saw its value change saw a write.
+            if (access == WatchAccess::Write && !changed) || (access == WatchAccess::Read && changed)
+            {
+                self.watch_values.insert(n, now);
+                continue;
+            }
+            if let Some(cond) = bp.condition.clone() {
+                let threads = inf.threads();
+                let tid = threads.first().map(|t| t.tid).unwrap_or(Tid(inf.pid()));
+                if !context::eval_condition(self.symbols, inf, tid, &cond).unwrap_or(true) {
+                    self.watch_values.insert(n, now);
+                    continue;
+                }
+            }
+            let Some(bp) = self.table.get_mut(n) else { continue };
+            bp.hit_count += 1;
+            if bp.ignore_count > 0 {
+                bp.ignore_count -= 1;
+                self.watch_values.insert(n, now);
+                continue;
+            }
+            let ty = self
+                .watch_types
+                .get(&n)
+                .cloned()
+                .unwrap_or(hindsight_symbols::value::Ty::LONG);
+            let new = context::format_watch_bytes(self.symbols, &ty, &now, inf);
+            let old = match access {
+                WatchAccess::Read => None,
+                WatchAccess::Access if !changed => None,
+                _ => before.map(|b| context::format_watch_bytes(self.symbols, &ty, &b, inf)),
+            };
+            self.watch_values.insert(n, now);
+            self.reason = Some(Reason::Watch {
+                number: n,
+                old,
+                new,
+            });
+            return true;
+        }
+        false
+    }
+
+    fn notify(&mut self, note: Notification) {
+        match note {
+            Notification::NewThread { tid, pthread, .. } => {
+                println!("[New Thread {pthread:#x} (LWP {tid})]");
+            }
+            Notification::ThreadExited { tid, pthread, .. } => {
+                println!("[Thread {pthread:#x} (LWP {tid}) exited]");
+            }
+            Notification::Detached { pid } => {
+                println!("[Detaching after fork from child process {pid}]");
+            }
+            Notification::Exec { path } => {
+                println!("process is executing new program: {path}");
+            }
+        }
+    }
+}
+
+/// Resumes with `step_resume` armed and returns the stop and its reason, without printing it.
+pub(crate) fn resume_raw(
+    s: &mut Session,
+    how: Resume,
+    step_resume: Option<StepResume>,
+) -> anyhow::Result<(StopEvent, Option<Reason>)> {
+    let inf = s
+        .inferior
+        .as_mut()
+        .filter(|i| i.is_alive())
+        .ok_or_else(|| anyhow::anyhow!("The program is not being run."))?;
+    let mut hook = Hook {
+        symbols: &s.symbols,
+        table: &mut s.breakpoints,
+        watch_values: &mut s.watch_values,
+        watch_types: &s.watch_types,
+        step_resume,
+        reason: None,
+    };
+    let stop = inf
+        .resume(how, &mut hook)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let reason = hook.reason.take();
+    s.started = true;
+    Ok((stop, reason))
+}
+
+/// Resumes, then prints the stop as gdb does.
+pub(crate) fn resume(s: &mut Session, how: Resume) -> anyhow::Result<StopEvent> {
+    let (stop, reason) = resume_raw(s, how, None)?;
+    report_stop(s, &stop, reason.as_ref(), true)?;
+    Ok(stop)
+}
+
+/// Prints a stop. `with_frame`: the frame line is printed (gdb omits it when a `step`/`next`
+/// stays in the same function).
+pub(crate) fn report_stop(
+    s: &mut Session,
+    stop: &StopEvent,
+    reason: Option<&Reason>,
+    with_frame: bool,
+) -> anyhow::Result<()> {
+    let pid = s.inferior.as_ref().map(|i| i.pid()).unwrap_or(0);
+    let tid = match stop {
+        StopEvent::Breakpoint { tid, .. }
+        | StopEvent::Watchpoint { tid, .. }
+        | StopEvent::Stepped { tid }
+        | StopEvent::Signal { tid, .. } => *tid,
+        StopEvent::Exited(code) => {
+            if *code == 0 {
+                println!("[Inferior 1 (process {pid}) exited normally]");
+            } else {
+                println!("[Inferior 1 (process {pid}) exited with code {code:02o}]");
+            }
+            delete_temporaries(s, reason);
+            s.thread = None;
+            return Ok(());
+        }
+        StopEvent::Killed(sig) => {
+            let (name, desc) = report::signal_name(*sig);
+            println!("\nProgram terminated with signal {name}, {desc}.");
+            println!("The program no longer exists.");
+            s.thread = None;
+            return Ok(());
+        }
+    };
+    s.thread = Some(tid);
+    s.frame = 0;
+    s.list_next = None;
+    s.last_breakpoint = match reason {
+        Some(Reason::Breakpoint(n)) => Some(*n),
+        _ => None,
+    };
+    s.refresh_modules();
+    let multi = s.live()?.threads().len() > 1;
+    let thread_prefix = |s: &Session| -> String {
+        let inf = s.inferior.as_ref();
+        let num = inf
+            .and_then(|i| i.threads().into_iter().find(|t| t.tid == tid))
+            .map(|t| t.num)
+            .unwrap_or(1);
+        let name = inf.and_then(|i| i.thread_name(tid)).unwrap_or_default();
+        format!("Thread {num} \"{name}\" ")
+    };
+    match (stop, reason) {
+        (StopEvent::Breakpoint { .. }, Some(Reason::Breakpoint(n))) => {
+            let temporary = s.breakpoints.get(*n).map(|b| b.temporary).unwrap_or(false);
+            let what = if temporary {
+                "Temporary breakpoint"
+            } else {
+                "Breakpoint"
+            };
+            let frame = s.selected_frame()?;
+            let line = report::frame_line(s, &frame, 0, report::PcShown::IfMidLine);
+            if multi {
+                println!("\n{}hit {what} {n}, {line}", thread_prefix(s));
+            } else {
+                println!("\n{what} {n}, {line}");
+            }
+            if let Some(src) = report::source_line(s, &frame, 0) {
+                println!("{src}");
+            }
+        }
+        (StopEvent::Breakpoint { .. }, Some(Reason::ConditionError(n, e))) => {
+            eprintln!("Error in testing condition for breakpoint {n}:");
+            eprintln!("{e}");
+            let frame = s.selected_frame()?;
+            report::print_stop_location(s, &frame, true);
+        }
+        (StopEvent::Watchpoint { .. }, Some(Reason::Watch { number, old, new })) => {
+            let (kind, expr) = match s.breakpoints.get(*number).map(|b| b.kind.clone()) {
+                Some(BreakpointKind::Watchpoint { access, expr, .. }) => (access, expr),
+                _ => (WatchAccess::Write, String::new()),
+            };
+            let title = match kind {
+                WatchAccess::Write => "Hardware watchpoint",
+                WatchAccess::Read => "Hardware read watchpoint",
+                WatchAccess::Access => "Hardware access (read/write) watchpoint",
+            };
+            if multi {
+                println!("\n{}hit {title} {number}: {expr}\n", thread_prefix(s));
+            } else {
+                println!("\n{title} {number}: {expr}\n");
+            }
+            match old {
+                Some(o) => {
+                    println!("Old value = {o}");
+                    println!("New value = {new}");
+                }
+                None => println!("Value = {new}"),
+            }
+            let frame = s.selected_frame()?;
+            report::print_stop_location(s, &frame, true);
+        }
+        (StopEvent::Signal { signal, .. }, _) => {
+            let (name, desc) = report::signal_name(*signal);
+            if multi {
+                println!("\n{}received signal {name}, {desc}.", thread_prefix(s));
+            } else {
+                println!("\nProgram received signal {name}, {desc}.");
+            }
+            let frame = s.selected_frame()?;
+            report::print_stop_location(s, &frame, true);
+        }
+        _ => {
+            let frame = s.selected_frame()?;
+            report::print_stop_location(s, &frame, with_frame);
+        }
+    }
+    delete_temporaries(s, reason);
+    Ok(())
+}
+
+/// A temporary breakpoint is deleted once it stopped the program.
+fn delete_temporaries(s: &mut Session, reason: Option<&Reason>) {
+    if let Some(Reason::Breakpoint(n)) = reason {
+        if s.breakpoints.get(*n).map(|b| b.temporary).unwrap_or(false) {
+            let _ = crate::commands::breakpoints::delete_one(s, *n);
+        }
+    }
+}

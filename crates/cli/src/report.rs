@@ -1,0 +1,157 @@
+//! How stops and frames are shown: gdb's shapes, line for line.
+
+use hindsight_symbols::Frame;
+
+use crate::session::Session;
+
+/// Whether a frame line shows its pc.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PcShown {
+    /// Only when the pc is not at the start of a line (stop reports, frame 0 of backtraces).
+    IfMidLine,
+    /// Always (outer frames of a backtrace, whose pc is a return address).
+    Always,
+}
+
+/// The pc a frame is "in" for symbol lookup: outer frames' pcs are return addresses, which
+/// may already belong to the next line or function.
+pub(crate) fn lookup_pc(frame: &Frame, index: usize) -> u64 {
+    let pc = frame.regs.pc().unwrap_or(0);
+    if index > 0 {
+        pc.saturating_sub(1)
+    } else {
+        pc
+    }
+}
+
+/// `add (a=1, b=2) at t.c:5`, `0x0000555555555170 in main () at t.c:12`,
+/// `0x00007ffff7e4a1a0 in write () from /lib/x86_64-linux-gnu/libc.so.6`.
+pub(crate) fn frame_line(s: &Session, frame: &Frame, index: usize, shown: PcShown) -> String {
+    let pc = frame.regs.pc().unwrap_or(0);
+    let at = lookup_pc(frame, index);
+    let func = s.symbols.function_at(at);
+    let line = if func.as_ref().map(|f| f.has_debug_info).unwrap_or(false) {
+        s.symbols.line_at(at)
+    } else {
+        None
+    };
+    let mid_line = match &line {
+        Some(l) => index > 0 || l.address != pc,
+        None => true,
+    };
+    let mut out = String::new();
+    if shown == PcShown::Always || mid_line {
+        out.push_str(&format!("{pc:#018x} in "));
+    }
+    match &func {
+        Some(f) => {
+            out.push_str(&f.name);
+            out.push_str(" (");
+            if f.has_debug_info {
+                out.push_str(&crate::context::frame_args(s, frame));
+            }
+            out.push(')');
+        }
+        None => out.push_str("?? ()"),
+    }
+    match (&line, &func) {
+        (Some(l), _) => out.push_str(&format!(
+            " at {}:{}",
+            l.name.clone(),
+            l.line
+        )),
+        (None, Some(f)) => out.push_str(&format!(
+            " from {}",
+            s.symbols.module_path(f.module).display()
+        )),
+        (None, None) => {
+            if let Some(m) = s.symbols.module_containing(pc) {
+                out.push_str(&format!(" from {}", s.symbols.module_path(m).display()));
+            }
+        }
+    }
+    out
+}
+
+/// The source line under a stop (`12\t  int r = add(1, 2);`), if there is line info.
+pub(crate) fn source_line(s: &mut Session, frame: &Frame, index: usize) -> Option<String> {
+    let at = lookup_pc(frame, index);
+    let f = s.symbols.function_at(at)?;
+    if !f.has_debug_info {
+        return None;
+    }
+    let l = s.symbols.line_at(at)?;
+    s.list_next = None;
+    s.list_center = Some((l.file.clone(), l.line));
+    Some(s.sources.show(&l.file, l.line))
+}
+
+/// Prints where frame `index` is, as gdb does after a stop: the frame line (unless the stop
+/// stayed in the same function and only the line is worth showing) and the source line.
+/// `with_frame`: print the frame line; otherwise only the source line (gdb's `next`/`step`
+/// within one function), or `0x… <tab>LINE` when the pc is mid-line.
+pub(crate) fn print_stop_location(s: &mut Session, frame: &Frame, with_frame: bool) {
+    let pc = frame.regs.pc().unwrap_or(0);
+    let line = s.symbols.line_at(pc);
+    let has_source = s
+        .symbols
+        .function_at(pc)
+        .map(|f| f.has_debug_info)
+        .unwrap_or(false)
+        && line.is_some();
+    if with_frame || !has_source {
+        println!("{}", frame_line(s, frame, 0, PcShown::IfMidLine));
+        if let Some(src) = source_line(s, frame, 0) {
+            println!("{src}");
+        }
+        return;
+    }
+    let mid = line.as_ref().map(|l| l.address != pc).unwrap_or(true);
+    if let Some(src) = source_line(s, frame, 0) {
+        if mid {
+            println!("{pc:#018x}\t{src}");
+        } else {
+            println!("{src}");
+        }
+    }
+}
+
+/// A path's last component (for files that have no line-table name).
+pub(crate) fn display_file(path: &std::path::Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+/// Signal names and gdb's descriptions.
+pub(crate) fn signal_name(sig: i32) -> (&'static str, &'static str) {
+    match sig {
+        libc::SIGHUP => ("SIGHUP", "Hangup"),
+        libc::SIGINT => ("SIGINT", "Interrupt"),
+        libc::SIGQUIT => ("SIGQUIT", "Quit"),
+        libc::SIGILL => ("SIGILL", "Illegal instruction"),
+        libc::SIGTRAP => ("SIGTRAP", "Trace/breakpoint trap"),
+        libc::SIGABRT => ("SIGABRT", "Aborted"),
+        libc::SIGBUS => ("SIGBUS", "Bus error"),
+        libc::SIGFPE => ("SIGFPE", "Arithmetic exception"),
+        libc::SIGKILL => ("SIGKILL", "Killed"),
+        libc::SIGUSR1 => ("SIGUSR1", "User defined signal 1"),
+        libc::SIGSEGV => ("SIGSEGV", "Segmentation fault"),
+        libc::SIGUSR2 => ("SIGUSR2", "User defined signal 2"),
+        libc::SIGPIPE => ("SIGPIPE", "Broken pipe"),
+        libc::SIGALRM => ("SIGALRM", "Alarm clock"),
+        libc::SIGTERM => ("SIGTERM", "Terminated"),
+        libc::SIGCHLD => ("SIGCHLD", "Child status changed"),
+        libc::SIGCONT => ("SIGCONT", "Continued"),
+        libc::SIGSTOP => ("SIGSTOP", "Stopped (signal)"),
+        libc::SIGTSTP => ("SIGTSTP", "Stopped (user)"),
+        libc::SIGXCPU => ("SIGXCPU", "CPU time limit exceeded"),
+        libc::SIGXFSZ => ("SIGXFSZ", "File size limit exceeded"),
+        libc::SIGVTALRM => ("SIGVTALRM", "Virtual timer expired"),
+        libc::SIGPROF => ("SIGPROF", "Profiling timer expired"),
+        libc::SIGWINCH => ("SIGWINCH", "Window size changed"),
+        libc::SIGIO => ("SIGIO", "I/O possible"),
+        libc::SIGSYS => ("SIGSYS", "Bad system call"),
+        _ => ("SIG?", "Unknown signal"),
+    }
+}

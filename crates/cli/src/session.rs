@@ -1,0 +1,302 @@
+//! A debugging session: the program, its process, its symbols and the user's breakpoints.
+
+use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context as _};
+use hindsight_breakpoints::table::BreakpointTable;
+use hindsight_control::{Inferior, Resume, StopEvent};
+use hindsight_ptrace::Tid;
+use hindsight_symbols::target::DwarfRegs;
+use hindsight_symbols::value::Value;
+use hindsight_symbols::{Frame, Program};
+
+use crate::source::SourceCache;
+
+/// Everything a command can act on.
+pub struct Session {
+    pub(crate) program: PathBuf,
+    pub(crate) args: Vec<OsString>,
+    pub(crate) pin: bool,
+    pub(crate) inferior: Option<Inferior>,
+    pub(crate) symbols: Program,
+    /// (path, mapping start) of every module loaded into `symbols`.
+    pub(crate) loaded: HashSet<(PathBuf, u64)>,
+    pub(crate) breakpoints: BreakpointTable,
+    /// Per watchpoint number: the last value seen (for Old/New value).
+    pub(crate) watch_values: std::collections::HashMap<u32, Vec<u8>>,
+    /// Per watchpoint number: the type of the watched expression.
+    pub(crate) watch_types: std::collections::HashMap<u32, hindsight_symbols::value::Ty>,
+    /// The selected thread and frame.
+    pub(crate) thread: Option<Tid>,
+    pub(crate) frame: usize,
+    /// `$1`, `$2`…
+    pub(crate) history: Vec<Value>,
+    pub(crate) sources: SourceCache,
+    /// Where a bare `list` continues: (file, first line to show).
+    pub(crate) list_next: Option<(PathBuf, u32)>,
+    /// The line the last stop showed (where a first `list` centres).
+    pub(crate) list_center: Option<(PathBuf, u32)>,
+    pub(crate) quit: bool,
+    /// True once the program was let go by `run`/`continue`/… (`run` then restarts it).
+    pub(crate) started: bool,
+    /// The main module has DWARF.
+    pub(crate) has_debug_info: bool,
+    /// The user breakpoint that caused the last stop (for `continue N`).
+    pub(crate) last_breakpoint: Option<u32>,
+}
+
+impl Session {
+    /// Starts `program` stopped before its first instruction and loads its symbols.
+    pub fn start(program: &Path, args: &[OsString], pin: bool) -> anyhow::Result<Session> {
+        let program = resolve_program(program)?;
+        let mut s = Session {
+            program,
+            args: args.to_vec(),
+            pin,
+            inferior: None,
+            symbols: Program::new(),
+            loaded: HashSet::new(),
+            breakpoints: BreakpointTable::new(),
+            watch_values: Default::default(),
+            watch_types: Default::default(),
+            thread: None,
+            frame: 0,
+            history: Vec::new(),
+            sources: SourceCache::default(),
+            list_next: None,
+            list_center: None,
+            quit: false,
+            started: false,
+            has_debug_info: false,
+            last_breakpoint: None,
+        };
+        s.spawn()?;
+        if !s.has_debug_info {
+            println!(
+                "(No debugging symbols found in {})",
+                s.program.display()
+            );
+        }
+        Ok(s)
+    }
+
+    /// (Re)starts the process and re-plants every breakpoint.
+    pub(crate) fn spawn(&mut self) -> anyhow::Result<()> {
+        let args: Vec<&OsStr> = self.args.iter().map(|a| a.as_os_str()).collect();
+        let inf = Inferior::spawn(&self.program, &args, self.pin)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        self.thread = Some(Tid(inf.pid()));
+        self.frame = 0;
+        self.inferior = Some(inf);
+        self.started = false;
+        self.symbols = Program::new();
+        self.loaded.clear();
+        self.refresh_modules();
+        self.has_debug_info = self
+            .symbols
+            .modules()
+            .next()
+            .map(|m| self.symbols.has_debug_info(m))
+            .unwrap_or(false);
+        crate::commands::breakpoints::replant_all(self)?;
+        Ok(())
+    }
+
+    /// The process id, while the program runs.
+    pub fn pid(&self) -> Option<i32> {
+        self.inferior.as_ref().filter(|i| i.is_alive()).map(|i| i.pid())
+    }
+
+    /// True after `quit`.
+    pub fn quit_requested(&self) -> bool {
+        self.quit
+    }
+
+    /// Kills the program if it still runs.
+    pub fn kill(&mut self) {
+        if let Some(inf) = self.inferior.as_mut() {
+            inf.kill();
+        }
+        self.inferior = None;
+    }
+
+    /// The live process, or gdb's error when there is none.
+    pub(crate) fn live(&self) -> anyhow::Result<&Inferior> {
+        match self.inferior.as_ref() {
+            Some(i) if i.is_alive() => Ok(i),
+            _ => bail!("The program is not being run."),
+        }
+    }
+
+    pub(crate) fn live_mut(&mut self) -> anyhow::Result<&mut Inferior> {
+        match self.inferior.as_mut() {
+            Some(i) if i.is_alive() => Ok(i),
+            _ => bail!("The program is not being run."),
+        }
+    }
+
+    /// The selected thread (the live process must exist).
+    pub(crate) fn tid(&self) -> anyhow::Result<Tid> {
+        self.live()?;
+        self.thread.context("No thread selected.")
+    }
+
+    /// Loads the symbols of every file mapped into the process that is not loaded yet.
+    pub(crate) fn refresh_modules(&mut self) {
+        let Some(pid) = self.pid() else { return };
+        let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else {
+            return;
+        };
+        for (path, start) in file_mappings(&maps) {
+            if !self.loaded.insert((path.clone(), start)) {
+                continue;
+            }
+            // A module whose symbols cannot be read simply has none: not an error.
+            if let Some(bias) = load_bias(&path, start) {
+                let _ = self.symbols.load_module(&path, bias);
+            }
+        }
+    }
+
+    /// Frame 0's registers of the selected thread, in DWARF numbering.
+    pub(crate) fn dwarf_regs(&self, tid: Tid) -> anyhow::Result<DwarfRegs> {
+        let r = self.live()?.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let mut d = DwarfRegs::default();
+        for (i, v) in r.dwarf().iter().enumerate() {
+            d.0[i] = Some(*v);
+        }
+        Ok(d)
+    }
+
+    /// The stack of the selected thread, innermost first (up to main, as gdb shows it).
+    pub(crate) fn frames(&self, tid: Tid, max: usize) -> anyhow::Result<Vec<Frame>> {
+        let regs = self.dwarf_regs(tid)?;
+        let mem = crate::context::Memory(self.live()?);
+        let mut frames = self.symbols.unwind(&regs, &mem, max);
+        // gdb stops at main (backtrace past-main off).
+        if let Some(i) = frames.iter().position(|f| {
+            let pc = f.regs.pc().unwrap_or(0);
+            let lookup = if pc > 0 { pc } else { 0 };
+            self.symbols
+                .function_at(lookup)
+                .map(|fi| fi.name == "main")
+                .unwrap_or(false)
+        }) {
+            frames.truncate(i + 1);
+        }
+        Ok(frames)
+    }
+
+    /// The selected frame of the selected thread.
+    pub(crate) fn selected_frame(&self) -> anyhow::Result<Frame> {
+        let tid = self.tid()?;
+        let frames = self.frames(tid, self.frame + 1)?;
+        frames
+            .get(self.frame)
+            .cloned()
+            .or_else(|| frames.last().cloned())
+            .context("No stack.")
+    }
+
+    /// The user breakpoint that caused the last stop.
+    pub(crate) fn last_breakpoint(&self) -> Option<u32> {
+        self.last_breakpoint
+    }
+
+    /// Resumes the program and prints what stopped it. Returns the stop.
+    pub(crate) fn resume(&mut self, how: Resume) -> anyhow::Result<StopEvent> {
+        crate::hook::resume(self, how)
+    }
+}
+
+/// Finds the program as gdb does: a path with a slash as is, else in the current directory,
+/// then on PATH. Says plainly what is wrong with it.
+fn resolve_program(program: &Path) -> anyhow::Result<PathBuf> {
+    let candidates: Vec<PathBuf> = if program.components().count() > 1 || program.exists() {
+        vec![program.to_path_buf()]
+    } else {
+        std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).map(|d| d.join(program)).collect())
+            .unwrap_or_default()
+    };
+    let Some(path) = candidates.into_iter().find(|p| p.exists()) else {
+        bail!("{}: No such file or directory.", program.display());
+    };
+    let meta = std::fs::metadata(&path).with_context(|| format!("{}", path.display()))?;
+    if meta.is_dir() {
+        bail!("{}: Is a directory.", path.display());
+    }
+    let mut magic = [0u8; 4];
+    let is_elf = std::fs::File::open(&path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+        .is_ok()
+        && magic == *b"\x7fELF";
+    if !is_elf {
+        bail!(
+            "\"{}\": not in executable format: file format not recognized",
+            path.display()
+        );
+    }
+    use std::os::unix::fs::PermissionsExt;
+    if meta.permissions().mode() & 0o111 == 0 {
+        bail!("{}: Permission denied (not executable).", path.display());
+    }
+    Ok(std::fs::canonicalize(&path).unwrap_or(path))
+}
+
+/// (path, start address) of the mapping at file offset 0 of every file mapped in `maps`.
+fn file_mappings(maps: &str) -> Vec<(PathBuf, u64)> {
+    let mut out = Vec::new();
+    for line in maps.lines() {
+        let mut parts = line.split_whitespace();
+        let (Some(range), Some(_perms), Some(offset), Some(_dev), Some(_inode)) = (
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+        ) else {
+            continue;
+        };
+        let Some(path) = parts.next() else { continue };
+        if !path.starts_with('/') || offset.trim_start_matches('0') != "" {
+            continue;
+        }
+        let Some(start) = range
+            .split('-')
+            .next()
+            .and_then(|s| u64::from_str_radix(s, 16).ok())
+        else {
+            continue;
+        };
+        out.push((PathBuf::from(path), start));
+    }
+    out
+}
+
+/// The load bias of an ELF file whose offset-0 page is mapped at `start`: `start` minus the
+/// page-aligned virtual address of the PT_LOAD segment that contains file offset 0.
+fn load_bias(path: &Path, start: u64) -> Option<u64> {
+    let data = std::fs::read(path).ok()?;
+    // ELF64 little-endian header: e_phoff at 0x20, e_phentsize at 0x36, e_phnum at 0x38.
+    if data.get(0..4)? != b"\x7fELF" || *data.get(4)? != 2 {
+        return None;
+    }
+    let u16_at = |o: usize| Some(u16::from_le_bytes(data.get(o..o + 2)?.try_into().ok()?));
+    let u64_at = |o: usize| Some(u64::from_le_bytes(data.get(o..o + 8)?.try_into().ok()?));
+    let phoff = u64_at(0x20)? as usize;
+    let phentsize = u16_at(0x36)? as usize;
+    let phnum = u16_at(0x38)? as usize;
+    for i in 0..phnum {
+        let ph = phoff + i * phentsize;
+        let p_type = u32::from_le_bytes(data.get(ph..ph + 4)?.try_into().ok()?);
+        let p_offset = u64_at(ph + 8)?;
+        let p_vaddr = u64_at(ph + 16)?;
+        if p_type == 1 && p_offset == 0 {
+            return Some(start.wrapping_sub(p_vaddr & !0xfff));
+        }
+    }
+    None
+}

@@ -1,0 +1,44 @@
+//! Source files as `list` and stop reports show them.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Lines of the source files read so far (a file that cannot be read is remembered as such).
+#[derive(Default)]
+pub struct SourceCache {
+    files: HashMap<PathBuf, Option<Vec<String>>>,
+}
+
+impl SourceCache {
+    /// Line `line` (1-based) of `file`, without its newline.
+    pub fn line(&mut self, file: &Path, line: u32) -> Option<String> {
+        let lines = self.lines(file)?;
+        lines.get(line.checked_sub(1)? as usize).cloned()
+    }
+
+    /// All lines of `file`.
+    pub fn lines(&mut self, file: &Path) -> Option<&Vec<String>> {
+        self.files
+            .entry(file.to_path_buf())
+            .or_insert_with(|| {
+                std::fs::read(file).ok().map(|bytes| {
+                    String::from_utf8_lossy(&bytes)
+                        .lines()
+                        .map(str::to_string)
+                        .collect()
+                })
+            })
+            .as_ref()
+    }
+
+    /// The line as gdb prints it under a stop: `12\tcode`, or gdb's note when the file is gone.
+    pub fn show(&mut self, file: &Path, line: u32) -> String {
+        match self.line(file, line) {
+            Some(text) => format!("{line}\t{text}"),
+            None => format!(
+                "{line}\tin {}",
+                file.display()
+            ),
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! Source-level stepping built from single-steps and step-resume traps: `step`, `next`,
+//! `until`, `finish`, `stepi`, `nexti`, `until LOCATION`, `advance LOCATION`.
+//!
+//! Only the stepping thread single-steps (the others stay stopped); calls that are stepped
+//! over, and `finish`, run every thread to a step-resume trap at the return address, armed for
+//! the stepping thread only and only above the current stack pointer (recursion).
+
+use anyhow::Context as _;
+use hindsight_control::{Resume, StopEvent};
+use hindsight_ptrace::Tid;
+
+use crate::hook::{self, Reason, StepResume};
+use crate::report;
+use crate::session::Session;
+
+/// Which line-stepping command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LineStep {
+    /// `step`: into functions that have line information.
+    Step,
+    /// `next`: over calls.
+    Next,
+    /// `until`: like `next`, but never stops at a line before the starting one (loops).
+    Until,
+}
+
+/// What a stepping primitive ended with.
+enum Outcome {
+    /// The step did what it should; the thread is where the caller wanted.
+    Done,
+    /// Something else stopped the program (a breakpoint, a signal, the end); already reported.
+    Interrupted,
+}
+
+/// Single-steps `tid`; anything but a plain step end is reported and ends the command.
+fn stepi_raw(s: &mut Session, tid: Tid) -> anyhow::Result<Outcome> {
+    let (stop, reason) = hook::resume_raw(s, Resume::Step(tid), None)?;
+    match stop {
+        StopEvent::Stepped { .. } => Ok(Outcome::Done),
+        other => {
+            hook::report_stop(s, &other, reason.as_ref(), true)?;
+            Ok(Outcome::Interrupted)
+        }
+    }
+}
+
+/// Runs every thread until `tid` reaches `addr` with its stack pointer above `min_sp`.
+fn run_to(s: &mut Session, tid: Tid, addr: u64, min_sp: u64) -> anyhow::Result<Outcome> {
+    s.live_mut()?
+        .insert_site(addr)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let r = hook::resume_raw(
+        s,
+        Resume::Continue,
+        Some(StepResume { addr, tid, min_sp }),
+    );
+    if let Some(inf) = s.inferior.as_mut().filter(|i| i.is_alive()) {
+        let _ = inf.remove_site(addr);
+    }
+    let (stop, reason) = r?;
+    match (&stop, &reason) {
+        (StopEvent::Breakpoint { .. }, Some(Reason::StepResume)) => Ok(Outcome::Done),
+        _ => {
+            hook::report_stop(s, &stop, reason.as_ref(), true)?;
+            Ok(Outcome::Interrupted)
+        }
+    }
+}
+
+fn pc_sp(s: &Session, tid: Tid) -> anyhow::Result<(u64, u64)> {
+    let r = s.live()?.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok((r.pc(), r.sp()))
+}
+
+/// If the single-step from (`pc`, `sp`) executed a call, the return address.
+fn call_return(s: &Session, before: (u64, u64), after_sp: u64) -> Option<u64> {
+    if after_sp != before.1.wrapping_sub(8) {
+        return None;
+    }
+    let mut b = [0u8; 8];
+    s.live().ok()?.read_memory(after_sp, &mut b).ok()?;
+    let ret = u64::from_le_bytes(b);
+    (ret > before.0 && ret <= before.0 + 16).then_some(ret)
+}
+
+/// `step`, `next`, `until`: run to the start of another line.
+pub(crate) fn line_step(s: &mut Session, kind: LineStep) -> anyhow::Result<()> {
+    let tid = s.tid()?;
+    s.frame = 0;
+    let (start_pc, _) = pc_sp(s, tid)?;
+    let start_func = s.symbols.function_at(start_pc);
+    let has_lines = start_func.as_ref().map(|f| f.has_debug_info).unwrap_or(false)
+        && s.symbols.line_at(start_pc).is_some();
+    if !has_lines {
+        let name = start_func
+            .as_ref()
+            .map(|f| f.name.clone())
+            .unwrap_or_else(|| "??".into());
+        println!(
+            "Single stepping until exit from function {name},\nwhich has no line number information."
+        );
+        if let Outcome::Interrupted = step_out(s, tid)? {
+            return Ok(());
+        }
+    }
+    let start_line = s.symbols.line_at(start_pc).map(|l| (l.file, l.line));
+    let mut range = current_range(s, tid)?;
+    loop {
+        let before = pc_sp(s, tid)?;
+        if let Outcome::Interrupted = stepi_raw(s, tid)? {
+            return Ok(());
+        }
+        let (mut pc, sp) = pc_sp(s, tid)?;
+        if range.0 <= pc && pc < range.1 {
+            continue;
+        }
+        if let Some(ret) = call_return(s, before, sp) {
+            let callee = s.symbols.function_at(pc);
+            let into = kind == LineStep::Step
+                && callee.as_ref().map(|f| f.has_debug_info).unwrap_or(false);
+            if into {
+                let Some(f) = callee else { break };
+                if f.breakpoint_addr != pc {
+                    if let Outcome::Interrupted = run_to(s, tid, f.breakpoint_addr, 0)? {
+                        return Ok(());
+                    }
+                }
+                return report_line(s, tid, true);
+            }
+            if let Outcome::Interrupted = run_to(s, tid, ret, sp)? {
+                return Ok(());
+            }
+            pc = ret;
+            if range.0 <= pc && pc < range.1 {
+                continue;
+            }
+        }
+        let func = s.symbols.function_at(pc);
+        let line = func
+            .as_ref()
+            .filter(|f| f.has_debug_info)
+            .and_then(|_| s.symbols.line_at(pc));
+        let Some(line) = line else {
+            // Code without line information (returned into libc, jumped into a stub): leave it.
+            if let Outcome::Interrupted = step_out(s, tid)? {
+                return Ok(());
+            }
+            range = current_range(s, tid)?;
+            continue;
+        };
+        if line.address != pc || !line.is_stmt || line.line == 0 {
+            // The middle of a statement (a return into the caller): finish that statement.
+            range = s.symbols.line_range(pc).unwrap_or((pc, pc + 1));
+            continue;
+        }
+        let same_function = match (&func, &start_func) {
+            (Some(a), Some(b)) => a.low == b.low,
+            _ => false,
+        };
+        // Another part of the starting line (a loop's condition after its initialisation):
+        // gdb keeps stepping until the line changes.
+        if same_function && start_line.as_ref() == Some(&(line.file.clone(), line.line)) {
+            range = s.symbols.line_range(pc).unwrap_or((pc, pc + 1));
+            continue;
+        }
+        if kind == LineStep::Until && same_function && pc < start_pc {
+            range = s.symbols.line_range(pc).unwrap_or((pc, pc + 1));
+            continue;
+        }
+        return report_line(s, tid, !same_function);
+    }
+    Ok(())
+}
+
+/// The address range of the line at the thread's pc (a one-byte range without line info).
+fn current_range(s: &Session, tid: Tid) -> anyhow::Result<(u64, u64)> {
+    let (pc, _) = pc_sp(s, tid)?;
+    Ok(s.symbols.line_range(pc).unwrap_or((pc, pc + 1)))
+}
+
+/// Runs until the selected thread's current function returns (to frame 1's pc).
+fn step_out(s: &mut Session, tid: Tid) -> anyhow::Result<Outcome> {
+    let frames = s.frames(tid, 2)?;
+    let (_, sp) = pc_sp(s, tid)?;
+    match frames.get(1).and_then(|f| f.regs.pc()) {
+        Some(ret) if ret != 0 => run_to(s, tid, ret, sp),
+        _ => {
+            // Nowhere to return to: let the program run, as gdb does.
+            let (stop, reason) = hook::resume_raw(s, Resume::Continue, None)?;
+            hook::report_stop(s, &stop, reason.as_ref(), true)?;
+            Ok(Outcome::Interrupted)
+        }
+    }
+}
+
+/// Reports the end of a step at a new line; a user breakpoint there is reported as hit.
+fn report_line(s: &mut Session, tid: Tid, new_frame: bool) -> anyhow::Result<()> {
+    let (pc, _) = pc_sp(s, tid)?;
+    if let Some(n) = crate::commands::breakpoints::user_breakpoint_at(s, pc) {
+        let reason = Reason::Breakpoint(n);
+        if let Some(bp) = s.breakpoints.get_mut(n) {
+            bp.hit_count += 1;
+        }
+        let stop = StopEvent::Breakpoint { tid, addr: pc };
+        return hook::report_stop(s, &stop, Some(&reason), true);
+    }
+    let stop = StopEvent::Stepped { tid };
+    hook::report_stop(s, &stop, None, new_frame)
+}
+
+/// `stepi` / `nexti`.
+pub(crate) fn instruction_step(s: &mut Session, over_calls: bool) -> anyhow::Result<()> {
+    let tid = s.tid()?;
+    s.frame = 0;
+    let before = pc_sp(s, tid)?;
+    let start_func = s.symbols.function_at(before.0).map(|f| f.low);
+    if let Outcome::Interrupted = stepi_raw(s, tid)? {
+        return Ok(());
+    }
+    let (pc, sp) = pc_sp(s, tid)?;
+    if over_calls {
+        if let Some(ret) = call_return(s, before, sp) {
+            if let Outcome::Interrupted = run_to(s, tid, ret, sp)? {
+                return Ok(());
+            }
+        }
+    }
+    let (pc2, _) = pc_sp(s, tid)?;
+    let _ = pc;
+    let new_func = s.symbols.function_at(pc2).map(|f| f.low) != start_func;
+    let stop = StopEvent::Stepped { tid };
+    hook::report_stop(s, &stop, None, new_func)
+}
+
+/// `finish`: run until the selected frame returns; print the value it returns.
+pub(crate) fn finish(s: &mut Session) -> anyhow::Result<()> {
+    let tid = s.tid()?;
+    let frames = s.frames(tid, s.frame + 2)?;
+    let frame = frames.get(s.frame).cloned().context("No stack.")?;
+    let Some(caller) = frames.get(s.frame + 1).cloned() else {
+        anyhow::bail!("\"finish\" not meaningful in the outermost frame.");
+    };
+    let func = s
+        .symbols
+        .function_at(report::lookup_pc(&frame, s.frame));
+    println!(
+        "Run till exit from #{}  {}",
+        s.frame,
+        report::frame_line(s, &frame, s.frame, report::PcShown::IfMidLine)
+    );
+    let ret = caller.regs.pc().context("No stack.")?;
+    let cfa = frame.cfa.unwrap_or(0);
+    if let Outcome::Interrupted = run_to(s, tid, ret, cfa.saturating_sub(1))? {
+        return Ok(());
+    }
+    s.frame = 0;
+    let stop = StopEvent::Stepped { tid };
+    hook::report_stop(s, &stop, None, true)?;
+    if let Some(rt) = func.and_then(|f| f.return_type) {
+        if let Some(text) = crate::context::returned_value(s, tid, rt)? {
+            println!("Value returned is {text}");
+        }
+    }
+    Ok(())
+}
+
+/// `until LOCATION` / `advance LOCATION`: run until the location is reached.
+pub(crate) fn run_to_location(s: &mut Session, addrs: &[u64]) -> anyhow::Result<()> {
+    let tid = s.tid()?;
+    let Some(&addr) = addrs.first() else {
+        anyhow::bail!("No location.");
+    };
+    if let Outcome::Interrupted = run_to(s, tid, addr, 0)? {
+        return Ok(());
+    }
+    s.frame = 0;
+    let stop = StopEvent::Stepped { tid };
+    hook::report_stop(s, &stop, None, true)
+}
