@@ -199,6 +199,10 @@ fn variables(s: &Session, params: bool) -> anyhow::Result<Vec<String>> {
     let Some(frame) = sc.frame.clone() else {
         bail!("No frame selected.");
     };
+    let pc = crate::report::lookup_pc(&frame, s.frame);
+    if !s.symbols.function_at(pc).map(|f| f.has_debug_info).unwrap_or(false) {
+        bail!("No symbol table info available.");
+    }
     let vars = if params {
         s.symbols.params(&frame)
     } else {

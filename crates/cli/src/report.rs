@@ -60,12 +60,14 @@ pub(crate) fn frame_line(s: &Session, frame: &Frame, index: usize, shown: PcShow
             l.name.clone(),
             l.line
         )),
-        (None, Some(f)) => out.push_str(&format!(
+        // gdb names the file only for shared libraries, not for the executable.
+        (None, Some(f)) if f.module.0 > 0 => out.push_str(&format!(
             " from {}",
             s.symbols.module_path(f.module).display()
         )),
+        (None, Some(_)) => {}
         (None, None) => {
-            if let Some(m) = s.symbols.module_containing(pc) {
+            if let Some(m) = s.symbols.module_containing(pc).filter(|m| m.0 > 0) {
                 out.push_str(&format!(" from {}", s.symbols.module_path(m).display()));
             }
         }

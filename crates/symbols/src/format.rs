@@ -425,7 +425,8 @@ pub fn format_examine(ctx: &dyn EvalContext, addr: u64, fmt: &str) -> Result<Str
         match c {
             'b' | 'h' | 'w' | 'g' => unit = c,
             'x' | 'd' | 'u' | 'o' | 't' | 'c' | 'a' | 's' | 'f' | 'z' => letter = c,
-            other => return Err(ExprError::Other(format!("Invalid number \"{other}\"."))),
+            'i' => return Err(ExprError::Other("The x/i format (disassembly) is not supported yet.".into())),
+            other => return Err(ExprError::Other(format!("Undefined output format \"{other}\"."))),
         }
     }
     let label = |a: u64| match ctx.symbol_for(a) {

@@ -446,8 +446,16 @@ impl Module {
                 | gimli::DW_TAG_union_type
                 | gimli::DW_TAG_enumeration_type
                 | gimli::DW_TAG_typedef => {
-                    if name.is_some() {
-                        builder.convert(u, entry.offset());
+                    if let Some(n) = &name {
+                        let id = builder.convert(u, entry.offset());
+                        // Rust types are shown by path (`hello::Point`), as gdb does.
+                        if lang == Language::Rust && !ns.is_empty() {
+                            let q = qualify(n);
+                            if let crate::types::Type::Struct { kind, size, members, .. } = builder.table.get(id).clone() {
+                                builder.table.set(id, crate::types::Type::Struct { name: Some(q.clone()), kind, size, members });
+                            }
+                            builder.names.entry(q).or_insert(id);
+                        }
                     }
                 }
                 _ => {}
