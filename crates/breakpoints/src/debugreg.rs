@@ -50,7 +50,7 @@ pub fn split(addr: u64, len: u64) -> Vec<(u64, u8)> {
     let end = addr + len;
     while a < end {
         let mut size = 8u64;
-        while size > 1 && (a % size != 0 || a + size > end) {
+        while size > 1 && (!a.is_multiple_of(size) || a + size > end) {
             size /= 2;
         }
         out.push((a, size as u8));
@@ -151,17 +151,31 @@ mod tests {
 
     #[test]
     fn encodes_dr7() {
-        let a = allocate(&[(0x1000, 4, WatchAccess::Write), (0x2000, 8, WatchAccess::Access)]).unwrap();
+        let a = allocate(&[
+            (0x1000, 4, WatchAccess::Write),
+            (0x2000, 8, WatchAccess::Access),
+        ])
+        .unwrap();
         assert_eq!(a.addresses(), [0x1000, 0x2000, 0, 0]);
         // DR0: L0, RW=01, LEN=11; DR1: L1, RW=11, LEN=10.
-        assert_eq!(a.dr7(), 0b01 | 0b0100 | (0b01 << 16) | (0b11 << 18) | (0b11 << 20) | (0b10 << 22));
+        assert_eq!(
+            a.dr7(),
+            0b01 | 0b0100 | (0b01 << 16) | (0b11 << 18) | (0b11 << 20) | (0b10 << 22)
+        );
         assert_eq!(a.fired(0b10), vec![1]);
     }
 
     #[test]
     fn refuses_what_does_not_fit() {
-        let r = allocate(&[(0x1000, 16, WatchAccess::Write), (0x2000, 16, WatchAccess::Write), (0x3000, 1, WatchAccess::Write)]);
+        let r = allocate(&[
+            (0x1000, 16, WatchAccess::Write),
+            (0x2000, 16, WatchAccess::Write),
+            (0x3000, 1, WatchAccess::Write),
+        ]);
         assert_eq!(r, Err(DebugRegError::TooMany { needed: 5 }));
-        assert!(r.unwrap_err().to_string().contains("need 5 debug registers"));
+        assert!(r
+            .unwrap_err()
+            .to_string()
+            .contains("need 5 debug registers"));
     }
 }

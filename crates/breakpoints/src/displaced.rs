@@ -92,12 +92,21 @@ mod tests {
     #[test]
     fn plain_instructions_move_and_jump_back() {
         // push rbp; mov rbp,rsp; endbr64; nop
-        for code in [&[0x55][..], &[0x48, 0x89, 0xe5], &[0xf3, 0x0f, 0x1e, 0xfa], &[0x90]] {
+        for code in [
+            &[0x55][..],
+            &[0x48, 0x89, 0xe5],
+            &[0xf3, 0x0f, 0x1e, 0xfa],
+            &[0x90],
+        ] {
             let Plan::Relocated { code: out, len } = plan(ADDR, code, SLOT) else {
                 panic!("{code:x?} must relocate");
             };
             assert_eq!(len, code.len());
-            assert_eq!(&out[..len], code, "position-independent bytes are unchanged");
+            assert_eq!(
+                &out[..len],
+                code,
+                "position-independent bytes are unchanged"
+            );
             let back = decode(&out[len..], SLOT + len as u64);
             assert_eq!(back.near_branch_target(), ADDR + len as u64);
         }
@@ -129,7 +138,10 @@ mod tests {
             let Plan::Relocated { code: out, .. } = plan(ADDR, code, SLOT) else {
                 panic!("must relocate");
             };
-            assert_eq!(decode(&out, SLOT).near_branch_target(), orig.near_branch_target());
+            assert_eq!(
+                decode(&out, SLOT).near_branch_target(),
+                orig.near_branch_target()
+            );
         }
     }
 

@@ -115,7 +115,10 @@ impl World {
                     th.executions = (th.executions + 1) % 4;
                     th.pc = Pc::Follow;
                     th.status = Status::Running;
-                    out.push((format!("thread {i} executes the relocated copy of Break"), Ok(w)));
+                    out.push((
+                        format!("thread {i} executes the relocated copy of Break"),
+                        Ok(w),
+                    ));
                 }
                 Status::Running | Status::Stepping => {
                     let stepping = t.status == Status::Stepping;
@@ -229,7 +232,11 @@ pub fn check(strategy: Strategy, threads: usize, displaceable: bool) -> Report {
                 Err(e) => {
                     return Report {
                         states: parent.len(),
-                        counterexample: Some(trace(&parent, w, format!("{desc}: protocol error: {e}"))),
+                        counterexample: Some(trace(
+                            &parent,
+                            w,
+                            format!("{desc}: protocol error: {e}"),
+                        )),
                     }
                 }
             };

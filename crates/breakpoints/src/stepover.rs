@@ -118,11 +118,19 @@ impl StepOver {
             Strategy::Displaced if displaceable => vec![Action::RunDisplaced(tid, site)],
             Strategy::Naive => {
                 self.stepping = Some((tid, site));
-                vec![Action::Lift(site), Action::SingleStep(tid), Action::ResumeOthers]
+                vec![
+                    Action::Lift(site),
+                    Action::SingleStep(tid),
+                    Action::ResumeOthers,
+                ]
             }
             Strategy::NoSwitch | Strategy::Displaced => {
                 self.stepping = Some((tid, site));
-                vec![Action::StopOthers, Action::Lift(site), Action::SingleStep(tid)]
+                vec![
+                    Action::StopOthers,
+                    Action::Lift(site),
+                    Action::SingleStep(tid),
+                ]
             }
         })
     }

@@ -79,7 +79,14 @@ impl BreakpointTable {
         }
     }
 
-    fn add(&mut self, kind: BreakpointKind, spec: String, locations: Vec<u64>, temporary: bool, condition: Option<String>) -> u32 {
+    fn add(
+        &mut self,
+        kind: BreakpointKind,
+        spec: String,
+        locations: Vec<u64>,
+        temporary: bool,
+        condition: Option<String>,
+    ) -> u32 {
         let n = self.next;
         self.next += 1;
         self.items.insert(
@@ -100,12 +107,31 @@ impl BreakpointTable {
     }
 
     /// Adds a code breakpoint; returns its number.
-    pub fn add_breakpoint(&mut self, spec: String, locations: Vec<u64>, temporary: bool, condition: Option<String>) -> u32 {
-        self.add(BreakpointKind::Breakpoint, spec, locations, temporary, condition)
+    pub fn add_breakpoint(
+        &mut self,
+        spec: String,
+        locations: Vec<u64>,
+        temporary: bool,
+        condition: Option<String>,
+    ) -> u32 {
+        self.add(
+            BreakpointKind::Breakpoint,
+            spec,
+            locations,
+            temporary,
+            condition,
+        )
     }
 
     /// Adds a watchpoint; returns its number.
-    pub fn add_watchpoint(&mut self, expr: String, access: WatchAccess, address: u64, len: u64, condition: Option<String>) -> u32 {
+    pub fn add_watchpoint(
+        &mut self,
+        expr: String,
+        access: WatchAccess,
+        address: u64,
+        len: u64,
+        condition: Option<String>,
+    ) -> u32 {
         let kind = BreakpointKind::Watchpoint {
             access,
             expr: expr.clone(),
@@ -145,7 +171,9 @@ impl BreakpointTable {
     pub fn breakpoints_at(&self, addr: u64) -> Vec<u32> {
         self.items
             .values()
-            .filter(|b| b.enabled && b.kind == BreakpointKind::Breakpoint && b.locations.contains(&addr))
+            .filter(|b| {
+                b.enabled && b.kind == BreakpointKind::Breakpoint && b.locations.contains(&addr)
+            })
             .map(|b| b.number)
             .collect()
     }

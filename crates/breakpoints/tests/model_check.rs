@@ -8,7 +8,11 @@ fn noswitch_keeps_one_action_per_execution_with_two_threads() {
     let r = check(Strategy::NoSwitch, 2, false);
     println!("NoSwitch, 2 threads: {} states", r.states);
     assert!(r.counterexample.is_none(), "{:#?}", r.counterexample);
-    assert!(r.states > 100, "the exploration must be real: {} states", r.states);
+    assert!(
+        r.states > 100,
+        "the exploration must be real: {} states",
+        r.states
+    );
 }
 
 #[test]
@@ -34,14 +38,28 @@ fn displaced_keeps_one_action_per_execution() {
 fn naive_protocol_counterexample_is_found() {
     let r = check(Strategy::Naive, 2, false);
     let trace = r.counterexample.expect("the naive protocol must be caught");
-    println!("Naive, 2 threads: counterexample after {} states:", r.states);
+    println!(
+        "Naive, 2 threads: counterexample after {} states:",
+        r.states
+    );
     for step in &trace {
         println!("  {step}");
     }
     // The seed's scenario: one thread traps, and while it steps over the lifted trap the
     // other executes Break unseen and comes back Outside with no breakpoint action.
-    assert!(trace.iter().any(|s| s.contains("traps at Break")), "{trace:#?}");
-    assert!(trace.iter().any(|s| s.contains("executes Break (not planted)") && !s.contains("single-step")), "{trace:#?}");
+    assert!(
+        trace.iter().any(|s| s.contains("traps at Break")),
+        "{trace:#?}"
+    );
+    assert!(
+        trace
+            .iter()
+            .any(|s| s.contains("executes Break (not planted)") && !s.contains("single-step")),
+        "{trace:#?}"
+    );
     let last = trace.last().unwrap();
-    assert!(last.contains("successful executions of Break but"), "{last}");
+    assert!(
+        last.contains("successful executions of Break but"),
+        "{last}"
+    );
 }

@@ -34,10 +34,7 @@ pub(crate) struct Scope<'a> {
 
 impl Scope<'_> {
     fn pc(&self) -> u64 {
-        self.frame
-            .as_ref()
-            .and_then(|f| f.regs.pc())
-            .unwrap_or(0)
+        self.frame.as_ref().and_then(|f| f.regs.pc()).unwrap_or(0)
     }
 }
 
@@ -63,12 +60,10 @@ impl EvalContext for Scope<'_> {
             .variable_location(&var, self.frame.as_ref(), &mem)
         {
             Ok(Location::Address(a)) => Place::Memory(a),
-            Ok(Location::Register(r)) => {
-                match self.frame.as_ref().and_then(|f| f.regs.get(r)) {
-                    Some(v) => Place::Register(r, v),
-                    None => Place::Unavailable,
-                }
-            }
+            Ok(Location::Register(r)) => match self.frame.as_ref().and_then(|f| f.regs.get(r)) {
+                Some(v) => Place::Register(r, v),
+                None => Place::Unavailable,
+            },
             Ok(Location::Value(bytes)) => Place::Value(bytes),
             Ok(Location::Unavailable) | Err(_) => Place::Unavailable,
         };
@@ -157,7 +152,9 @@ pub(crate) fn evaluate(s: &mut Session, text: &str) -> anyhow::Result<Value> {
 
 /// Refuses a condition that does not parse.
 pub(crate) fn check_syntax(text: &str) -> anyhow::Result<()> {
-    expr::parse(text).map(|_| ()).map_err(|e| anyhow::anyhow!("{e}"))
+    expr::parse(text)
+        .map(|_| ())
+        .map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 /// An expression's value as an address (`break *EXPR`, `x EXPR`).
@@ -200,7 +197,12 @@ fn variables(s: &Session, params: bool) -> anyhow::Result<Vec<String>> {
         bail!("No frame selected.");
     };
     let pc = crate::report::lookup_pc(&frame, s.frame);
-    if !s.symbols.function_at(pc).map(|f| f.has_debug_info).unwrap_or(false) {
+    if !s
+        .symbols
+        .function_at(pc)
+        .map(|f| f.has_debug_info)
+        .unwrap_or(false)
+    {
         bail!("No symbol table info available.");
     }
     let vars = if params {
@@ -215,11 +217,7 @@ fn variables(s: &Session, params: bool) -> anyhow::Result<Vec<String>> {
 }
 
 fn variable_text(sc: &Scope<'_>, v: &hindsight_symbols::Variable) -> String {
-    match expr::evaluate(
-        &expr::Expr::variable(&v.name),
-        sc,
-        &[],
-    ) {
+    match expr::evaluate(&expr::Expr::variable(&v.name), sc, &[]) {
         Ok(val) => format::format_value_bare(&val, sc),
         Err(e) => format!("<error: {e}>"),
     }
@@ -283,10 +281,7 @@ pub(crate) fn eval_condition(
 }
 
 /// (address, length, current bytes, type) of what `watch EXPR` watches: its lvalue.
-pub(crate) fn watch_target(
-    s: &mut Session,
-    text: &str,
-) -> anyhow::Result<(u64, u64, Vec<u8>, Ty)> {
+pub(crate) fn watch_target(s: &mut Session, text: &str) -> anyhow::Result<(u64, u64, Vec<u8>, Ty)> {
     let v = evaluate(s, text)?;
     let Some(addr) = v.address() else {
         bail!("Cannot watch constant value `{text}'.");

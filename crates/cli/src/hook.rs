@@ -61,7 +61,9 @@ impl StopHook for Hook<'_> {
         let numbers = self.table.breakpoints_at(addr);
         let mut stop = None;
         for n in numbers {
-            let Some(bp) = self.table.get(n) else { continue };
+            let Some(bp) = self.table.get(n) else {
+                continue;
+            };
             if let Some(cond) = bp.condition.clone() {
                 match context::eval_condition(self.symbols, inf, tid, &cond) {
                     Ok(true) => {}
@@ -75,7 +77,9 @@ impl StopHook for Hook<'_> {
                     }
                 }
             }
-            let Some(bp) = self.table.get_mut(n) else { continue };
+            let Some(bp) = self.table.get_mut(n) else {
+                continue;
+            };
             bp.hit_count += 1;
             if bp.ignore_count > 0 {
                 bp.ignore_count -= 1;
@@ -95,8 +99,16 @@ impl StopHook for Hook<'_> {
     fn watchpoint_hit(&mut self, inf: &Inferior, _tid: Tid, slots: u8) -> bool {
         let fired = self.table.watchpoints_for_slots(slots);
         for n in fired {
-            let Some(bp) = self.table.get(n) else { continue };
-            let BreakpointKind::Watchpoint { access, address, len, .. } = bp.kind.clone() else {
+            let Some(bp) = self.table.get(n) else {
+                continue;
+            };
+            let BreakpointKind::Watchpoint {
+                access,
+                address,
+                len,
+                ..
+            } = bp.kind.clone()
+            else {
                 continue;
             };
             let mut now = vec![0u8; len as usize];
@@ -107,7 +119,8 @@ impl StopHook for Hook<'_> {
             let changed = before.as_ref() != Some(&now);
             // Write watchpoints fire on every write; gdb reports only changes. x86 cannot
             // watch reads alone: a read watchpoint that saw its value change saw a write.
-            if (access == WatchAccess::Write && !changed) || (access == WatchAccess::Read && changed)
+            if (access == WatchAccess::Write && !changed)
+                || (access == WatchAccess::Read && changed)
             {
                 self.watch_values.insert(n, now);
                 continue;
@@ -120,7 +133,9 @@ impl StopHook for Hook<'_> {
                     continue;
                 }
             }
-            let Some(bp) = self.table.get_mut(n) else { continue };
+            let Some(bp) = self.table.get_mut(n) else {
+                continue;
+            };
             bp.hit_count += 1;
             if bp.ignore_count > 0 {
                 bp.ignore_count -= 1;

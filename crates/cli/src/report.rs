@@ -55,11 +55,7 @@ pub(crate) fn frame_line(s: &Session, frame: &Frame, index: usize, shown: PcShow
         None => out.push_str("?? ()"),
     }
     match (&line, &func) {
-        (Some(l), _) => out.push_str(&format!(
-            " at {}:{}",
-            l.name.clone(),
-            l.line
-        )),
+        (Some(l), _) => out.push_str(&format!(" at {}:{}", l.name.clone(), l.line)),
         // gdb names the file only for shared libraries, not for the executable.
         (None, Some(f)) if f.module.0 > 0 => out.push_str(&format!(
             " from {}",

@@ -74,10 +74,7 @@ impl Session {
         };
         s.spawn()?;
         if !s.has_debug_info {
-            println!(
-                "(No debugging symbols found in {})",
-                s.program.display()
-            );
+            println!("(No debugging symbols found in {})", s.program.display());
         }
         Ok(s)
     }
@@ -85,8 +82,8 @@ impl Session {
     /// (Re)starts the process and re-plants every breakpoint.
     pub(crate) fn spawn(&mut self) -> anyhow::Result<()> {
         let args: Vec<&OsStr> = self.args.iter().map(|a| a.as_os_str()).collect();
-        let inf = Inferior::spawn(&self.program, &args, self.pin)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let inf =
+            Inferior::spawn(&self.program, &args, self.pin).map_err(|e| anyhow::anyhow!("{e}"))?;
         self.thread = Some(Tid(inf.pid()));
         self.frame = 0;
         self.inferior = Some(inf);
@@ -106,7 +103,10 @@ impl Session {
 
     /// The process id, while the program runs.
     pub fn pid(&self) -> Option<i32> {
-        self.inferior.as_ref().filter(|i| i.is_alive()).map(|i| i.pid())
+        self.inferior
+            .as_ref()
+            .filter(|i| i.is_alive())
+            .map(|i| i.pid())
     }
 
     /// True after `quit`.
@@ -261,7 +261,7 @@ fn file_mappings(maps: &str) -> Vec<(PathBuf, u64)> {
             continue;
         };
         let Some(path) = parts.next() else { continue };
-        if !path.starts_with('/') || offset.trim_start_matches('0') != "" {
+        if !path.starts_with('/') || !offset.trim_start_matches('0').is_empty() {
             continue;
         }
         let Some(start) = range

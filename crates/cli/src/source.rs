@@ -35,10 +35,7 @@ impl SourceCache {
     pub fn show(&mut self, file: &Path, line: u32) -> String {
         match self.line(file, line) {
             Some(text) => format!("{line}\t{text}"),
-            None => format!(
-                "{line}\tin {}",
-                file.display()
-            ),
+            None => format!("{line}\tin {}", file.display()),
         }
     }
 }

@@ -49,11 +49,7 @@ fn run_to(s: &mut Session, tid: Tid, addr: u64, min_sp: u64) -> anyhow::Result<O
     s.live_mut()?
         .insert_site(addr)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let r = hook::resume_raw(
-        s,
-        Resume::Continue,
-        Some(StepResume { addr, tid, min_sp }),
-    );
+    let r = hook::resume_raw(s, Resume::Continue, Some(StepResume { addr, tid, min_sp }));
     if let Some(inf) = s.inferior.as_mut().filter(|i| i.is_alive()) {
         let _ = inf.remove_site(addr);
     }
@@ -89,7 +85,10 @@ pub(crate) fn line_step(s: &mut Session, kind: LineStep) -> anyhow::Result<()> {
     s.frame = 0;
     let (start_pc, _) = pc_sp(s, tid)?;
     let start_func = s.symbols.function_at(start_pc);
-    let has_lines = start_func.as_ref().map(|f| f.has_debug_info).unwrap_or(false)
+    let has_lines = start_func
+        .as_ref()
+        .map(|f| f.has_debug_info)
+        .unwrap_or(false)
         && s.symbols.line_at(start_pc).is_some();
     if !has_lines {
         let name = start_func
@@ -240,9 +239,7 @@ pub(crate) fn finish(s: &mut Session) -> anyhow::Result<()> {
     let Some(caller) = frames.get(s.frame + 1).cloned() else {
         anyhow::bail!("\"finish\" not meaningful in the outermost frame.");
     };
-    let func = s
-        .symbols
-        .function_at(report::lookup_pc(&frame, s.frame));
+    let func = s.symbols.function_at(report::lookup_pc(&frame, s.frame));
     println!(
         "Run till exit from #{}  {}",
         s.frame,

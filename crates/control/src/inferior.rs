@@ -60,6 +60,9 @@ pub struct Inferior {
     /// The step-over protocol's state (seed 000), driven by `resume`.
     pub(crate) protocol: StepOver,
     pub(crate) exit: Option<StopEvent>,
+    /// Registers of the thread a `StopHook` is being asked about (pc rewound to the site),
+    /// so that the hook reads them without a kernel call or a write-back.
+    pub(crate) regs_cache: std::cell::Cell<Option<(Tid, Regs)>>,
     /// Number of step-overs done by each strategy (displaced, inline), for tests and benchmarks.
     pub stats: StepOverStats,
 }
@@ -96,6 +99,7 @@ impl Inferior {
             mode: StepOverMode::Displaced,
             protocol: StepOver::new(Strategy::Displaced),
             exit: None,
+            regs_cache: std::cell::Cell::new(None),
             stats: StepOverStats::default(),
         })
     }
@@ -160,6 +164,11 @@ impl Inferior {
 
     /// General registers of a stopped thread.
     pub fn regs(&self, tid: Tid) -> Result<Regs, ControlError> {
+        if let Some((t, r)) = self.regs_cache.get() {
+            if t == tid {
+                return Ok(r);
+            }
+        }
         Ok(self.stopped(tid)?.regs()?)
     }
 

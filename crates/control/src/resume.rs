@@ -10,7 +10,7 @@
 //! - `waitpid` reports the exit of the thread-group leader only after every other thread is
 //!   gone, so the leader's exit is the process's end.
 
-use hindsight_ptrace::{Stop, Tid, WaitEvent};
+use hindsight_ptrace::{Regs, Stop, Tid, WaitEvent};
 
 use hindsight_breakpoints::displaced::{Plan, SLOT_SIZE};
 use hindsight_breakpoints::stepover::Action;
@@ -40,7 +40,11 @@ pub enum Resume {
 impl Inferior {
     /// Resumes the program and returns at the next stop that the hook (or the kind of event)
     /// says is one. Every thread is stopped again when this returns.
-    pub fn resume(&mut self, how: Resume, hook: &mut dyn StopHook) -> Result<StopEvent, ControlError> {
+    pub fn resume(
+        &mut self,
+        how: Resume,
+        hook: &mut dyn StopHook,
+    ) -> Result<StopEvent, ControlError> {
         if self.exit.is_some() {
             return Err(ControlError::NotRunning);
         }
@@ -111,6 +115,17 @@ impl Inferior {
     /// Gets thread `tid`, stopped at the planted site `addr`, past it: the step-over protocol
     /// (`hindsight_breakpoints::stepover`) decides, this executes its actions.
     fn step_over(&mut self, tid: Tid, addr: u64) -> Result<(), ControlError> {
+        self.step_over_with(tid, addr, None)
+    }
+
+    /// [`Self::step_over`] with the thread's registers already in hand (pc at the site, not
+    /// yet written back).
+    fn step_over_with(
+        &mut self,
+        tid: Tid,
+        addr: u64,
+        regs: Option<Regs>,
+    ) -> Result<(), ControlError> {
         // Sites are planned when inserted (with every thread stopped); a site without a plan
         // is stepped inline.
         let plan = self
@@ -123,20 +138,36 @@ impl Inferior {
             .protocol
             .on_resume(tid.0 as u32, addr, displaceable)
             .map_err(|e| ControlError::Insert(format!("step-over protocol: {e}")))?;
-        self.execute(tid, plan, actions)
+        if let (Some(r), StepPlan::Inline) = (regs, plan) {
+            // Inline stepping starts from the site itself.
+            tid.set_regs(&r)?;
+        }
+        self.execute(tid, plan, actions, regs)
     }
 
     /// Executes the protocol's actions for thread `tid`. Only `Displaced` and `NoSwitch`
     /// drive a live process: with every other thread stopped, the single-step is waited for
     /// right here.
-    fn execute(&mut self, tid: Tid, plan: StepPlan, actions: Vec<Action>) -> Result<(), ControlError> {
+    fn execute(
+        &mut self,
+        tid: Tid,
+        plan: StepPlan,
+        actions: Vec<Action>,
+        regs: Option<Regs>,
+    ) -> Result<(), ControlError> {
         for action in actions {
             match action {
                 Action::RunDisplaced(..) => {
-                    let mut r = tid.regs()?;
+                    let mut r = match regs {
+                        Some(r) => r,
+                        None => tid.regs()?,
+                    };
                     match plan {
                         StepPlan::Relocated { slot } => r.set_pc(slot),
-                        StepPlan::EmulateCall { target, return_addr } => {
+                        StepPlan::EmulateCall {
+                            target,
+                            return_addr,
+                        } => {
                             r.0.rsp -= 8;
                             self.mem.write(r.0.rsp, &return_addr.to_le_bytes())?;
                             r.set_pc(target);
@@ -158,7 +189,7 @@ impl Inferior {
                         .on_step_done(t)
                         .map_err(|e| ControlError::Insert(format!("step-over protocol: {e}")))?;
                     // Re-plant and resume even if the step failed, then report the failure.
-                    let done = self.execute(tid, plan, next);
+                    let done = self.execute(tid, plan, next, None);
                     stepped?;
                     done?;
                 }
@@ -271,7 +302,11 @@ impl Inferior {
     }
 
     /// `stepi` for one thread; the others stay stopped.
-    fn step_thread(&mut self, tid: Tid, hook: &mut dyn StopHook) -> Result<StopEvent, ControlError> {
+    fn step_thread(
+        &mut self,
+        tid: Tid,
+        hook: &mut dyn StopHook,
+    ) -> Result<StopEvent, ControlError> {
         if self.thread(tid).map(|t| t.state) != Some(ThreadState::Stopped) {
             return Err(ControlError::NoThread(tid.0.to_string()));
         }
@@ -427,22 +462,35 @@ impl Inferior {
         tid: Tid,
         hook: &mut dyn StopHook,
     ) -> Result<Option<StopEvent>, ControlError> {
-        let si = tid.siginfo()?;
-        if si.si_code == SI_KERNEL {
-            let mut regs = tid.regs()?;
-            let addr = regs.pc().wrapping_sub(1);
-            if self.sites.get(addr).is_some() {
+        // The hot path (a breakpoint hit that does not stop) costs four kernel calls: this
+        // GETREGS, the hook's reads, one SETREGS and the resume. Without watchpoints, a
+        // SIGTRAP that leaves the pc just past one of our int3s is that int3, so the siginfo
+        // is only read when there is a doubt.
+        let mut regs = tid.regs()?;
+        let addr = regs.pc().wrapping_sub(1);
+        let ours = self.sites.get(addr).is_some();
+        let si_code = if ours && self.debugregs.dr7 == 0 {
+            SI_KERNEL
+        } else {
+            tid.siginfo()?.si_code
+        };
+        if si_code == SI_KERNEL {
+            if ours {
                 regs.set_pc(addr);
-                tid.set_regs(&regs)?;
                 // The protocol's breakpoint action for this trap (seed 000's invariant).
                 self.protocol
                     .on_trap(tid.0 as u32, addr)
                     .map_err(|e| ControlError::Insert(format!("step-over protocol: {e}")))?;
-                if hook.breakpoint_hit(self, tid, addr) {
+                // The hook sees the thread as stopped at the site (pc rewound) without a write.
+                self.regs_cache.set(Some((tid, regs)));
+                let stop = hook.breakpoint_hit(self, tid, addr);
+                self.regs_cache.set(None);
+                if stop {
+                    tid.set_regs(&regs)?;
                     self.stop_all()?;
                     return Ok(Some(StopEvent::Breakpoint { tid, addr }));
                 }
-                self.step_over(tid, addr)?;
+                self.step_over_with(tid, addr, Some(regs))?;
                 return Ok(None);
             }
             // No site: seed 004's test. An int3 still in memory is the program's own; none
@@ -461,7 +509,7 @@ impl Inferior {
             }));
         }
         let dr6 = tid.debugreg(6).unwrap_or(0);
-        if dr6 & 0xf != 0 || si.si_code == TRAP_HWBKPT {
+        if dr6 & 0xf != 0 || si_code == TRAP_HWBKPT {
             tid.set_debugreg(6, 0)?;
             let slots = (dr6 & 0xf) as u8;
             if hook.watchpoint_hit(self, tid, slots) {
@@ -471,7 +519,7 @@ impl Inferior {
             self.cont(tid)?;
             return Ok(None);
         }
-        if si.si_code == TRAP_TRACE {
+        if si_code == TRAP_TRACE {
             // A stray single-step trap (e.g. the flag left set by a signal handler): ignore.
             self.cont(tid)?;
             return Ok(None);
@@ -603,7 +651,11 @@ impl Inferior {
                 }
             }
         }
-        while self.threads.iter().any(|t| t.state == ThreadState::Stopping) {
+        while self
+            .threads
+            .iter()
+            .any(|t| t.state == ThreadState::Stopping)
+        {
             let (tid, ev) = hindsight_ptrace::wait_any()?;
             let Some(state) = self.thread(tid).map(|t| t.state) else {
                 if let WaitEvent::Stopped(_) = ev {
@@ -626,4 +678,3 @@ impl Inferior {
         Ok(())
     }
 }
-

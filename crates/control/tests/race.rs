@@ -132,7 +132,11 @@ fn deleting_at_first_stop_leaves_only_zombies() {
     assert!(matches!(first, StopEvent::Breakpoint { addr, .. } if addr == f));
     inf.remove_site(f).unwrap();
     let end = inf.resume(Resume::Continue, &mut hook).unwrap();
-    assert_eq!(end, StopEvent::Exited(0), "pending hits must be zombies, not SIGTRAPs");
+    assert_eq!(
+        end,
+        StopEvent::Exited(0),
+        "pending hits must be zombies, not SIGTRAPs"
+    );
 }
 
 #[test]
@@ -158,7 +162,16 @@ int main(void) {
     let mut inf = Inferior::spawn(&exe, &[], true).unwrap();
     let mut hook = Counter::default();
     let stop = inf.resume(Resume::Continue, &mut hook).unwrap();
-    assert!(matches!(stop, StopEvent::Signal { signal: libc::SIGTRAP, .. }), "{stop:?}");
+    assert!(
+        matches!(
+            stop,
+            StopEvent::Signal {
+                signal: libc::SIGTRAP,
+                ..
+            }
+        ),
+        "{stop:?}"
+    );
     let end = inf.resume(Resume::Continue, &mut hook).unwrap();
     assert_eq!(end, StopEvent::Exited(0));
 }
@@ -221,5 +234,9 @@ int main(void) {
             other => panic!("unexpected stop {other:?}"),
         }
     }
-    assert_eq!(values, vec![1, 2, 3], "the write in the new thread must be seen too");
+    assert_eq!(
+        values,
+        vec![1, 2, 3],
+        "the write in the new thread must be seen too"
+    );
 }

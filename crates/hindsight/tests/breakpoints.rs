@@ -6,7 +6,16 @@ use common::*;
 #[test]
 fn ignore_count_sees_every_call_of_every_thread() {
     let prog = compile("race", &[]);
-    let r = debug(&prog, &["break count", "ignore 1 1000000", "continue", "info breakpoints"], &[]);
+    let r = debug(
+        &prog,
+        &[
+            "break count",
+            "ignore 1 1000000",
+            "continue",
+            "info breakpoints",
+        ],
+        &[],
+    );
     r.has("Breakpoint 1 at 0x")
         .has("Will ignore next 1000000 crossings of breakpoint 1.")
         // 4 threads x 5000 calls, not one more or less.
@@ -15,7 +24,11 @@ fn ignore_count_sees_every_call_of_every_thread() {
         .has("[Inferior 1 (process ")
         .has("exited normally]")
         .code(0);
-    assert!(r.stdout.contains(&native(&prog, &[])), "output changed:\n{}", r.stdout);
+    assert!(
+        r.stdout.contains(&native(&prog, &[])),
+        "output changed:\n{}",
+        r.stdout
+    );
     assert_eq!(r.stdout.matches("[New Thread 0x").count(), 4);
 }
 
@@ -24,8 +37,19 @@ fn ignore_count_with_inline_stepping_is_exact_too() {
     // A non-PIE build puts the code where the scratch page may land elsewhere; the count
     // must not depend on how the step-over is done.
     let prog = compile("race", &["-no-pie"]);
-    let r = debug(&prog, &["break count", "ignore 1 1000000", "continue", "info breakpoints"], &[]);
-    r.has("\tbreakpoint already hit 20000 times\n").has("exited normally]").code(0);
+    let r = debug(
+        &prog,
+        &[
+            "break count",
+            "ignore 1 1000000",
+            "continue",
+            "info breakpoints",
+        ],
+        &[],
+    );
+    r.has("\tbreakpoint already hit 20000 times\n")
+        .has("exited normally]")
+        .code(0);
 }
 
 #[test]
@@ -36,7 +60,11 @@ fn deleting_at_the_first_stop_turns_pending_hits_into_zombies() {
         .lacks("SIGTRAP")
         .has("exited normally]")
         .code(0);
-    assert!(r.stdout.contains(&native(&prog, &[])), "output changed:\n{}", r.stdout);
+    assert!(
+        r.stdout.contains(&native(&prog, &[])),
+        "output changed:\n{}",
+        r.stdout
+    );
 }
 
 #[test]
@@ -91,8 +119,15 @@ fn conditions_tbreak_disable_enable_and_hit_counts() {
 #[test]
 fn file_line_and_address_breakpoints() {
     let prog = compile("steps", &[]);
-    let r = debug(&prog, &["break steps.c:12", "run", "info breakpoints", "print $pc"], &[]);
-    r.has("file ").has("line 12.").has("Breakpoint 1, sum_squares (n=3) at ").has("12\t        total += square(i);");
+    let r = debug(
+        &prog,
+        &["break steps.c:12", "run", "info breakpoints", "print $pc"],
+        &[],
+    );
+    r.has("file ")
+        .has("line 12.")
+        .has("Breakpoint 1, sum_squares (n=3) at ")
+        .has("12\t        total += square(i);");
     // The address gdb printed for the breakpoint works as `*ADDRESS` too.
     let addr = r
         .stdout

@@ -6,7 +6,8 @@ use common::*;
 #[test]
 fn missing_and_non_executable_programs() {
     let r = debug(std::path::Path::new("/nonexistent/prog"), &["run"], &[]);
-    r.err_has("/nonexistent/prog: No such file or directory.").code(2);
+    r.err_has("/nonexistent/prog: No such file or directory.")
+        .code(2);
     let text = scratch().join("notes.txt");
     std::fs::write(&text, "not a program\n").expect("write");
     let r = debug(&text, &["run"], &[]);
@@ -23,7 +24,11 @@ fn a_binary_without_debug_info_still_breaks_on_addresses_and_steps() {
         .status()
         .expect("gcc");
     assert!(st.success());
-    let r = debug(&prog, &["break square", "run", "stepi", "bt", "info locals"], &[]);
+    let r = debug(
+        &prog,
+        &["break square", "run", "stepi", "bt", "info locals"],
+        &[],
+    );
     r.has("(No debugging symbols found in ")
         .has("Breakpoint 1, 0x")
         .has(" in square ()\n")
@@ -35,7 +40,11 @@ fn a_binary_without_debug_info_still_breaks_on_addresses_and_steps() {
 #[test]
 fn unknown_commands_and_bad_arguments() {
     let prog = compile("steps", &[]);
-    let r = debug(&prog, &["frobnicate", "break nosuchfunction", "delete 99", "x/4x 0"], &[]);
+    let r = debug(
+        &prog,
+        &["frobnicate", "break nosuchfunction", "delete 99", "x/4x 0"],
+        &[],
+    );
     r.err_has("Undefined command: \"frobnicate\".  Try \"help\".")
         .err_has("Function \"nosuchfunction\" not defined.")
         .err_has("No breakpoint number 99.")
@@ -75,5 +84,8 @@ fn the_program_never_outlives_hindsight() {
         .and_then(|s| s.parse().ok())
         .expect("an LWP number");
     // hindsight has exited: the process must be gone (killed and reaped).
-    assert!(!std::path::Path::new(&format!("/proc/{lwp}")).exists(), "LWP {lwp} survived");
+    assert!(
+        !std::path::Path::new(&format!("/proc/{lwp}")).exists(),
+        "LWP {lwp} survived"
+    );
 }

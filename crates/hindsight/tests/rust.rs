@@ -8,7 +8,22 @@ fn rust_functions_and_values() {
     let prog = compile_rust("hello");
     let r = debug(
         &prog,
-        &["break scale", "run", "next", "next", "next", "next", "print *p", "print p.x", "print k", "print sum", "print flag", "print letter", "print ratio", "finish"],
+        &[
+            "break scale",
+            "run",
+            "next",
+            "next",
+            "next",
+            "next",
+            "print *p",
+            "print p.x",
+            "print k",
+            "print sum",
+            "print flag",
+            "print letter",
+            "print ratio",
+            "finish",
+        ],
         &[],
     );
     r.has("Breakpoint 1, hello::scale (p=0x")

@@ -6,7 +6,18 @@ use common::*;
 #[test]
 fn info_threads_and_thread_switching() {
     let prog = compile("race", &[]);
-    let r = debug(&prog, &["break count", "run", "info threads", "thread 1", "thread", "thread 9"], &[]);
+    let r = debug(
+        &prog,
+        &[
+            "break count",
+            "run",
+            "info threads",
+            "thread 1",
+            "thread",
+            "thread 9",
+        ],
+        &[],
+    );
     r.has("  Id   Target Id")
         .has("* ")
         .has("\"race\" ")

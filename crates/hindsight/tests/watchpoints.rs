@@ -56,7 +56,15 @@ fn a_sixteen_byte_struct_takes_two_registers_and_a_fifth_is_refused() {
     let prog = compile("watch", &[]);
     let r = debug(
         &prog,
-        &["break main", "run", "next", "watch pr", "watch counter", "watch big", "watch *p"],
+        &[
+            "break main",
+            "run",
+            "next",
+            "watch pr",
+            "watch counter",
+            "watch big",
+            "watch *p",
+        ],
         &[],
     );
     r.has("Hardware watchpoint 2: pr\n")
@@ -64,5 +72,7 @@ fn a_sixteen_byte_struct_takes_two_registers_and_a_fifth_is_refused() {
         .err_has("Hardware watchpoints need 5 debug registers")
         .code(1);
     let r = debug(&prog, &["break main", "run", "watch pr", "continue"], &[]);
-    r.has("\nHardware watchpoint 2: pr\n\nOld value = {a = 0, b = 0}\nNew value = {a = 0, b = 7}\n");
+    r.has(
+        "\nHardware watchpoint 2: pr\n\nOld value = {a = 0, b = 0}\nNew value = {a = 0, b = 7}\n",
+    );
 }

@@ -73,7 +73,9 @@ pub fn inject_syscall(
         Ok(tid.regs()?.0.rax as i64)
     })();
     // Restore whatever happened above; report the first failure.
-    let restored = mem.write(pc, &saved_code).and_then(|_| tid.set_regs(&saved));
+    let restored = mem
+        .write(pc, &saved_code)
+        .and_then(|_| tid.set_regs(&saved));
     let value = result?;
     restored?;
     for sig in deferred {

@@ -8,14 +8,18 @@ pub struct Regs(pub libc::user_regs_struct);
 
 impl fmt::Debug for Regs {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Regs {{ rip: {:#x}, rsp: {:#x} }}", self.0.rip, self.0.rsp)
+        write!(
+            f,
+            "Regs {{ rip: {:#x}, rsp: {:#x} }}",
+            self.0.rip, self.0.rsp
+        )
     }
 }
 
 /// Register names in the order gdb's `info registers` lists them.
 pub const GDB_ORDER: [&str; 24] = [
-    "rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12",
-    "r13", "r14", "r15", "rip", "eflags", "cs", "ss", "ds", "es", "fs", "gs",
+    "rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13",
+    "r14", "r15", "rip", "eflags", "cs", "ss", "ds", "es", "fs", "gs",
 ];
 
 impl Regs {

@@ -23,7 +23,14 @@ fn ptrace(
 ) -> Result<libc::c_long, PtraceError> {
     // SAFETY: every request used here takes integer/pointer arguments that the callers below
     // give valid buffers for; the kernel validates the tid.
-    let r = unsafe { libc::ptrace(req, tid.0, addr as *mut libc::c_void, data as *mut libc::c_void) };
+    let r = unsafe {
+        libc::ptrace(
+            req,
+            tid.0,
+            addr as *mut libc::c_void,
+            data as *mut libc::c_void,
+        )
+    };
     if r == -1 {
         return Err(PtraceError::last(format!("{what} of thread {}", tid.0)));
     }
@@ -41,7 +48,14 @@ impl Tid {
 
     /// Executes one instruction (delivering `signal` first if non-zero), then stops with SIGTRAP.
     pub fn step(self, signal: i32) -> Result<(), PtraceError> {
-        ptrace(libc::PTRACE_SINGLESTEP, self, 0, signal as usize, "PTRACE_SINGLESTEP").map(|_| ())
+        ptrace(
+            libc::PTRACE_SINGLESTEP,
+            self,
+            0,
+            signal as usize,
+            "PTRACE_SINGLESTEP",
+        )
+        .map(|_| ())
     }
 
     /// Asks a running thread to stop; it reports a `PTRACE_EVENT_STOP` (or whatever stop it was
@@ -53,20 +67,38 @@ impl Tid {
     /// Reads the general-purpose registers.
     pub fn regs(self) -> Result<Regs, PtraceError> {
         let mut r: libc::user_regs_struct = unsafe { std::mem::zeroed() };
-        ptrace(libc::PTRACE_GETREGS, self, 0, ptr::addr_of_mut!(r) as usize, "PTRACE_GETREGS")?;
+        ptrace(
+            libc::PTRACE_GETREGS,
+            self,
+            0,
+            ptr::addr_of_mut!(r) as usize,
+            "PTRACE_GETREGS",
+        )?;
         Ok(Regs(r))
     }
 
     /// Writes the general-purpose registers.
     pub fn set_regs(self, regs: &Regs) -> Result<(), PtraceError> {
-        ptrace(libc::PTRACE_SETREGS, self, 0, ptr::addr_of!(regs.0) as usize, "PTRACE_SETREGS")
-            .map(|_| ())
+        ptrace(
+            libc::PTRACE_SETREGS,
+            self,
+            0,
+            ptr::addr_of!(regs.0) as usize,
+            "PTRACE_SETREGS",
+        )
+        .map(|_| ())
     }
 
     /// Reads the x87/SSE registers (xmm0 holds a returned `double`).
     pub fn fp_regs(self) -> Result<FpRegs, PtraceError> {
         let mut r: libc::user_fpregs_struct = unsafe { std::mem::zeroed() };
-        ptrace(libc::PTRACE_GETFPREGS, self, 0, ptr::addr_of_mut!(r) as usize, "PTRACE_GETFPREGS")?;
+        ptrace(
+            libc::PTRACE_GETFPREGS,
+            self,
+            0,
+            ptr::addr_of_mut!(r) as usize,
+            "PTRACE_GETFPREGS",
+        )?;
         Ok(FpRegs(r))
     }
 
@@ -74,7 +106,13 @@ impl Tid {
     /// single-step trap from a hardware watchpoint from a `kill`).
     pub fn siginfo(self) -> Result<libc::siginfo_t, PtraceError> {
         let mut si: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        ptrace(libc::PTRACE_GETSIGINFO, self, 0, ptr::addr_of_mut!(si) as usize, "PTRACE_GETSIGINFO")?;
+        ptrace(
+            libc::PTRACE_GETSIGINFO,
+            self,
+            0,
+            ptr::addr_of_mut!(si) as usize,
+            "PTRACE_GETSIGINFO",
+        )?;
         Ok(si)
     }
 
@@ -91,7 +129,10 @@ impl Tid {
             )
         };
         if r == -1 && std::io::Error::last_os_error().raw_os_error() != Some(0) {
-            return Err(PtraceError::last(format!("reading DR{n} of thread {}", self.0)));
+            return Err(PtraceError::last(format!(
+                "reading DR{n} of thread {}",
+                self.0
+            )));
         }
         Ok(r as u64)
     }
@@ -113,7 +154,13 @@ impl Tid {
     /// the exit status for `PTRACE_EVENT_EXIT`).
     pub fn event_msg(self) -> Result<u64, PtraceError> {
         let mut msg: libc::c_ulong = 0;
-        ptrace(libc::PTRACE_GETEVENTMSG, self, 0, ptr::addr_of_mut!(msg) as usize, "PTRACE_GETEVENTMSG")?;
+        ptrace(
+            libc::PTRACE_GETEVENTMSG,
+            self,
+            0,
+            ptr::addr_of_mut!(msg) as usize,
+            "PTRACE_GETEVENTMSG",
+        )?;
         Ok(msg)
     }
 
@@ -161,7 +208,14 @@ pub fn current_cpu() -> usize {
 impl Tid {
     /// Lets the thread go untraced, delivering `signal`.
     pub fn detach(self, signal: i32) -> Result<(), PtraceError> {
-        ptrace(libc::PTRACE_DETACH, self, 0, signal as usize, "PTRACE_DETACH").map(|_| ())
+        ptrace(
+            libc::PTRACE_DETACH,
+            self,
+            0,
+            signal as usize,
+            "PTRACE_DETACH",
+        )
+        .map(|_| ())
     }
 
     /// The thread-group id of a thread (from `/proc/TID/status`): tells a new thread of ours

@@ -96,5 +96,7 @@ pub fn poll_any() -> Result<Option<(Tid, WaitEvent)>, PtraceError> {
 
 /// Waits for the next stop or exit of one thread.
 pub fn wait_tid(tid: Tid) -> Result<WaitEvent, PtraceError> {
-    Ok(wait_raw(tid.0, 0)?.map(|(_, e)| e).unwrap_or(WaitEvent::Exited(0)))
+    Ok(wait_raw(tid.0, 0)?
+        .map(|(_, e)| e)
+        .unwrap_or(WaitEvent::Exited(0)))
 }

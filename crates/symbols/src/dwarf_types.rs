@@ -196,10 +196,14 @@ impl TypeBuilder<'_> {
                 while let Ok(Some(child)) = children.next() {
                     let e = child.entry();
                     if e.tag() == gimli::DW_TAG_enumerator {
-                        let n = attr_str(self.dwarf, unit, e, gimli::DW_AT_name).unwrap_or_default();
+                        let n =
+                            attr_str(self.dwarf, unit, e, gimli::DW_AT_name).unwrap_or_default();
                         let v = e
                             .attr_value(gimli::DW_AT_const_value)
-                            .and_then(|v| v.sdata_value().or_else(|| v.udata_value().map(|u| u as i64)))
+                            .and_then(|v| {
+                                v.sdata_value()
+                                    .or_else(|| v.udata_value().map(|u| u as i64))
+                            })
                             .unwrap_or(0);
                         values.push((n, v));
                     }

@@ -12,13 +12,23 @@ const ELEMENT_LIMIT: usize = 200;
 /// Formats a value as `print` shows it; `fmt` is print's `/x`, `/d`, `/u`, `/o`, `/t`, `/c`,
 /// `/a`, `/f`, `/z`. A pointer at top level shows its type: `(int *) 0x…`.
 pub fn format_value(v: &Value, ctx: &dyn EvalContext, fmt: Option<char>) -> String {
-    let f = Formatter { ctx, fmt, rust: ctx.language() == Language::Rust, prefix: true };
+    let f = Formatter {
+        ctx,
+        fmt,
+        rust: ctx.language() == Language::Rust,
+        prefix: true,
+    };
     f.value(&v.ty, &v.bytes, true)
 }
 
 /// Formats a value as frame lines and `info locals` show it: pointers without their type.
 pub fn format_value_bare(v: &Value, ctx: &dyn EvalContext) -> String {
-    let f = Formatter { ctx, fmt: None, rust: ctx.language() == Language::Rust, prefix: false };
+    let f = Formatter {
+        ctx,
+        fmt: None,
+        rust: ctx.language() == Language::Rust,
+        prefix: false,
+    };
     f.value(&v.ty, &v.bytes, true)
 }
 
@@ -50,13 +60,21 @@ fn sint(bytes: &[u8]) -> i64 {
 /// gdb's `%g` with `digits` significant digits (9 for float, 17 for double).
 pub fn format_float(x: f64, digits: usize) -> String {
     if x.is_nan() {
-        return if x.is_sign_negative() { "-nan(0x8000000000000)".into() } else { "nan(0x8000000000000)".into() };
+        return if x.is_sign_negative() {
+            "-nan(0x8000000000000)".into()
+        } else {
+            "nan(0x8000000000000)".into()
+        };
     }
     if x.is_infinite() {
         return if x < 0.0 { "-inf".into() } else { "inf".into() };
     }
     if x == 0.0 {
-        return if x.is_sign_negative() { "-0".into() } else { "0".into() };
+        return if x.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
     }
     let e = format!("{:.*e}", digits - 1, x);
     let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
@@ -137,7 +155,12 @@ impl Formatter<'_> {
 
     fn int_with_fmt(&self, bytes: &[u8], signed: bool) -> Option<String> {
         let size = bytes.len().max(1);
-        let u = uint(bytes) & if size >= 8 { u64::MAX } else { (1u64 << (size * 8)) - 1 };
+        let u = uint(bytes)
+            & if size >= 8 {
+                u64::MAX
+            } else {
+                (1u64 << (size * 8)) - 1
+            };
         Some(match self.fmt? {
             'x' => format!("{u:#x}"),
             'z' => format!("0x{u:0width$x}", width = size * 2),
@@ -312,7 +335,10 @@ impl Formatter<'_> {
     fn array(&self, elem: &Ty, count: Option<u64>, bytes: &[u8]) -> String {
         let t = self.t();
         let es = elem.size(&t).unwrap_or(1).max(1) as usize;
-        let n = count.map(|c| c as usize).unwrap_or(bytes.len() / es).min(bytes.len() / es);
+        let n = count
+            .map(|c| c as usize)
+            .unwrap_or(bytes.len() / es)
+            .min(bytes.len() / es);
         if matches!(elem.shape(&t), Shape::Char { size: 1, .. }) && self.fmt.is_none() {
             let mut s = &bytes[..n];
             // A trailing NUL is the terminator, not content (print null-stop off).
@@ -370,19 +396,30 @@ impl Formatter<'_> {
             }
         }
         let mut fields = Vec::new();
-        let tuple = self.rust && members.iter().all(|m| m.name.as_deref().map(|n| n.starts_with("__")).unwrap_or(false));
+        let tuple = self.rust
+            && members.iter().all(|m| {
+                m.name
+                    .as_deref()
+                    .map(|n| n.starts_with("__"))
+                    .unwrap_or(false)
+            });
         for m in members {
             let mty = Ty::Table { module, id: m.ty };
             let size = mty.size(&t).unwrap_or(0) as usize;
             let off = m.offset as usize;
-            let text = if let Some((bit, bits)) = m.bits {
+            let text = if let Some((bit, bits)) =
+                m.bits.filter(|(b, n)| *n > 0 && *n <= 64 && *b < 1024)
+            {
                 let mut raw = 0u128;
                 for (i, b) in bytes.iter().enumerate().take(16) {
                     raw |= (*b as u128) << (8 * i);
                 }
-                let start = off as u64 * 8 + bit;
+                let start = (off as u64 * 8 + bit).min(127);
                 let mut x = (raw >> start) & ((1u128 << bits) - 1);
-                if matches!(mty.shape(&t), Shape::Int { signed: true, .. }) && bits > 0 && (x >> (bits - 1)) & 1 == 1 {
+                if matches!(mty.shape(&t), Shape::Int { signed: true, .. })
+                    && bits > 0
+                    && (x >> (bits - 1)) & 1 == 1
+                {
                     x |= !((1u128 << bits) - 1);
                 }
                 let b = (x as i128).to_le_bytes();
@@ -418,15 +455,27 @@ impl Formatter<'_> {
 /// `x/NFU ADDRESS`: gdb's rows of `ADDRESS <sym+off>:\tv\tv…`.
 pub fn format_examine(ctx: &dyn EvalContext, addr: u64, fmt: &str) -> Result<String, ExprError> {
     let digits: String = fmt.chars().take_while(|c| c.is_ascii_digit()).collect();
-    let count: usize = if digits.is_empty() { 1 } else { digits.parse().unwrap_or(1) };
+    let count: usize = if digits.is_empty() {
+        1
+    } else {
+        digits.parse().unwrap_or(1)
+    };
     let mut letter = 'x';
     let mut unit = 'w';
     for c in fmt[digits.len()..].chars() {
         match c {
             'b' | 'h' | 'w' | 'g' => unit = c,
             'x' | 'd' | 'u' | 'o' | 't' | 'c' | 'a' | 's' | 'f' | 'z' => letter = c,
-            'i' => return Err(ExprError::Other("The x/i format (disassembly) is not supported yet.".into())),
-            other => return Err(ExprError::Other(format!("Undefined output format \"{other}\"."))),
+            'i' => {
+                return Err(ExprError::Other(
+                    "The x/i format (disassembly) is not supported yet.".into(),
+                ))
+            }
+            other => {
+                return Err(ExprError::Other(format!(
+                    "Undefined output format \"{other}\"."
+                )))
+            }
         }
     }
     let label = |a: u64| match ctx.symbol_for(a) {
@@ -437,7 +486,12 @@ pub fn format_examine(ctx: &dyn EvalContext, addr: u64, fmt: &str) -> Result<Str
     if letter == 's' {
         let mut a = addr;
         for _ in 0..count {
-            let f = Formatter { ctx, fmt: None, rust: false, prefix: false };
+            let f = Formatter {
+                ctx,
+                fmt: None,
+                rust: false,
+                prefix: false,
+            };
             let (s, more) = f.c_string(a)?;
             out.push_str(&format!("{}\t{}\n", label(a), char_run_string(&s, more)));
             a += s.len() as u64 + 1;
@@ -487,7 +541,10 @@ pub fn format_examine(ctx: &dyn EvalContext, addr: u64, fmt: &str) -> Result<Str
             },
             'f' => {
                 if size == 4 {
-                    format_float(f32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]) as f64, 9)
+                    format_float(
+                        f32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]) as f64,
+                        9,
+                    )
                 } else if size == 8 {
                     format_float(f64::from_le_bytes(chunk.try_into().unwrap_or([0; 8])), 17)
                 } else {

@@ -87,6 +87,8 @@ pub struct Module {
     pub(crate) type_names: HashMap<String, TypeId>,
     pub(crate) elf_syms: Vec<ElfSym>,
     pub(crate) eh_frame: Option<(gimli::EhFrame<R>, gimli::BaseAddresses)>,
+    /// The binary-search table of `.eh_frame_hdr`: FDE lookup without scanning.
+    pub(crate) eh_frame_hdr: Option<gimli::ParsedEhFrameHdr<R>>,
     pub(crate) debug_frame: Option<(gimli::DebugFrame<R>, gimli::BaseAddresses)>,
 }
 
@@ -174,6 +176,9 @@ impl Module {
 
         let frame_bases = |name: &str| {
             let mut b = gimli::BaseAddresses::default();
+            if let Some(s) = file.section_by_name(".eh_frame_hdr") {
+                b = b.set_eh_frame_hdr(s.address());
+            }
             if let Some(s) = file.section_by_name(name) {
                 b = b.set_eh_frame(s.address());
             }
@@ -190,6 +195,12 @@ impl Module {
             f.set_address_size(8);
             (f, frame_bases(".eh_frame"))
         });
+        let eh_frame_hdr = match (&eh_frame, file.section_by_name(".eh_frame_hdr")) {
+            (Some((_, bases)), Some(_)) => gimli::EhFrameHdr::from(section(".eh_frame_hdr"))
+                .parse(bases, 8)
+                .ok(),
+            _ => None,
+        };
         let debug_frame = file.section_by_name(".debug_frame").map(|_| {
             let mut f = gimli::DebugFrame::from(section(".debug_frame"));
             f.set_address_size(8);
@@ -216,6 +227,7 @@ impl Module {
             type_names: HashMap::new(),
             elf_syms,
             eh_frame,
+            eh_frame_hdr,
             debug_frame,
         };
         m.read_units();
@@ -303,7 +315,10 @@ impl Module {
                             // Directory 0 is the compilation directory: gdb shows the
                             // name alone then, else directory/name.
                             let dir_index = entry.directory_index();
-                            shown = if dir_index == 0 || dir.is_empty() || Path::new(&name).is_absolute() {
+                            shown = if dir_index == 0
+                                || dir.is_empty()
+                                || Path::new(&name).is_absolute()
+                            {
                                 name.clone()
                             } else {
                                 format!("{dir}/{name}")
@@ -328,7 +343,10 @@ impl Module {
             // gdb's rule for rows that repeat the previous row's line: once the line has had
             // a non-zero discriminator (loop bodies do), they add nothing and the line goes
             // on — which is what makes a return address into a loop body "mid-line".
-            let same = current.last().map(|p| p.line == line && p.file == file).unwrap_or(false);
+            let same = current
+                .last()
+                .map(|p| p.line == line && p.file == file)
+                .unwrap_or(false);
             if same {
                 line_has_discriminator |= row.discriminator() != 0;
                 if line_has_discriminator {
@@ -384,9 +402,8 @@ impl Module {
                     scopes.push((depth, None, true));
                     let (low, high) = pc_range(&self.dwarf, unit, entry);
                     if high > low {
-                        let decl_name = name.clone().or_else(|| {
-                            spec_name(&self.dwarf, unit, entry)
-                        });
+                        let decl_name =
+                            name.clone().or_else(|| spec_name(&self.dwarf, unit, entry));
                         let fname = match decl_name {
                             Some(n) => qualify(&n),
                             None => attr_str(&self.dwarf, unit, entry, gimli::DW_AT_linkage_name)
@@ -421,9 +438,7 @@ impl Module {
                             Some(gimli::AttributeValue::Exprloc(ref e)) if first_op_is_addr(e)
                         );
                     if tag == gimli::DW_TAG_variable && (!in_function || static_in_fn) {
-                        let n = name
-                            .clone()
-                            .or_else(|| spec_name(&self.dwarf, unit, entry));
+                        let n = name.clone().or_else(|| spec_name(&self.dwarf, unit, entry));
                         if let (Some(n), true) = (n, has_location) {
                             let g = Global {
                                 name: qualify(&n),
@@ -434,7 +449,10 @@ impl Module {
                                 }),
                             };
                             if g.name != n {
-                                self.globals.entry(g.name.clone()).or_default().push(g.clone());
+                                self.globals
+                                    .entry(g.name.clone())
+                                    .or_default()
+                                    .push(g.clone());
                             }
                             self.globals.entry(n).or_default().push(g);
                         }
@@ -451,8 +469,22 @@ impl Module {
                         // Rust types are shown by path (`hello::Point`), as gdb does.
                         if lang == Language::Rust && !ns.is_empty() {
                             let q = qualify(n);
-                            if let crate::types::Type::Struct { kind, size, members, .. } = builder.table.get(id).clone() {
-                                builder.table.set(id, crate::types::Type::Struct { name: Some(q.clone()), kind, size, members });
+                            if let crate::types::Type::Struct {
+                                kind,
+                                size,
+                                members,
+                                ..
+                            } = builder.table.get(id).clone()
+                            {
+                                builder.table.set(
+                                    id,
+                                    crate::types::Type::Struct {
+                                        name: Some(q.clone()),
+                                        kind,
+                                        size,
+                                        members,
+                                    },
+                                );
                             }
                             builder.names.entry(q).or_insert(id);
                         }
@@ -495,12 +527,10 @@ pub(crate) fn pc_range(
 ) -> (u64, u64) {
     let low = match entry.attr_value(gimli::DW_AT_low_pc) {
         Some(gimli::AttributeValue::Addr(a)) => a,
-        Some(v @ gimli::AttributeValue::DebugAddrIndex(_)) => {
-            match dwarf.attr_address(unit, v) {
-                Ok(Some(a)) => a,
-                _ => return (0, 0),
-            }
-        }
+        Some(v @ gimli::AttributeValue::DebugAddrIndex(_)) => match dwarf.attr_address(unit, v) {
+            Ok(Some(a)) => a,
+            _ => return (0, 0),
+        },
         _ => return (0, 0),
     };
     let high = match entry.attr_value(gimli::DW_AT_high_pc) {
@@ -522,8 +552,8 @@ pub(crate) fn type_ref(entry: &gimli::DebuggingInformationEntry<R>) -> Option<Un
     }
 }
 
-fn spec_die<'a>(
-    unit: &'a gimli::Unit<R>,
+fn spec_die(
+    unit: &gimli::Unit<R>,
     entry: &gimli::DebuggingInformationEntry<R>,
 ) -> Option<gimli::DebuggingInformationEntry<R>> {
     for at in [gimli::DW_AT_specification, gimli::DW_AT_abstract_origin] {

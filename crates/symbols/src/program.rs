@@ -77,7 +77,10 @@ impl Program {
 
     /// The module's file.
     pub fn module_path(&self, m: ModuleId) -> &Path {
-        self.modules.get(m.0).map(|m| m.path.as_path()).unwrap_or(Path::new("??"))
+        self.modules
+            .get(m.0)
+            .map(|m| m.path.as_path())
+            .unwrap_or(Path::new("??"))
     }
 
     /// Loaded modules, in load order (the executable first).
@@ -87,7 +90,10 @@ impl Program {
 
     /// Whether a module has DWARF line information.
     pub fn has_debug_info(&self, m: ModuleId) -> bool {
-        self.modules.get(m.0).map(|m| !m.seqs.is_empty()).unwrap_or(false)
+        self.modules
+            .get(m.0)
+            .map(|m| !m.seqs.is_empty())
+            .unwrap_or(false)
     }
 
     /// A module's type table.
@@ -264,7 +270,11 @@ impl Program {
         let is_stmt = seq.rows[first..=ri].iter().any(|x| x.is_stmt);
         Some(LineInfo {
             file: m.files.get(r.file as usize).cloned().unwrap_or_default(),
-            name: m.file_names.get(r.file as usize).cloned().unwrap_or_default(),
+            name: m
+                .file_names
+                .get(r.file as usize)
+                .cloned()
+                .unwrap_or_default(),
             line: r.line,
             address: r.addr + m.bias,
             is_stmt,
@@ -300,7 +310,9 @@ impl Program {
             let ps = p.to_string_lossy();
             ps == file
                 || ps.ends_with(&format!("/{file}"))
-                || p.file_name().map(|n| n.to_string_lossy() == file).unwrap_or(false)
+                || p.file_name()
+                    .map(|n| n.to_string_lossy() == file)
+                    .unwrap_or(false)
         };
         let mut known = false;
         // The smallest line >= `line` that has is_stmt code in a matching file.
@@ -339,7 +351,10 @@ impl Program {
             for seq in &m.seqs {
                 for r in &seq.rows {
                     if r.is_stmt && r.line == target && ids.contains(&r.file) {
-                        let func = self.dwarf_func(mi, r.addr).map(|f| f.low + m.bias).unwrap_or(0);
+                        let func = self
+                            .dwarf_func(mi, r.addr)
+                            .map(|f| f.low + m.bias)
+                            .unwrap_or(0);
                         let addr = r.addr + m.bias;
                         match per_func.iter_mut().find(|(f, _)| *f == func) {
                             Some((_, a)) => *a = (*a).min(addr),
@@ -396,7 +411,9 @@ fn skip_frame_setup(m: &Module, addr: u64) -> u64 {
     }
     if code.get(i) == Some(&0x55) {
         i += 1;
-        if code.get(i..i + 3) == Some(&[0x48, 0x89, 0xe5]) || code.get(i..i + 3) == Some(&[0x48, 0x8b, 0xec]) {
+        if code.get(i..i + 3) == Some(&[0x48, 0x89, 0xe5])
+            || code.get(i..i + 3) == Some(&[0x48, 0x8b, 0xec])
+        {
             return addr + i as u64 + 3;
         }
     }

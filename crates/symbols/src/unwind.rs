@@ -25,7 +25,23 @@ type Row = gimli::UnwindTableRow<usize>;
 fn row_for(m: &Module, a: u64) -> Option<Row> {
     let mut ctx = gimli::UnwindContext::new();
     if let Some((eh, bases)) = &m.eh_frame {
-        if let Ok(row) = eh.unwind_info_for_address(bases, &mut ctx, a, gimli::EhFrame::cie_from_offset) {
+        // .eh_frame_hdr's sorted table finds the FDE by binary search; a scan of .eh_frame is
+        // the fallback (it costs a walk over every FDE of the module).
+        if let Some(table) = m.eh_frame_hdr.as_ref().and_then(|h| h.table()) {
+            if let Ok(row) = table.unwind_info_for_address(
+                eh,
+                bases,
+                &mut ctx,
+                a,
+                gimli::EhFrame::cie_from_offset,
+            ) {
+                return Some(row.clone());
+            }
+        }
+        let mut ctx = gimli::UnwindContext::new();
+        if let Ok(row) =
+            eh.unwind_info_for_address(bases, &mut ctx, a, gimli::EhFrame::cie_from_offset)
+        {
             return Some(row.clone());
         }
     }
@@ -65,7 +81,12 @@ impl Program {
     }
 
     /// The caller's registers and this frame's CFA.
-    fn unwind_step(&self, regs: &DwarfRegs, lookup: u64, mem: &dyn ReadMemory) -> Option<(DwarfRegs, u64)> {
+    fn unwind_step(
+        &self,
+        regs: &DwarfRegs,
+        lookup: u64,
+        mem: &dyn ReadMemory,
+    ) -> Option<(DwarfRegs, u64)> {
         let row = self
             .module_at(lookup)
             .and_then(|(mi, a)| row_for(self.module(mi), a));

@@ -261,7 +261,11 @@ fn table_name(table: &TypeTable, module: usize, id: TypeId, t: &dyn Tables) -> S
                     let _ = p;
                     let r = ret.map(|r| tab(r).name(t)).unwrap_or_else(|| "void".into());
                     let ps: Vec<String> = params.iter().map(|p| tab(*p).name(t)).collect();
-                    let ps = if ps.is_empty() { "void".to_string() } else { ps.join(", ") };
+                    let ps = if ps.is_empty() {
+                        "void".to_string()
+                    } else {
+                        ps.join(", ")
+                    };
                     format!("{r} (*)({ps})")
                 }
                 Some((p, _)) => pointer_name(&table_name(table, module, p, t)),
@@ -280,7 +284,9 @@ fn table_name(table: &TypeTable, module: usize, id: TypeId, t: &dyn Tables) -> S
                 _ => format!("struct {n}"),
             }
         }
-        Type::Enum { name, .. } => format!("enum {}", name.clone().unwrap_or_else(|| "{...}".into())),
+        Type::Enum { name, .. } => {
+            format!("enum {}", name.clone().unwrap_or_else(|| "{...}".into()))
+        }
         Type::Typedef { name, .. } => name.clone(),
         Type::Qualified { qualifier, target } => {
             let q = match qualifier {
@@ -295,7 +301,11 @@ fn table_name(table: &TypeTable, module: usize, id: TypeId, t: &dyn Tables) -> S
         Type::Function { ret, params } => {
             let r = ret.map(|r| tab(r).name(t)).unwrap_or_else(|| "void".into());
             let ps: Vec<String> = params.iter().map(|p| tab(*p).name(t)).collect();
-            let ps = if ps.is_empty() { "void".to_string() } else { ps.join(", ") };
+            let ps = if ps.is_empty() {
+                "void".to_string()
+            } else {
+                ps.join(", ")
+            };
             format!("{r} ({ps})")
         }
         Type::Unknown => "<unknown type>".into(),
@@ -353,7 +363,9 @@ impl Value {
     /// The value as an address or integer (for `x ADDR`, `break *ADDR`).
     pub fn as_u64(&self) -> Result<u64, crate::expr::ExprError> {
         if self.bytes.is_empty() {
-            return Err(crate::expr::ExprError::Other("Value is not an integer.".into()));
+            return Err(crate::expr::ExprError::Other(
+                "Value is not an integer.".into(),
+            ));
         }
         Ok(self.raw_u64())
     }

@@ -152,9 +152,11 @@ impl Program {
         let pc = frame.and_then(|f| f.regs.pc()).unwrap_or(0);
         let expr = match entry.attr_value(gimli::DW_AT_location) {
             Some(gimli::AttributeValue::Exprloc(e)) => e,
-            Some(v @ (gimli::AttributeValue::LocationListsRef(_)
-            | gimli::AttributeValue::SecOffset(_)
-            | gimli::AttributeValue::DebugLocListsIndex(_))) => {
+            Some(
+                v @ (gimli::AttributeValue::LocationListsRef(_)
+                | gimli::AttributeValue::SecOffset(_)
+                | gimli::AttributeValue::DebugLocListsIndex(_)),
+            ) => {
                 let offset = match m.dwarf.attr_locations_offset(unit, v) {
                     Ok(Some(o)) => o,
                     _ => return Ok(Location::Unavailable),
@@ -179,7 +181,9 @@ impl Program {
             Some(gimli::AttributeValue::Block(_)) | None => {
                 if let Some(v) = entry.attr_value(gimli::DW_AT_const_value) {
                     let bytes = match v {
-                        gimli::AttributeValue::Block(b) => b.to_slice().map(|s| s.to_vec()).unwrap_or_default(),
+                        gimli::AttributeValue::Block(b) => {
+                            b.to_slice().map(|s| s.to_vec()).unwrap_or_default()
+                        }
                         other => other
                             .sdata_value()
                             .or_else(|| other.udata_value().map(|u| u as i64))
@@ -212,7 +216,8 @@ impl Program {
         let entry = unit
             .entry(func)
             .map_err(|e| SymbolsError::Location(e.to_string()))?;
-        let Some(gimli::AttributeValue::Exprloc(e)) = entry.attr_value(gimli::DW_AT_frame_base) else {
+        let Some(gimli::AttributeValue::Exprloc(e)) = entry.attr_value(gimli::DW_AT_frame_base)
+        else {
             return Ok(None);
         };
         match self.eval_location(mi, ui, e, frame, None, mem)? {
@@ -251,7 +256,8 @@ impl Program {
                     let Some(v) = frame.and_then(|f| f.regs.get(register.0)) else {
                         return Ok(Location::Unavailable);
                     };
-                    eval.resume_with_register(gimli::Value::Generic(v)).map_err(err)?
+                    eval.resume_with_register(gimli::Value::Generic(v))
+                        .map_err(err)?
                 }
                 E::RequiresFrameBase => {
                     let Some(fb) = frame_base else {
@@ -265,9 +271,9 @@ impl Program {
                     };
                     eval.resume_with_call_frame_cfa(cfa).map_err(err)?
                 }
-                E::RequiresRelocatedAddress(a) => {
-                    eval.resume_with_relocated_address(a.wrapping_add(m.bias)).map_err(err)?
-                }
+                E::RequiresRelocatedAddress(a) => eval
+                    .resume_with_relocated_address(a.wrapping_add(m.bias))
+                    .map_err(err)?,
                 _ => return Ok(Location::Unavailable),
             };
         }

@@ -27,7 +27,8 @@ pub(crate) fn resolve_location(s: &mut Session, text: &str) -> anyhow::Result<Lo
         });
     }
     if let Ok(line) = text.parse::<u32>() {
-        let file = default_file(s).context("No symbol table is loaded.  Use the \"file\" command.")?;
+        let file =
+            default_file(s).context("No symbol table is loaded.  Use the \"file\" command.")?;
         let addresses = s
             .symbols
             .resolve_line(&file.to_string_lossy(), line)
@@ -127,8 +128,7 @@ fn set_breakpoint(s: &mut Session, args: &str, temporary: bool) -> anyhow::Resul
     } else {
         match s.symbols.line_at(first) {
             Some(l)
-                if s
-                    .symbols
+                if s.symbols
                     .function_at(first)
                     .map(|f| f.has_debug_info)
                     .unwrap_or(false) =>
@@ -164,9 +164,13 @@ fn set_watchpoint(s: &mut Session, args: &str, access: WatchAccess) -> anyhow::R
     let mut ranges = watched_ranges(s);
     ranges.push((address, len, access));
     debugreg::allocate(&ranges).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let n = s
-        .breakpoints
-        .add_watchpoint(expr.to_string(), access, address, len, cond.map(str::to_string));
+    let n = s.breakpoints.add_watchpoint(
+        expr.to_string(),
+        access,
+        address,
+        len,
+        cond.map(str::to_string),
+    );
     s.watch_values.insert(n, bytes);
     s.watch_types.insert(n, ty);
     apply_watchpoints(s)?;
@@ -445,12 +449,9 @@ pub(crate) fn info_breakpoints(s: &mut Session, watch_only: bool) -> anyhow::Res
 fn describe(s: &Session, addr: u64) -> String {
     let f = s.symbols.function_at(addr);
     match (&f, s.symbols.line_at(addr)) {
-        (Some(func), Some(l)) if func.has_debug_info => format!(
-            "in {} at {}:{}",
-            func.name,
-            l.name.clone(),
-            l.line
-        ),
+        (Some(func), Some(l)) if func.has_debug_info => {
+            format!("in {} at {}:{}", func.name, l.name.clone(), l.line)
+        }
         (Some(func), _) => format!("<{}+{}>", func.name, addr - func.low),
         _ => String::new(),
     }
@@ -463,7 +464,12 @@ pub(crate) fn user_breakpoint_at(s: &Session, addr: u64) -> Option<u32> {
 
 /// After a restart: plant every enabled breakpoint and load the watchpoints again.
 pub(crate) fn replant_all(s: &mut Session) -> anyhow::Result<()> {
-    let list: Vec<Breakpoint> = s.breakpoints.iter().filter(|b| b.enabled).cloned().collect();
+    let list: Vec<Breakpoint> = s
+        .breakpoints
+        .iter()
+        .filter(|b| b.enabled)
+        .cloned()
+        .collect();
     for b in list {
         set_sites(s, &b, true)?;
     }

@@ -185,7 +185,10 @@ pub(crate) fn info_line(s: &mut Session) -> anyhow::Result<()> {
     let Some(line) = s.symbols.line_at(pc) else {
         bail!("No line number information available for address {pc:#x}");
     };
-    let (start, end) = s.symbols.line_range(pc).unwrap_or((line.address, line.address));
+    let (start, end) = s
+        .symbols
+        .line_range(pc)
+        .unwrap_or((line.address, line.address));
     let sym = |a: u64| {
         s.symbols
             .function_at(a)
@@ -247,7 +250,10 @@ pub(crate) fn list(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Resu
         (f, first, first + 9)
     };
     let Some(lines) = s.sources.lines(&file).cloned() else {
-        bail!("{}: No such file or directory.", report::display_file(&file));
+        bail!(
+            "{}: No such file or directory.",
+            report::display_file(&file)
+        );
     };
     if first as usize > lines.len() {
         bail!(
@@ -266,14 +272,10 @@ pub(crate) fn list(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Resu
 
 /// The (file, line) a `list` argument names.
 fn list_target(s: &mut Session, a: &str) -> anyhow::Result<(std::path::PathBuf, u32)> {
-    let current_file = s
-        .list_center
-        .clone()
-        .map(|(f, _)| f)
-        .or_else(|| {
-            let main = s.symbols.lookup_functions("main").into_iter().next()?;
-            s.symbols.line_at(main.low).map(|l| l.file)
-        });
+    let current_file = s.list_center.clone().map(|(f, _)| f).or_else(|| {
+        let main = s.symbols.lookup_functions("main").into_iter().next()?;
+        s.symbols.line_at(main.low).map(|l| l.file)
+    });
     if let Ok(n) = a.parse::<u32>() {
         let Some(f) = current_file else {
             bail!("No symbol table is loaded.");
@@ -281,7 +283,11 @@ fn list_target(s: &mut Session, a: &str) -> anyhow::Result<(std::path::PathBuf, 
         return Ok((f, n));
     }
     let loc = super::breakpoints::resolve_location(s, a)?;
-    match loc.addresses.first().and_then(|&addr| s.symbols.line_at(addr)) {
+    match loc
+        .addresses
+        .first()
+        .and_then(|&addr| s.symbols.line_at(addr))
+    {
         Some(l) => Ok((l.file, l.line)),
         None => bail!("No line number known for {a}."),
     }

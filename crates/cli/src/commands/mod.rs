@@ -17,40 +17,108 @@ type Handler = fn(&mut Session, &str, Option<&str>) -> anyhow::Result<()>;
 
 /// (name, handler, one-line help). Order matters for ambiguous prefixes only through aliases.
 const COMMANDS: &[(&str, Handler, &str)] = &[
-    ("advance", running::advance, "Run until a location is reached"),
-    ("awatch", breakpoints::awatch, "Set an access (read/write) watchpoint on an expression"),
-    ("backtrace", stack::backtrace, "Print the stack of the selected thread"),
-    ("break", breakpoints::break_, "Set a breakpoint: break [LOCATION] [if CONDITION]"),
-    ("condition", breakpoints::condition, "condition N [EXPR]: stop only if EXPR is true"),
+    (
+        "advance",
+        running::advance,
+        "Run until a location is reached",
+    ),
+    (
+        "awatch",
+        breakpoints::awatch,
+        "Set an access (read/write) watchpoint on an expression",
+    ),
+    (
+        "backtrace",
+        stack::backtrace,
+        "Print the stack of the selected thread",
+    ),
+    (
+        "break",
+        breakpoints::break_,
+        "Set a breakpoint: break [LOCATION] [if CONDITION]",
+    ),
+    (
+        "condition",
+        breakpoints::condition,
+        "condition N [EXPR]: stop only if EXPR is true",
+    ),
     ("continue", running::continue_, "Continue the program"),
-    ("delete", breakpoints::delete, "Delete breakpoints (all, or the numbers given)"),
+    (
+        "delete",
+        breakpoints::delete,
+        "Delete breakpoints (all, or the numbers given)",
+    ),
     ("disable", breakpoints::disable, "Disable breakpoints"),
     ("down", stack::down, "Select the frame called by this one"),
     ("echo", data::echo, "Print text"),
     ("enable", breakpoints::enable, "Enable breakpoints"),
-    ("finish", running::finish, "Run until the selected frame returns"),
+    (
+        "finish",
+        running::finish,
+        "Run until the selected frame returns",
+    ),
     ("frame", stack::frame, "Select and print a frame"),
     ("help", help, "Print this list"),
-    ("ignore", breakpoints::ignore, "ignore N COUNT: pass breakpoint N COUNT times"),
-    ("info", info, "info breakpoints|registers|threads|locals|args|frame|sharedlibrary"),
+    (
+        "ignore",
+        breakpoints::ignore,
+        "ignore N COUNT: pass breakpoint N COUNT times",
+    ),
+    (
+        "info",
+        info,
+        "info breakpoints|registers|threads|locals|args|frame|sharedlibrary",
+    ),
     ("kill", running::kill, "Kill the program"),
     ("list", data::list, "List source lines"),
-    ("next", running::next, "Step over calls to the next source line"),
+    (
+        "next",
+        running::next,
+        "Step over calls to the next source line",
+    ),
     ("nexti", running::nexti, "Step one instruction, over calls"),
-    ("output", data::output, "Print a value without history or newline"),
+    (
+        "output",
+        data::output,
+        "Print a value without history or newline",
+    ),
     ("print", data::print, "print[/FMT] EXPR: evaluate and print"),
-    ("quit", running::quit, "Exit hindsight (killing the program)"),
-    ("run", running::run, "Let the program run (restart it after it ended)"),
-    ("rwatch", breakpoints::rwatch, "Set a read watchpoint on an expression"),
+    (
+        "quit",
+        running::quit,
+        "Exit hindsight (killing the program)",
+    ),
+    (
+        "run",
+        running::run,
+        "Let the program run (restart it after it ended)",
+    ),
+    (
+        "rwatch",
+        breakpoints::rwatch,
+        "Set a read watchpoint on an expression",
+    ),
     ("set", data::set, "set var EXPR = VALUE"),
     ("start", running::start, "Run to the beginning of main"),
-    ("step", running::step, "Step to the next source line, into calls"),
+    (
+        "step",
+        running::step,
+        "Step to the next source line, into calls",
+    ),
     ("stepi", running::stepi, "Step one instruction"),
     ("tbreak", breakpoints::tbreak, "Set a temporary breakpoint"),
     ("thread", threads::thread, "thread N: select a thread"),
-    ("until", running::until, "Run until a line past the current one (or LOCATION)"),
+    (
+        "until",
+        running::until,
+        "Run until a line past the current one (or LOCATION)",
+    ),
     ("up", stack::up, "Select the frame that called this one"),
-    ("watch", breakpoints::watch, "Set a watchpoint on an expression (stops on change)"),
+    (
+        "watch",
+        breakpoints::watch,
+        "Set a watchpoint on an expression (stops on change)",
+    ),
     ("x", data::examine, "x/FMT ADDRESS: examine memory"),
 ];
 
@@ -111,8 +179,10 @@ fn lookup(word: &str) -> anyhow::Result<Handler> {
     if let Some((_, h, _)) = COMMANDS.iter().find(|(n, _, _)| *n == word) {
         return Ok(*h);
     }
-    let matches: Vec<&(&str, Handler, &str)> =
-        COMMANDS.iter().filter(|(n, _, _)| n.starts_with(word)).collect();
+    let matches: Vec<&(&str, Handler, &str)> = COMMANDS
+        .iter()
+        .filter(|(n, _, _)| n.starts_with(word))
+        .collect();
     match matches.as_slice() {
         [(_, h, _)] => Ok(*h),
         [] => bail!("Undefined command: \"{word}\".  Try \"help\"."),
@@ -144,8 +214,8 @@ pub fn repl(s: &mut Session) {
             return;
         }
     };
-    let history = std::env::var_os("HOME")
-        .map(|h| std::path::PathBuf::from(h).join(".hindsight_history"));
+    let history =
+        std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".hindsight_history"));
     if let Some(h) = &history {
         let _ = editor.load_history(h);
     }

@@ -30,7 +30,11 @@ pub(crate) fn run(s: &mut Session, _args: &str, _: Option<&str>) -> anyhow::Resu
         s.kill();
         s.spawn()?;
     }
-    let args: Vec<String> = s.args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let args: Vec<String> = s
+        .args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     println!(
         "Starting program: {} {}",
         s.program.display(),
@@ -53,7 +57,10 @@ pub(crate) fn continue_(s: &mut Session, args: &str, _: Option<&str>) -> anyhow:
         if let Some(num) = s.last_breakpoint() {
             if let Some(bp) = s.breakpoints.get_mut(num) {
                 bp.ignore_count = (n - 1) as u32;
-                println!("Will ignore next {} crossings of breakpoint {num}.  Continuing.", n - 1);
+                println!(
+                    "Will ignore next {} crossings of breakpoint {num}.  Continuing.",
+                    n - 1
+                );
             }
         }
     } else {

@@ -45,7 +45,11 @@ pub(crate) fn print_selected(s: &mut Session) -> anyhow::Result<()> {
     } else {
         PcShown::Always
     };
-    println!("#{:<2} {}", s.frame, report::frame_line(s, &f, s.frame, pcs));
+    println!(
+        "#{:<2} {}",
+        s.frame,
+        report::frame_line(s, &f, s.frame, pcs)
+    );
     if let Some(src) = report::source_line(s, &f, s.frame) {
         println!("{src}");
     }
@@ -102,6 +106,9 @@ pub(crate) fn info_frame(s: &mut Session) -> anyhow::Result<()> {
         s.frame,
         f.cfa.unwrap_or(0)
     );
-    println!(" rip = {pc:#x} in {}", report::frame_line(s, &f, s.frame, PcShown::IfMidLine));
+    println!(
+        " rip = {pc:#x} in {}",
+        report::frame_line(s, &f, s.frame, PcShown::IfMidLine)
+    );
     Ok(())
 }

@@ -24,7 +24,8 @@ pub fn compile(name: &str, extra: &[&str]) -> PathBuf {
         return out;
     }
     // Tests of one binary run in parallel: each compiles to its own file, then renames.
-    let tmp = out.with_extension(format!("tmp{:?}", std::thread::current().id()).replace(['(', ')'], ""));
+    let tmp =
+        out.with_extension(format!("tmp{:?}", std::thread::current().id()).replace(['(', ')'], ""));
     let st = Command::new("gcc")
         .args(["-g", "-O0", "-pthread"])
         .args(extra)
@@ -44,7 +45,8 @@ pub fn compile_rust(name: &str) -> PathBuf {
     if out.exists() {
         return out;
     }
-    let tmp = out.with_extension(format!("tmp{:?}", std::thread::current().id()).replace(['(', ')'], ""));
+    let tmp =
+        out.with_extension(format!("tmp{:?}", std::thread::current().id()).replace(['(', ')'], ""));
     let st = Command::new("rustc")
         .args(["-g", "-C", "opt-level=0", "-o"])
         .arg(&tmp)
@@ -98,7 +100,10 @@ impl Run {
 
     /// Asserts that `a` appears before `b` in stdout.
     pub fn order(&self, a: &str, b: &str) -> &Self {
-        let ia = self.stdout.find(a).unwrap_or_else(|| panic!("no {a:?} in\n{}", self.stdout));
+        let ia = self
+            .stdout
+            .find(a)
+            .unwrap_or_else(|| panic!("no {a:?} in\n{}", self.stdout));
         let ib = self.stdout[ia..]
             .find(b)
             .unwrap_or_else(|| panic!("no {b:?} after {a:?} in\n{}", self.stdout));
@@ -114,7 +119,11 @@ impl Run {
 
     /// Asserts the exit status.
     pub fn code(&self, code: i32) -> &Self {
-        assert_eq!(self.code, code, "exit status\n--- stdout ---\n{}\n--- stderr ---\n{}", self.stdout, self.stderr);
+        assert_eq!(
+            self.code, code,
+            "exit status\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.stdout, self.stderr
+        );
         self
     }
 }
@@ -139,6 +148,9 @@ pub fn debug(prog: &Path, cmds: &[&str], args: &[&str]) -> Run {
 
 /// Runs the program natively; its stdout.
 pub fn native(prog: &Path, args: &[&str]) -> String {
-    let out = Command::new(prog).args(args).output().expect("program runs");
+    let out = Command::new(prog)
+        .args(args)
+        .output()
+        .expect("program runs");
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

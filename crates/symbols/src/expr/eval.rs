@@ -55,7 +55,11 @@ impl Eval<'_> {
                 } else {
                     (4, !*u)
                 };
-                Ok(Value::int(Ty::Int { size, signed }, *v as i128, size as u64))
+                Ok(Value::int(
+                    Ty::Int { size, signed },
+                    *v as i128,
+                    size as u64,
+                ))
             }
             Expr::Float(f) => Ok(Value::from_bytes(Ty::Float(8), f.to_le_bytes().to_vec())),
             Expr::Char(c) => Ok(Value::from_bytes(Ty::Char, vec![*c])),
@@ -88,8 +92,12 @@ impl Eval<'_> {
                 };
                 match idx.and_then(|i| self.history.get(i)) {
                     Some(v) => Ok(v.clone()),
-                    None if self.history.is_empty() => Err(ExprError::Other("History is empty.".into())),
-                    None => Err(ExprError::Other("History has not yet reached that value.".into())),
+                    None if self.history.is_empty() => {
+                        Err(ExprError::Other("History is empty.".into()))
+                    }
+                    None => Err(ExprError::Other(
+                        "History has not yet reached that value.".into(),
+                    )),
                 }
             }
             Expr::Unary(op, x) => self.unary(*op, x),
@@ -146,14 +154,18 @@ impl Eval<'_> {
                 let a = self.eval(a)?;
                 let i = self.rvalue(self.eval(i)?)?;
                 let Num::I(i, ..) = self.num(&i)? else {
-                    return Err(ExprError::Other("Argument to arithmetic operation not a number or boolean.".into()));
+                    return Err(ExprError::Other(
+                        "Argument to arithmetic operation not a number or boolean.".into(),
+                    ));
                 };
                 self.index(a, i as i64)
             }
             Expr::Assign(l, r) => {
                 let lv = self.eval(l)?;
                 let Some(Lval::Memory(addr)) = lv.lval else {
-                    return Err(ExprError::Other("Left operand of assignment is not an lvalue.".into()));
+                    return Err(ExprError::Other(
+                        "Left operand of assignment is not an lvalue.".into(),
+                    ));
                 };
                 let rv = self.rvalue(self.eval(r)?)?;
                 let nv = self.convert(rv, &lv.ty)?;
@@ -185,7 +197,9 @@ impl Eval<'_> {
                     b.resize(size, 0);
                     Ok(Value::from_bytes(ty, b))
                 }
-                Place::Unavailable => Err(ExprError::Other(format!("value of {n} has been optimized out"))),
+                Place::Unavailable => Err(ExprError::Other(format!(
+                    "value of {n} has been optimized out"
+                ))),
             };
         }
         if let Some((addr, ty)) = self.ctx.lookup_function(n) {
@@ -206,21 +220,32 @@ impl Eval<'_> {
     fn type_of(&self, t: &TypeName) -> Result<Ty, ExprError> {
         let base = match t.base.as_str() {
             "int" | "signed" | "signed int" => Ty::INT,
-            "unsigned" | "unsigned int" => Ty::Int { size: 4, signed: false },
+            "unsigned" | "unsigned int" => Ty::Int {
+                size: 4,
+                signed: false,
+            },
             "long" | "long int" | "signed long" | "long long" | "long long int" => Ty::LONG,
             "unsigned long" | "unsigned long int" | "unsigned long long" | "size_t" => Ty::ULONG,
-            "short" | "short int" => Ty::Int { size: 2, signed: true },
-            "unsigned short" => Ty::Int { size: 2, signed: false },
+            "short" | "short int" => Ty::Int {
+                size: 2,
+                signed: true,
+            },
+            "unsigned short" => Ty::Int {
+                size: 2,
+                signed: false,
+            },
             "char" | "signed char" => Ty::Char,
-            "unsigned char" => Ty::Int { size: 1, signed: false },
+            "unsigned char" => Ty::Int {
+                size: 1,
+                signed: false,
+            },
             "float" => Ty::Float(4),
             "double" => Ty::Float(8),
             "void" => Ty::Void,
             "_Bool" | "bool" => Ty::Bool,
-            name => self
-                .ctx
-                .lookup_type(name)
-                .ok_or_else(|| ExprError::NoSymbol(name.trim_start_matches("struct ").to_string()))?,
+            name => self.ctx.lookup_type(name).ok_or_else(|| {
+                ExprError::NoSymbol(name.trim_start_matches("struct ").to_string())
+            })?,
         };
         let mut ty = base;
         for _ in 0..t.pointers {
@@ -233,7 +258,9 @@ impl Eval<'_> {
     fn rvalue(&self, v: Value) -> Result<Value, ExprError> {
         match v.ty.shape(&self.t()) {
             Shape::Array(elem, _) => match v.lval {
-                Some(Lval::Memory(a)) => Ok(Value::int(Ty::PointerTo(Box::new(elem)), a as i128, 8)),
+                Some(Lval::Memory(a)) => {
+                    Ok(Value::int(Ty::PointerTo(Box::new(elem)), a as i128, 8))
+                }
                 _ => Ok(v),
             },
             _ => Ok(v),
@@ -243,8 +270,16 @@ impl Eval<'_> {
     fn num(&self, v: &Value) -> Result<Num, ExprError> {
         let size = v.size().clamp(1, 8);
         Ok(match v.ty.shape(&self.t()) {
-            Shape::Float(4) => Num::F(f32::from_le_bytes(v.bytes[..4].try_into().map_err(|_| bad())?) as f64),
-            Shape::Float(_) => Num::F(f64::from_le_bytes(v.bytes.get(..8).ok_or_else(bad)?.try_into().map_err(|_| bad())?)),
+            Shape::Float(4) => {
+                Num::F(f32::from_le_bytes(v.bytes[..4].try_into().map_err(|_| bad())?) as f64)
+            }
+            Shape::Float(_) => Num::F(f64::from_le_bytes(
+                v.bytes
+                    .get(..8)
+                    .ok_or_else(bad)?
+                    .try_into()
+                    .map_err(|_| bad())?,
+            )),
             Shape::Int { signed: true, .. } | Shape::Char { signed: true, .. } | Shape::Enum(_) => {
                 Num::I(v.raw_i64(size) as i128, size as u8, true)
             }
@@ -260,8 +295,12 @@ impl Eval<'_> {
         let v = self.eval(x)?;
         match op {
             Unary::AddrOf => match v.lval {
-                Some(Lval::Memory(a)) => Ok(Value::int(Ty::PointerTo(Box::new(v.ty)), a as i128, 8)),
-                _ => Err(ExprError::Other("Attempt to take address of value not located in memory.".into())),
+                Some(Lval::Memory(a)) => {
+                    Ok(Value::int(Ty::PointerTo(Box::new(v.ty)), a as i128, 8))
+                }
+                _ => Err(ExprError::Other(
+                    "Attempt to take address of value not located in memory.".into(),
+                )),
             },
             Unary::Deref => self.deref(v),
             Unary::Not => {
@@ -296,7 +335,9 @@ impl Eval<'_> {
         match v.ty.shape(&self.t()) {
             Shape::Pointer(p) => {
                 if p == Ty::Void || matches!(p.shape(&self.t()), Shape::Void) {
-                    return Err(ExprError::Other("Attempt to take contents of a non-pointer value.".into()));
+                    return Err(ExprError::Other(
+                        "Attempt to take contents of a non-pointer value.".into(),
+                    ));
                 }
                 if matches!(p.shape(&self.t()), Shape::Function) {
                     return Ok(Value {
@@ -309,30 +350,37 @@ impl Eval<'_> {
             }
             Shape::Array(elem, _) => match v.lval {
                 Some(Lval::Memory(a)) => self.read(elem, a),
-                _ => Err(ExprError::Other("Attempt to take contents of a non-pointer value.".into())),
+                _ => Err(ExprError::Other(
+                    "Attempt to take contents of a non-pointer value.".into(),
+                )),
             },
-            _ => Err(ExprError::Other("Attempt to take contents of a non-pointer value.".into())),
+            _ => Err(ExprError::Other(
+                "Attempt to take contents of a non-pointer value.".into(),
+            )),
         }
     }
 
     fn member(&self, v: Value, m: &str) -> Result<Value, ExprError> {
         let t = self.t();
         let Some((Type::Struct { members, .. }, module, _)) = v.ty.resolve(&t) else {
-            return Err(ExprError::Other(format!(
-                "Attempt to extract a component of a value that is not a structure."
-            )));
+            return Err(ExprError::Other(
+                "Attempt to extract a component of a value that is not a structure.".into(),
+            ));
         };
         let (member, base_off) = find_member(&t, module, members, m)
             .ok_or_else(|| ExprError::Other(format!("There is no member named {m}.")))?;
-        let mty = Ty::Table { module, id: member.ty };
+        let mty = Ty::Table {
+            module,
+            id: member.ty,
+        };
         let size = mty.size(&t).unwrap_or(0) as usize;
         let off = (base_off + member.offset) as usize;
-        if let Some((bit, bits)) = member.bits {
+        if let Some((bit, bits)) = member.bits.filter(|(b, n)| *n > 0 && *n <= 64 && *b < 1024) {
             let mut raw = 0u128;
             for (i, b) in v.bytes.iter().enumerate().take(16) {
                 raw |= (*b as u128) << (8 * i);
             }
-            let start = off as u64 * 8 + bit;
+            let start = (off as u64 * 8 + bit).min(127);
             let mut x = (raw >> start) & ((1u128 << bits) - 1);
             let signed = matches!(mty.shape(&t), Shape::Int { signed: true, .. });
             if signed && bits > 0 && x >> (bits - 1) & 1 == 1 {
@@ -346,7 +394,11 @@ impl Eval<'_> {
             _ => None,
         };
         match (bytes, lval) {
-            (Some(bytes), lval) => Ok(Value { ty: mty, bytes, lval }),
+            (Some(bytes), lval) => Ok(Value {
+                ty: mty,
+                bytes,
+                lval,
+            }),
             (None, Some(Lval::Memory(a))) => self.read(mty, a),
             _ => Err(ExprError::Other(format!("There is no member named {m}."))),
         }
@@ -363,7 +415,9 @@ impl Eval<'_> {
                         return Ok(Value {
                             ty: elem,
                             bytes: b.to_vec(),
-                            lval: a.address().map(|x| Lval::Memory(x.wrapping_add(off as u64))),
+                            lval: a
+                                .address()
+                                .map(|x| Lval::Memory(x.wrapping_add(off as u64))),
                         });
                     }
                 }
@@ -376,7 +430,9 @@ impl Eval<'_> {
                 let es = p.size(&t).unwrap_or(1) as i64;
                 self.read(p, a.raw_u64().wrapping_add((i * es) as u64))
             }
-            _ => Err(ExprError::Other("cannot subscript something of type `".to_string() + &a.ty.name(&t) + "'")),
+            _ => Err(ExprError::Other(
+                "cannot subscript something of type `".to_string() + &a.ty.name(&t) + "'",
+            )),
         }
     }
 
@@ -387,14 +443,20 @@ impl Eval<'_> {
         // Pointer arithmetic.
         if (pa || pb) && matches!(op, Binary::Add | Binary::Sub) {
             if pa && pb && op == Binary::Sub {
-                let Shape::Pointer(p) = a.ty.shape(&t) else { return Err(bad()) };
+                let Shape::Pointer(p) = a.ty.shape(&t) else {
+                    return Err(bad());
+                };
                 let es = p.size(&t).unwrap_or(1).max(1) as i64;
                 let d = (a.raw_u64() as i64).wrapping_sub(b.raw_u64() as i64) / es;
                 return Ok(Value::int(Ty::LONG, d as i128, 8));
             }
             let (p, n) = if pa { (&a, &b) } else { (&b, &a) };
-            let Shape::Pointer(pt) = p.ty.shape(&t) else { return Err(bad()) };
-            let Num::I(n, ..) = self.num(n)? else { return Err(bad()) };
+            let Shape::Pointer(pt) = p.ty.shape(&t) else {
+                return Err(bad());
+            };
+            let Num::I(n, ..) = self.num(n)? else {
+                return Err(bad());
+            };
             let es = pt.size(&t).unwrap_or(1).max(1) as i128;
             let d = if op == Binary::Sub { -n * es } else { n * es };
             let r = (p.raw_u64() as i128).wrapping_add(d) as u64;
@@ -420,7 +482,10 @@ impl Eval<'_> {
                     Num::I(i, ..) => i as f64,
                 };
                 let (x, y) = (f(x), f(y));
-                if matches!(op, Binary::Lt | Binary::Gt | Binary::Le | Binary::Ge | Binary::Eq | Binary::Ne) {
+                if matches!(
+                    op,
+                    Binary::Lt | Binary::Gt | Binary::Le | Binary::Ge | Binary::Eq | Binary::Ne
+                ) {
                     return Ok(cmp(x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Less)));
                 }
                 let r = match op {
@@ -437,7 +502,13 @@ impl Eval<'_> {
                 let (xs, xsg) = promote(xs, xsg);
                 let (ys, ysg) = promote(ys, ysg);
                 let size = xs.max(ys);
-                let signed = if xs == ys { xsg && ysg } else if xs > ys { xsg } else { ysg };
+                let signed = if xs == ys {
+                    xsg && ysg
+                } else if xs > ys {
+                    xsg
+                } else {
+                    ysg
+                };
                 let norm = |v: i128| -> i128 {
                     let m = mask(size as u64);
                     let u = v & m;
@@ -448,7 +519,10 @@ impl Eval<'_> {
                     }
                 };
                 let (x, y) = (norm(x), norm(y));
-                if matches!(op, Binary::Lt | Binary::Gt | Binary::Le | Binary::Ge | Binary::Eq | Binary::Ne) {
+                if matches!(
+                    op,
+                    Binary::Lt | Binary::Gt | Binary::Le | Binary::Ge | Binary::Eq | Binary::Ne
+                ) {
                     return Ok(cmp(x.cmp(&y)));
                 }
                 let r = match op {
@@ -459,7 +533,11 @@ impl Eval<'_> {
                         if y == 0 {
                             return Err(ExprError::Other("Division by zero".into()));
                         }
-                        if op == Binary::Div { x / y } else { x % y }
+                        if op == Binary::Div {
+                            x / y
+                        } else {
+                            x % y
+                        }
                     }
                     Binary::Shl => x.wrapping_shl(y as u32),
                     Binary::Shr => x.wrapping_shr(y as u32),
@@ -482,19 +560,35 @@ impl Eval<'_> {
                     Num::F(f) => f,
                     Num::I(i, ..) => i as f64,
                 };
-                let bytes = if s == 4 { (f as f32).to_le_bytes().to_vec() } else { f.to_le_bytes().to_vec() };
+                let bytes = if s == 4 {
+                    (f as f32).to_le_bytes().to_vec()
+                } else {
+                    f.to_le_bytes().to_vec()
+                };
                 Ok(Value::from_bytes(ty.clone(), bytes))
             }
-            Shape::Int { .. } | Shape::Char { .. } | Shape::Bool(_) | Shape::Enum(_) | Shape::Pointer(_) | Shape::Utf(_) => {
+            Shape::Int { .. }
+            | Shape::Char { .. }
+            | Shape::Bool(_)
+            | Shape::Enum(_)
+            | Shape::Pointer(_)
+            | Shape::Utf(_) => {
                 let i = match self.num(&v)? {
                     Num::F(f) => f as i128,
                     Num::I(i, ..) => i,
                 };
-                let i = if matches!(ty.shape(&t), Shape::Bool(_)) { (i != 0) as i128 } else { i };
+                let i = if matches!(ty.shape(&t), Shape::Bool(_)) {
+                    (i != 0) as i128
+                } else {
+                    i
+                };
                 Ok(Value::int(ty.clone(), i, size))
             }
-            Shape::Struct(_) | Shape::Array(..) if v.size() == size => Ok(Value { ty: ty.clone(), ..v }),
-            _ => Err(ExprError::Other(format!("Invalid cast."))),
+            Shape::Struct(_) | Shape::Array(..) if v.size() == size => Ok(Value {
+                ty: ty.clone(),
+                ..v
+            }),
+            _ => Err(ExprError::Other("Invalid cast.".into())),
         }
     }
 }

@@ -159,7 +159,9 @@ fn lex(text: &str) -> Result<Vec<(Tok, usize)>, ExprError> {
             it.next();
             continue;
         }
-        if c.is_ascii_digit() || (c == '.' && text[i + 1..].starts_with(|d: char| d.is_ascii_digit())) {
+        if c.is_ascii_digit()
+            || (c == '.' && text[i + 1..].starts_with(|d: char| d.is_ascii_digit()))
+        {
             let start = i;
             let mut end = i;
             while let Some(&(j, d)) = it.peek() {
@@ -174,7 +176,10 @@ fn lex(text: &str) -> Result<Vec<(Tok, usize)>, ExprError> {
             let lower = s.to_ascii_lowercase();
             let is_hex = lower.starts_with("0x");
             if !is_hex && (lower.contains('.') || lower.contains('e')) {
-                let f: f64 = lower.trim_end_matches('f').parse().map_err(|_| syntax(&text[start..]))?;
+                let f: f64 = lower
+                    .trim_end_matches('f')
+                    .parse()
+                    .map_err(|_| syntax(&text[start..]))?;
                 out.push((Tok::Float(f), start));
                 continue;
             }
@@ -188,7 +193,10 @@ fn lex(text: &str) -> Result<Vec<(Tok, usize)>, ExprError> {
                 digits.parse::<u64>()
             }
             .map_err(|_| ExprError::Other(format!("Invalid number \"{s}\".")))?;
-            out.push((Tok::Int(v, suffix.contains('u'), suffix.contains('l')), start));
+            out.push((
+                Tok::Int(v, suffix.contains('u'), suffix.contains('l')),
+                start,
+            ));
             continue;
         }
         if c.is_alphabetic() || c == '_' || c == '$' {
@@ -236,7 +244,11 @@ fn lex(text: &str) -> Result<Vec<(Tok, usize)>, ExprError> {
                         let mut buf = [0u8; 4];
                         s.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
                     }
-                    None => return Err(ExprError::Other("Unterminated string in expression.".into())),
+                    None => {
+                        return Err(ExprError::Other(
+                            "Unterminated string in expression.".into(),
+                        ))
+                    }
                 }
             }
             out.push((Tok::Str(s), i));
@@ -244,7 +256,9 @@ fn lex(text: &str) -> Result<Vec<(Tok, usize)>, ExprError> {
         }
         let rest = &text[i..];
         let Some(op) = OPS.iter().find(|o| rest.starts_with(**o)) else {
-            return Err(ExprError::Other(format!("Invalid character '{c}' in expression.")));
+            return Err(ExprError::Other(format!(
+                "Invalid character '{c}' in expression."
+            )));
         };
         for _ in 0..op.len() {
             it.next();
@@ -275,7 +289,11 @@ impl Parser<'_> {
     }
 
     fn err(&self) -> ExprError {
-        let at = self.toks.get(self.pos).map(|t| t.1).unwrap_or(self.text.len());
+        let at = self
+            .toks
+            .get(self.pos)
+            .map(|t| t.1)
+            .unwrap_or(self.text.len());
         syntax(&self.text[at..])
     }
 
@@ -517,7 +535,11 @@ fn history_or_register(r: &str) -> Expr {
         return Expr::History(HistoryRef::Relative(0));
     }
     if let Some(rest) = r.strip_prefix('$') {
-        let n = if rest.is_empty() { 1 } else { rest.parse().unwrap_or(1) };
+        let n = if rest.is_empty() {
+            1
+        } else {
+            rest.parse().unwrap_or(1)
+        };
         return Expr::History(HistoryRef::Relative(n));
     }
     if let Ok(n) = r.parse::<usize>() {
@@ -530,7 +552,9 @@ fn history_or_register(r: &str) -> Expr {
 pub fn parse(text: &str) -> Result<Expr, ExprError> {
     let toks = lex(text)?;
     if toks.is_empty() {
-        return Err(ExprError::Other("Argument required (expression to compute).".into()));
+        return Err(ExprError::Other(
+            "Argument required (expression to compute).".into(),
+        ));
     }
     let mut p = Parser { toks, pos: 0, text };
     let e = p.expr()?;
