@@ -262,7 +262,19 @@ pub(crate) fn eval_condition(
     tid: Tid,
     cond: &str,
 ) -> Result<bool, String> {
-    let e = expr::parse(cond).map_err(|e| e.to_string())?;
+    // Conditions are parsed once, not at every hit.
+    thread_local! {
+        static PARSED: std::cell::RefCell<std::collections::HashMap<String, expr::Expr>> =
+            Default::default();
+    }
+    let e = match PARSED.with(|p| p.borrow().get(cond).cloned()) {
+        Some(e) => e,
+        None => {
+            let e = expr::parse(cond).map_err(|e| e.to_string())?;
+            PARSED.with(|p| p.borrow_mut().insert(cond.to_string(), e.clone()));
+            e
+        }
+    };
     let regs = inferior.regs(tid).map_err(|e| e.to_string())?;
     let mut d = DwarfRegs::default();
     for (i, v) in regs.dwarf().iter().enumerate() {

@@ -60,6 +60,9 @@ pub struct LineInfo {
 #[derive(Default)]
 pub struct Program {
     pub(crate) modules: Vec<Module>,
+    /// Name lookups by (pc, name): a breakpoint condition asks the same question at every
+    /// hit, and the answer depends only on the pc's scope.
+    pub(crate) lookups: std::cell::RefCell<std::collections::HashMap<(u64, String), Option<crate::Variable>>>,
 }
 
 impl Program {
@@ -72,6 +75,7 @@ impl Program {
     pub fn load_module(&mut self, path: &Path, bias: u64) -> Result<ModuleId, SymbolsError> {
         let m = Module::load(path, bias)?;
         self.modules.push(m);
+        self.lookups.borrow_mut().clear();
         Ok(ModuleId(self.modules.len() - 1))
     }
 

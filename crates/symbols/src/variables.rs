@@ -97,6 +97,20 @@ impl Program {
     /// C's name lookup: innermost local or parameter at `frame`, then a global (the frame's
     /// module first).
     pub fn lookup_variable(&self, name: &str, frame: Option<&Frame>) -> Option<Variable> {
+        let key = (frame.and_then(|f| f.regs.pc()).unwrap_or(0), name.to_string());
+        if let Some(v) = self.lookups.borrow().get(&key) {
+            return v.clone();
+        }
+        let found = self.lookup_variable_uncached(name, frame);
+        let mut cache = self.lookups.borrow_mut();
+        if cache.len() > 4096 {
+            cache.clear();
+        }
+        cache.insert(key, found.clone());
+        found
+    }
+
+    fn lookup_variable_uncached(&self, name: &str, frame: Option<&Frame>) -> Option<Variable> {
         if let Some(fr) = frame {
             if let Some(s) = self.scope_vars(fr) {
                 for block in &s.blocks {
