@@ -6,9 +6,9 @@ use hindsight_control::Inferior;
 use hindsight_ptrace::Tid;
 use hindsight_symbols::expr::{self, EvalContext, Place, TypeHandle};
 use hindsight_symbols::target::{AccessError, DwarfRegs, ReadMemory};
-use hindsight_symbols::types::{Language, TypeTable};
-use hindsight_symbols::value::{Shape, Tables, Ty, Value};
-use hindsight_symbols::{format, Frame, Location, ModuleId, Program, TypeRef};
+use hindsight_symbols::types::Language;
+use hindsight_symbols::value::{Shape, TypeHandle as Ty, Value};
+use hindsight_symbols::{format, Frame, Location, Program, TypeRef};
 
 use crate::session::Session;
 
@@ -38,20 +38,7 @@ impl Scope<'_> {
     }
 }
 
-/// The program's type tables, as values need them.
-pub(crate) struct ProgramTables<'a>(pub &'a Program);
-
-impl Tables for ProgramTables<'_> {
-    fn table(&self, module: usize) -> Option<&TypeTable> {
-        Some(self.0.types(ModuleId(module)))
-    }
-}
-
 impl EvalContext for Scope<'_> {
-    fn table(&self, module: usize) -> Option<&TypeTable> {
-        Some(self.symbols.types(ModuleId(module)))
-    }
-
     fn lookup_variable(&self, name: &str) -> Option<(TypeHandle, Place)> {
         let var = self.symbols.lookup_variable(name, self.frame.as_ref())?;
         let mem = Memory(self.inferior);
@@ -116,17 +103,14 @@ impl EvalContext for Scope<'_> {
     }
 
     fn write_memory(&self, addr: u64, data: &[u8]) -> Result<(), AccessError> {
-        // Writes go through the inferior's own memory handle (it keeps sites consistent).
-        let _ = (addr, data);
-        Err(AccessError::Memory(addr))
+        self.inferior
+            .write_memory(addr, data)
+            .map_err(|_| AccessError::Memory(addr))
     }
 }
 
-fn handle(_symbols: &Program, t: TypeRef) -> TypeHandle {
-    TypeHandle::Table {
-        module: t.module.0,
-        id: t.id,
-    }
+fn handle(symbols: &Program, t: TypeRef) -> TypeHandle {
+    TypeHandle::new(symbols.types(t.module), t.id)
 }
 
 /// The scope of the selected frame.
@@ -161,7 +145,7 @@ pub(crate) fn check_syntax(text: &str) -> anyhow::Result<()> {
 pub(crate) fn evaluate_address(s: &mut Session, text: &str) -> anyhow::Result<u64> {
     let v = evaluate(s, text)?;
     // An array or a function stands for its address, as in C.
-    let shape = v.ty.shape(&ProgramTables(&s.symbols));
+    let shape = v.ty.shape();
     if let (Shape::Array(..) | Shape::Function, Some(a)) = (shape, v.address()) {
         return Ok(a);
     }
@@ -335,9 +319,8 @@ pub(crate) fn returned_value(
     let inf = s.live()?;
     let regs = inf.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
     let h = handle(&s.symbols, ty);
-    let tables = ProgramTables(&s.symbols);
-    let size = h.size(&tables).unwrap_or(8);
-    let bytes = if h.is_float(&tables) {
+    let size = h.size().unwrap_or(8);
+    let bytes = if h.is_float() {
         let fp = inf.fp_regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
         fp.xmm_low(0).to_le_bytes()[..size.min(8) as usize].to_vec()
     } else if size <= 8 {

@@ -42,7 +42,7 @@ struct Hook<'a> {
     symbols: &'a Program,
     table: &'a mut BreakpointTable,
     watch_values: &'a mut HashMap<u32, Vec<u8>>,
-    watch_types: &'a HashMap<u32, hindsight_symbols::value::Ty>,
+    watch_types: &'a HashMap<u32, hindsight_symbols::value::TypeHandle>,
     step_resume: Option<StepResume>,
     reason: Option<Reason>,
 }
@@ -146,7 +146,7 @@ impl StopHook for Hook<'_> {
                 .watch_types
                 .get(&n)
                 .cloned()
-                .unwrap_or(hindsight_symbols::value::Ty::LONG);
+                .unwrap_or(hindsight_symbols::value::TypeHandle::long());
             let new = context::format_watch_bytes(self.symbols, &ty, &now, inf);
             let old = match access {
                 WatchAccess::Read => None,

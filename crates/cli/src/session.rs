@@ -27,7 +27,7 @@ pub struct Session {
     /// Per watchpoint number: the last value seen (for Old/New value).
     pub(crate) watch_values: std::collections::HashMap<u32, Vec<u8>>,
     /// Per watchpoint number: the type of the watched expression.
-    pub(crate) watch_types: std::collections::HashMap<u32, hindsight_symbols::value::Ty>,
+    pub(crate) watch_types: std::collections::HashMap<u32, hindsight_symbols::value::TypeHandle>,
     /// The selected thread and frame.
     pub(crate) thread: Option<Tid>,
     pub(crate) frame: usize,

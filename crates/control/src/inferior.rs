@@ -202,7 +202,7 @@ impl Inferior {
     }
 
     /// Writes program memory. (Writing over a planted site is refused: the site would hide it.)
-    pub fn write_memory(&mut self, addr: u64, data: &[u8]) -> Result<(), ControlError> {
+    pub fn write_memory(&self, addr: u64, data: &[u8]) -> Result<(), ControlError> {
         let end = addr.saturating_add(data.len() as u64);
         if self.sites.addresses().any(|a| a >= addr && a < end) {
             return Err(ControlError::Insert(format!(

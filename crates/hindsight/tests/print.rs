@@ -110,3 +110,14 @@ fn locals_args_registers_and_errors() {
         .err_has("Cannot access memory at address 0x0")
         .code(1);
 }
+
+#[test]
+fn assignment_changes_what_the_program_computes() {
+    let prog = compile("steps", &[]);
+    let r = debug(
+        &prog,
+        &["break square", "run", "set var x = 7", "print x", "finish"],
+        &[],
+    );
+    r.has("$1 = 7\n").has("Value returned is $2 = 49\n").code(0);
+}

@@ -62,7 +62,8 @@ pub struct Program {
     pub(crate) modules: Vec<Module>,
     /// Name lookups by (pc, name): a breakpoint condition asks the same question at every
     /// hit, and the answer depends only on the pc's scope.
-    pub(crate) lookups: std::cell::RefCell<std::collections::HashMap<(u64, String), Option<crate::Variable>>>,
+    pub(crate) lookups:
+        std::cell::RefCell<std::collections::HashMap<(u64, String), Option<crate::Variable>>>,
 }
 
 impl Program {

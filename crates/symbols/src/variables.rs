@@ -97,7 +97,10 @@ impl Program {
     /// C's name lookup: innermost local or parameter at `frame`, then a global (the frame's
     /// module first).
     pub fn lookup_variable(&self, name: &str, frame: Option<&Frame>) -> Option<Variable> {
-        let key = (frame.and_then(|f| f.regs.pc()).unwrap_or(0), name.to_string());
+        let key = (
+            frame.and_then(|f| f.regs.pc()).unwrap_or(0),
+            name.to_string(),
+        );
         if let Some(v) = self.lookups.borrow().get(&key) {
             return v.clone();
         }

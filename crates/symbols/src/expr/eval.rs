@@ -1,22 +1,38 @@
-//! Evaluation of expressions with C's rules: integer promotion, the usual arithmetic
-//! conversions, pointer arithmetic scaled by the pointee's size.
+//! Evaluation with C's rules: integer promotion, the usual arithmetic conversions, pointer
+//! arithmetic scaled by the pointee's size, arrays decaying to pointers.
 
-use super::parser::{Binary, Expr, HistoryRef, TypeName, Unary};
-use super::{EvalContext, ExprError, Place, TablesOf};
-use crate::types::Type;
-use crate::value::{Lval, Shape, Ty, Value};
+use super::parser::{Binary, Expr, HistoryRef, IntLit, TypeName, Unary};
+use super::{EvalContext, ExprError, Place};
+use crate::types::{Encoding, Language, Member, Type};
+use crate::value::{le_u64, sign_extend, Lval, Shape, TypeHandle, Value};
 
-/// The most bytes one value may hold (a huge array is read in part).
-const MAX_VALUE: u64 = 1 << 20;
+/// The most bytes one value holds (a huge array is read in part; gdb prints 200 elements).
+const MAX_VALUE: u64 = 1 << 16;
 
-/// Evaluates `e`; `history` is `$1`, `$2`…
+/// Evaluates `e` in the context's selected frame; `history` is `$1`, `$2`… (oldest first).
 pub fn evaluate(e: &Expr, ctx: &dyn EvalContext, history: &[Value]) -> Result<Value, ExprError> {
     Eval { ctx, history }.eval(e)
 }
 
-/// C truth of a scalar value (breakpoint conditions).
+/// C truth of a value (breakpoint conditions): non-zero scalars are true.
 pub fn value_is_true(v: &Value) -> Result<bool, ExprError> {
-    Ok(v.bytes.iter().any(|b| *b != 0))
+    match v.ty.shape() {
+        Shape::Float(4) => Ok(f32_of(&v.bytes) != 0.0),
+        Shape::Float(_) => Ok(f64_of(&v.bytes) != 0.0),
+        Shape::Struct(_) | Shape::Void | Shape::Unknown => Err(ExprError::other(
+            "Argument to logical operation not a number or boolean.",
+        )),
+        Shape::Array(..) | Shape::Function if v.address().is_some() => Ok(true),
+        _ => Ok(v.bytes.iter().any(|b| *b != 0)),
+    }
+}
+
+fn f32_of(b: &[u8]) -> f32 {
+    f32::from_bits(le_u64(b) as u32)
+}
+
+fn f64_of(b: &[u8]) -> f64 {
+    f64::from_bits(le_u64(b))
 }
 
 struct Eval<'a> {
@@ -24,601 +40,21 @@ struct Eval<'a> {
     history: &'a [Value],
 }
 
-/// A scalar as the arithmetic sees it.
+/// A scalar as arithmetic sees it.
 #[derive(Clone, Copy, Debug)]
 enum Num {
-    I(i128, u8, bool),
-    F(f64),
+    /// Integer: value, size in bytes, signedness.
+    I(i128, u64, bool),
+    /// Floating point: value, size in bytes.
+    F(f64, u64),
 }
 
-impl Eval<'_> {
-    fn t(&self) -> TablesOf<'_> {
-        TablesOf(self.ctx)
-    }
-
-    fn read(&self, ty: Ty, addr: u64) -> Result<Value, ExprError> {
-        let size = ty.size(&self.t()).unwrap_or(0).min(MAX_VALUE);
-        let mut bytes = vec![0u8; size as usize];
-        self.ctx.read_memory(addr, &mut bytes)?;
-        Ok(Value {
-            ty,
-            bytes,
-            lval: Some(Lval::Memory(addr)),
-        })
-    }
-
-    fn eval(&self, e: &Expr) -> Result<Value, ExprError> {
-        match e {
-            Expr::Int(v, u, l) => {
-                let (size, signed) = if *l || *v > i32::MAX as u64 {
-                    (8, !*u && *v <= i64::MAX as u64)
-                } else {
-                    (4, !*u)
-                };
-                Ok(Value::int(
-                    Ty::Int { size, signed },
-                    *v as i128,
-                    size as u64,
-                ))
-            }
-            Expr::Float(f) => Ok(Value::from_bytes(Ty::Float(8), f.to_le_bytes().to_vec())),
-            Expr::Char(c) => Ok(Value::from_bytes(Ty::Char, vec![*c])),
-            Expr::Str(s) => {
-                let mut b = s.clone();
-                b.push(0);
-                let n = b.len() as u64;
-                Ok(Value::from_bytes(Ty::ArrayOf(Box::new(Ty::Char), n), b))
-            }
-            Expr::Name(n) => self.name(n),
-            Expr::Register(r) => {
-                let v = self
-                    .ctx
-                    .register(r)
-                    .ok_or_else(|| ExprError::Other(format!("Invalid register `{r}'")))?;
-                let ty = match r.as_str() {
-                    "pc" | "rip" => Ty::Code,
-                    "sp" | "fp" | "rsp" | "rbp" => Ty::PointerTo(Box::new(Ty::Void)),
-                    "eflags" => Ty::INT,
-                    _ if r.starts_with('e') => Ty::INT,
-                    _ => Ty::LONG,
-                };
-                let size = ty.size(&self.t()).unwrap_or(8);
-                Ok(Value::int(ty, v as i128, size))
-            }
-            Expr::History(h) => {
-                let idx = match h {
-                    HistoryRef::Absolute(n) => n.checked_sub(1),
-                    HistoryRef::Relative(n) => self.history.len().checked_sub(1 + n),
-                };
-                match idx.and_then(|i| self.history.get(i)) {
-                    Some(v) => Ok(v.clone()),
-                    None if self.history.is_empty() => {
-                        Err(ExprError::Other("History is empty.".into()))
-                    }
-                    None => Err(ExprError::Other(
-                        "History has not yet reached that value.".into(),
-                    )),
-                }
-            }
-            Expr::Unary(op, x) => self.unary(*op, x),
-            Expr::Binary(op, a, b) => {
-                if matches!(op, Binary::And | Binary::Or) {
-                    let a = value_is_true(&self.eval(a)?)?;
-                    let r = match op {
-                        Binary::And => a && value_is_true(&self.eval(b)?)?,
-                        _ => a || value_is_true(&self.eval(b)?)?,
-                    };
-                    return Ok(Value::int(Ty::INT, r as i128, 4));
-                }
-                let a = self.rvalue(self.eval(a)?)?;
-                let b = self.rvalue(self.eval(b)?)?;
-                self.binary(*op, a, b)
-            }
-            Expr::Ternary(c, a, b) => {
-                if value_is_true(&self.eval(c)?)? {
-                    self.eval(a)
-                } else {
-                    self.eval(b)
-                }
-            }
-            Expr::Cast(t, x) => {
-                let ty = self.type_of(t)?;
-                let v = self.rvalue(self.eval(x)?)?;
-                self.convert(v, &ty)
-            }
-            Expr::SizeofType(t) => {
-                let ty = self.type_of(t)?;
-                let n = ty.size(&self.t()).unwrap_or(0);
-                Ok(Value::int(Ty::ULONG, n as i128, 8))
-            }
-            Expr::SizeofExpr(x) => {
-                let v = self.eval(x)?;
-                let n = v.ty.size(&self.t()).unwrap_or(v.size());
-                Ok(Value::int(Ty::ULONG, n as i128, 8))
-            }
-            Expr::Member(x, m) => {
-                let v = self.eval(x)?;
-                // gdb lets `.` work through a pointer too.
-                let v = match v.ty.shape(&self.t()) {
-                    Shape::Pointer(_) => self.deref(v)?,
-                    _ => v,
-                };
-                self.member(v, m)
-            }
-            Expr::Arrow(x, m) => {
-                let v = self.eval(x)?;
-                let v = self.deref(v)?;
-                self.member(v, m)
-            }
-            Expr::Index(a, i) => {
-                let a = self.eval(a)?;
-                let i = self.rvalue(self.eval(i)?)?;
-                let Num::I(i, ..) = self.num(&i)? else {
-                    return Err(ExprError::Other(
-                        "Argument to arithmetic operation not a number or boolean.".into(),
-                    ));
-                };
-                self.index(a, i as i64)
-            }
-            Expr::Assign(l, r) => {
-                let lv = self.eval(l)?;
-                let Some(Lval::Memory(addr)) = lv.lval else {
-                    return Err(ExprError::Other(
-                        "Left operand of assignment is not an lvalue.".into(),
-                    ));
-                };
-                let rv = self.rvalue(self.eval(r)?)?;
-                let nv = self.convert(rv, &lv.ty)?;
-                self.ctx.write_memory(addr, &nv.bytes)?;
-                Ok(Value {
-                    lval: Some(Lval::Memory(addr)),
-                    ..nv
-                })
-            }
-            Expr::Call(_) => Err(ExprError::Other(
-                "Calling functions in the program is not supported.".into(),
-            )),
-        }
-    }
-
-    fn name(&self, n: &str) -> Result<Value, ExprError> {
-        if let Some((ty, place)) = self.ctx.lookup_variable(n) {
-            return match place {
-                Place::Memory(a) => self.read(ty, a),
-                Place::Register(r, v) => {
-                    let size = ty.size(&self.t()).unwrap_or(8).min(8);
-                    Ok(Value {
-                        lval: Some(Lval::Register(r)),
-                        ..Value::int(ty, v as i128, size)
-                    })
-                }
-                Place::Value(mut b) => {
-                    let size = ty.size(&self.t()).unwrap_or(b.len() as u64) as usize;
-                    b.resize(size, 0);
-                    Ok(Value::from_bytes(ty, b))
-                }
-                Place::Unavailable => Err(ExprError::Other(format!(
-                    "value of {n} has been optimized out"
-                ))),
-            };
-        }
-        if let Some((addr, ty)) = self.ctx.lookup_function(n) {
-            return Ok(Value {
-                ty: ty.unwrap_or(Ty::Code),
-                bytes: addr.to_le_bytes().to_vec(),
-                lval: Some(Lval::Memory(addr)),
-            });
-        }
-        match n {
-            "true" => Ok(Value::from_bytes(Ty::Bool, vec![1])),
-            "false" => Ok(Value::from_bytes(Ty::Bool, vec![0])),
-            "NULL" | "nullptr" => Ok(Value::int(Ty::PointerTo(Box::new(Ty::Void)), 0, 8)),
-            _ => Err(ExprError::NoSymbol(n.to_string())),
-        }
-    }
-
-    fn type_of(&self, t: &TypeName) -> Result<Ty, ExprError> {
-        let base = match t.base.as_str() {
-            "int" | "signed" | "signed int" => Ty::INT,
-            "unsigned" | "unsigned int" => Ty::Int {
-                size: 4,
-                signed: false,
-            },
-            "long" | "long int" | "signed long" | "long long" | "long long int" => Ty::LONG,
-            "unsigned long" | "unsigned long int" | "unsigned long long" | "size_t" => Ty::ULONG,
-            "short" | "short int" => Ty::Int {
-                size: 2,
-                signed: true,
-            },
-            "unsigned short" => Ty::Int {
-                size: 2,
-                signed: false,
-            },
-            "char" | "signed char" => Ty::Char,
-            "unsigned char" => Ty::Int {
-                size: 1,
-                signed: false,
-            },
-            "float" => Ty::Float(4),
-            "double" => Ty::Float(8),
-            "void" => Ty::Void,
-            "_Bool" | "bool" => Ty::Bool,
-            name => self.ctx.lookup_type(name).ok_or_else(|| {
-                ExprError::NoSymbol(name.trim_start_matches("struct ").to_string())
-            })?,
-        };
-        let mut ty = base;
-        for _ in 0..t.pointers {
-            ty = Ty::PointerTo(Box::new(ty));
-        }
-        Ok(ty)
-    }
-
-    /// Arrays decay to pointers in arithmetic; functions to code addresses.
-    fn rvalue(&self, v: Value) -> Result<Value, ExprError> {
-        match v.ty.shape(&self.t()) {
-            Shape::Array(elem, _) => match v.lval {
-                Some(Lval::Memory(a)) => {
-                    Ok(Value::int(Ty::PointerTo(Box::new(elem)), a as i128, 8))
-                }
-                _ => Ok(v),
-            },
-            _ => Ok(v),
-        }
-    }
-
-    fn num(&self, v: &Value) -> Result<Num, ExprError> {
-        let size = v.size().clamp(1, 8);
-        Ok(match v.ty.shape(&self.t()) {
-            Shape::Float(4) => {
-                Num::F(f32::from_le_bytes(v.bytes[..4].try_into().map_err(|_| bad())?) as f64)
-            }
-            Shape::Float(_) => Num::F(f64::from_le_bytes(
-                v.bytes
-                    .get(..8)
-                    .ok_or_else(bad)?
-                    .try_into()
-                    .map_err(|_| bad())?,
-            )),
-            Shape::Int { signed: true, .. } | Shape::Char { signed: true, .. } | Shape::Enum(_) => {
-                Num::I(v.raw_i64(size) as i128, size as u8, true)
-            }
-            Shape::Int { .. } | Shape::Char { .. } | Shape::Bool(_) | Shape::Utf(_) => {
-                Num::I(v.raw_u64() as i128 & mask(size), size as u8, false)
-            }
-            Shape::Pointer(_) | Shape::Function => Num::I(v.raw_u64() as i128, 8, false),
-            _ => return Err(bad()),
-        })
-    }
-
-    fn unary(&self, op: Unary, x: &Expr) -> Result<Value, ExprError> {
-        let v = self.eval(x)?;
-        match op {
-            Unary::AddrOf => match v.lval {
-                Some(Lval::Memory(a)) => {
-                    Ok(Value::int(Ty::PointerTo(Box::new(v.ty)), a as i128, 8))
-                }
-                _ => Err(ExprError::Other(
-                    "Attempt to take address of value not located in memory.".into(),
-                )),
-            },
-            Unary::Deref => self.deref(v),
-            Unary::Not => {
-                let t = value_is_true(&self.rvalue(v)?)?;
-                Ok(Value::int(Ty::INT, (!t) as i128, 4))
-            }
-            Unary::Neg | Unary::Plus | Unary::BitNot => {
-                let v = self.rvalue(v)?;
-                match self.num(&v)? {
-                    Num::F(f) => {
-                        let r = if op == Unary::Neg { -f } else { f };
-                        if op == Unary::BitNot {
-                            return Err(bad());
-                        }
-                        Ok(Value::from_bytes(Ty::Float(8), r.to_le_bytes().to_vec()))
-                    }
-                    Num::I(i, size, signed) => {
-                        let (size, signed) = promote(size, signed);
-                        let r = match op {
-                            Unary::Neg => -i,
-                            Unary::BitNot => !i,
-                            _ => i,
-                        };
-                        Ok(Value::int(Ty::Int { size, signed }, r, size as u64))
-                    }
-                }
-            }
-        }
-    }
-
-    fn deref(&self, v: Value) -> Result<Value, ExprError> {
-        match v.ty.shape(&self.t()) {
-            Shape::Pointer(p) => {
-                if p == Ty::Void || matches!(p.shape(&self.t()), Shape::Void) {
-                    return Err(ExprError::Other(
-                        "Attempt to take contents of a non-pointer value.".into(),
-                    ));
-                }
-                if matches!(p.shape(&self.t()), Shape::Function) {
-                    return Ok(Value {
-                        ty: p,
-                        bytes: v.bytes.clone(),
-                        lval: Some(Lval::Memory(v.raw_u64())),
-                    });
-                }
-                self.read(p, v.raw_u64())
-            }
-            Shape::Array(elem, _) => match v.lval {
-                Some(Lval::Memory(a)) => self.read(elem, a),
-                _ => Err(ExprError::Other(
-                    "Attempt to take contents of a non-pointer value.".into(),
-                )),
-            },
-            _ => Err(ExprError::Other(
-                "Attempt to take contents of a non-pointer value.".into(),
-            )),
-        }
-    }
-
-    fn member(&self, v: Value, m: &str) -> Result<Value, ExprError> {
-        let t = self.t();
-        let Some((Type::Struct { members, .. }, module, _)) = v.ty.resolve(&t) else {
-            return Err(ExprError::Other(
-                "Attempt to extract a component of a value that is not a structure.".into(),
-            ));
-        };
-        let (member, base_off) = find_member(&t, module, members, m)
-            .ok_or_else(|| ExprError::Other(format!("There is no member named {m}.")))?;
-        let mty = Ty::Table {
-            module,
-            id: member.ty,
-        };
-        let size = mty.size(&t).unwrap_or(0) as usize;
-        let off = (base_off + member.offset) as usize;
-        if let Some((bit, bits)) = member.bits.filter(|(b, n)| *n > 0 && *n <= 64 && *b < 1024) {
-            let mut raw = 0u128;
-            for (i, b) in v.bytes.iter().enumerate().take(16) {
-                raw |= (*b as u128) << (8 * i);
-            }
-            let start = (off as u64 * 8 + bit).min(127);
-            let mut x = (raw >> start) & ((1u128 << bits) - 1);
-            let signed = matches!(mty.shape(&t), Shape::Int { signed: true, .. });
-            if signed && bits > 0 && x >> (bits - 1) & 1 == 1 {
-                x |= !((1u128 << bits) - 1);
-            }
-            return Ok(Value::int(mty, x as i128, size as u64));
-        }
-        let bytes = v.bytes.get(off..off + size).map(|b| b.to_vec());
-        let lval = match v.lval {
-            Some(Lval::Memory(a)) => Some(Lval::Memory(a + off as u64)),
-            _ => None,
-        };
-        match (bytes, lval) {
-            (Some(bytes), lval) => Ok(Value {
-                ty: mty,
-                bytes,
-                lval,
-            }),
-            (None, Some(Lval::Memory(a))) => self.read(mty, a),
-            _ => Err(ExprError::Other(format!("There is no member named {m}."))),
-        }
-    }
-
-    fn index(&self, a: Value, i: i64) -> Result<Value, ExprError> {
-        let t = self.t();
-        match a.ty.shape(&t) {
-            Shape::Array(elem, _) => {
-                let es = elem.size(&t).unwrap_or(1) as i64;
-                let off = i * es;
-                if off >= 0 {
-                    if let Some(b) = a.bytes.get(off as usize..(off + es) as usize) {
-                        return Ok(Value {
-                            ty: elem,
-                            bytes: b.to_vec(),
-                            lval: a
-                                .address()
-                                .map(|x| Lval::Memory(x.wrapping_add(off as u64))),
-                        });
-                    }
-                }
-                match a.address() {
-                    Some(x) => self.read(elem, x.wrapping_add(off as u64)),
-                    None => Err(ExprError::Other("no such vector element".into())),
-                }
-            }
-            Shape::Pointer(p) => {
-                let es = p.size(&t).unwrap_or(1) as i64;
-                self.read(p, a.raw_u64().wrapping_add((i * es) as u64))
-            }
-            _ => Err(ExprError::Other(
-                "cannot subscript something of type `".to_string() + &a.ty.name(&t) + "'",
-            )),
-        }
-    }
-
-    fn binary(&self, op: Binary, a: Value, b: Value) -> Result<Value, ExprError> {
-        let t = self.t();
-        let pa = matches!(a.ty.shape(&t), Shape::Pointer(_));
-        let pb = matches!(b.ty.shape(&t), Shape::Pointer(_));
-        // Pointer arithmetic.
-        if (pa || pb) && matches!(op, Binary::Add | Binary::Sub) {
-            if pa && pb && op == Binary::Sub {
-                let Shape::Pointer(p) = a.ty.shape(&t) else {
-                    return Err(bad());
-                };
-                let es = p.size(&t).unwrap_or(1).max(1) as i64;
-                let d = (a.raw_u64() as i64).wrapping_sub(b.raw_u64() as i64) / es;
-                return Ok(Value::int(Ty::LONG, d as i128, 8));
-            }
-            let (p, n) = if pa { (&a, &b) } else { (&b, &a) };
-            let Shape::Pointer(pt) = p.ty.shape(&t) else {
-                return Err(bad());
-            };
-            let Num::I(n, ..) = self.num(n)? else {
-                return Err(bad());
-            };
-            let es = pt.size(&t).unwrap_or(1).max(1) as i128;
-            let d = if op == Binary::Sub { -n * es } else { n * es };
-            let r = (p.raw_u64() as i128).wrapping_add(d) as u64;
-            return Ok(Value::int(p.ty.clone(), r as i128, 8));
-        }
-        let x = self.num(&a)?;
-        let y = self.num(&b)?;
-        let cmp = |o: std::cmp::Ordering| -> Value {
-            let r = match op {
-                Binary::Lt => o.is_lt(),
-                Binary::Gt => o.is_gt(),
-                Binary::Le => o.is_le(),
-                Binary::Ge => o.is_ge(),
-                Binary::Eq => o.is_eq(),
-                _ => o.is_ne(),
-            };
-            Value::int(Ty::INT, r as i128, 4)
-        };
-        match (x, y) {
-            (Num::F(_), _) | (_, Num::F(_)) => {
-                let f = |n: Num| match n {
-                    Num::F(f) => f,
-                    Num::I(i, ..) => i as f64,
-                };
-                let (x, y) = (f(x), f(y));
-                if matches!(
-                    op,
-                    Binary::Lt | Binary::Gt | Binary::Le | Binary::Ge | Binary::Eq | Binary::Ne
-                ) {
-                    return Ok(cmp(x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Less)));
-                }
-                let r = match op {
-                    Binary::Add => x + y,
-                    Binary::Sub => x - y,
-                    Binary::Mul => x * y,
-                    Binary::Div => x / y,
-                    _ => return Err(ExprError::Other("Integer only operation.".into())),
-                };
-                Ok(Value::from_bytes(Ty::Float(8), r.to_le_bytes().to_vec()))
-            }
-            (Num::I(x, xs, xsg), Num::I(y, ys, ysg)) => {
-                // The usual arithmetic conversions.
-                let (xs, xsg) = promote(xs, xsg);
-                let (ys, ysg) = promote(ys, ysg);
-                let size = xs.max(ys);
-                let signed = if xs == ys {
-                    xsg && ysg
-                } else if xs > ys {
-                    xsg
-                } else {
-                    ysg
-                };
-                let norm = |v: i128| -> i128 {
-                    let m = mask(size as u64);
-                    let u = v & m;
-                    if signed && size < 16 && (u >> (size as u32 * 8 - 1)) & 1 == 1 {
-                        u - (m + 1)
-                    } else {
-                        u
-                    }
-                };
-                let (x, y) = (norm(x), norm(y));
-                if matches!(
-                    op,
-                    Binary::Lt | Binary::Gt | Binary::Le | Binary::Ge | Binary::Eq | Binary::Ne
-                ) {
-                    return Ok(cmp(x.cmp(&y)));
-                }
-                let r = match op {
-                    Binary::Add => x.wrapping_add(y),
-                    Binary::Sub => x.wrapping_sub(y),
-                    Binary::Mul => x.wrapping_mul(y),
-                    Binary::Div | Binary::Rem => {
-                        if y == 0 {
-                            return Err(ExprError::Other("Division by zero".into()));
-                        }
-                        if op == Binary::Div {
-                            x / y
-                        } else {
-                            x % y
-                        }
-                    }
-                    Binary::Shl => x.wrapping_shl(y as u32),
-                    Binary::Shr => x.wrapping_shr(y as u32),
-                    Binary::BitAnd => x & y,
-                    Binary::BitOr => x | y,
-                    Binary::BitXor => x ^ y,
-                    _ => return Err(bad()),
-                };
-                Ok(Value::int(Ty::Int { size, signed }, norm(r), size as u64))
-            }
-        }
-    }
-
-    fn convert(&self, v: Value, ty: &Ty) -> Result<Value, ExprError> {
-        let t = self.t();
-        let size = ty.size(&t).unwrap_or(8);
-        match ty.shape(&t) {
-            Shape::Float(s) => {
-                let f = match self.num(&v)? {
-                    Num::F(f) => f,
-                    Num::I(i, ..) => i as f64,
-                };
-                let bytes = if s == 4 {
-                    (f as f32).to_le_bytes().to_vec()
-                } else {
-                    f.to_le_bytes().to_vec()
-                };
-                Ok(Value::from_bytes(ty.clone(), bytes))
-            }
-            Shape::Int { .. }
-            | Shape::Char { .. }
-            | Shape::Bool(_)
-            | Shape::Enum(_)
-            | Shape::Pointer(_)
-            | Shape::Utf(_) => {
-                let i = match self.num(&v)? {
-                    Num::F(f) => f as i128,
-                    Num::I(i, ..) => i,
-                };
-                let i = if matches!(ty.shape(&t), Shape::Bool(_)) {
-                    (i != 0) as i128
-                } else {
-                    i
-                };
-                Ok(Value::int(ty.clone(), i, size))
-            }
-            Shape::Struct(_) | Shape::Array(..) if v.size() == size => Ok(Value {
-                ty: ty.clone(),
-                ..v
-            }),
-            _ => Err(ExprError::Other("Invalid cast.".into())),
-        }
-    }
+fn not_number() -> ExprError {
+    ExprError::other("Argument to arithmetic operation not a number or boolean.")
 }
 
-fn find_member<'t>(
-    t: &'t TablesOf<'_>,
-    module: usize,
-    members: &'t [crate::types::Member],
-    name: &str,
-) -> Option<(crate::types::Member, u64)> {
-    use crate::value::Tables;
-    for m in members {
-        if m.name.as_deref() == Some(name) {
-            return Some((m.clone(), 0));
-        }
-    }
-    // Anonymous struct/union members are searched through.
-    for m in members.iter().filter(|m| m.name.is_none()) {
-        let table = t.table(module)?;
-        let id = table.strip(m.ty)?;
-        if let Type::Struct { members: inner, .. } = table.get(id) {
-            if let Some((found, off)) = find_member(t, module, inner, name) {
-                return Some((found, off + m.offset));
-            }
-        }
-    }
-    None
-}
-
-fn promote(size: u8, signed: bool) -> (u8, bool) {
+/// C's integer promotion.
+fn promote(size: u64, signed: bool) -> (u64, bool) {
     if size < 4 {
         (4, true)
     } else {
@@ -634,6 +70,814 @@ fn mask(size: u64) -> i128 {
     }
 }
 
-fn bad() -> ExprError {
-    ExprError::Other("Argument to arithmetic operation not a number or boolean.".into())
+/// `v` truncated to `size` bytes of the given signedness.
+fn wrap(v: i128, size: u64, signed: bool) -> i128 {
+    let u = v & mask(size);
+    if signed && size < 16 && (u >> (size * 8 - 1)) & 1 == 1 {
+        u - (mask(size) + 1)
+    } else {
+        u
+    }
+}
+
+impl Eval<'_> {
+    fn rust(&self) -> bool {
+        self.ctx.language() == Language::Rust
+    }
+
+    /// The result of a comparison or logical operator: C's `int`, Rust's `bool`.
+    fn truth(&self, b: bool) -> Value {
+        if self.rust() {
+            Value::int(TypeHandle::base("bool", 1, Encoding::Bool), b as i128)
+        } else {
+            Value::int(TypeHandle::int(), b as i128)
+        }
+    }
+
+    fn no_symbol(&self, n: &str) -> ExprError {
+        if self.rust() {
+            ExprError::Other(format!("No symbol '{n}' in current context"))
+        } else {
+            ExprError::NoSymbol(n.to_string())
+        }
+    }
+
+    fn read(&self, ty: TypeHandle, addr: u64) -> Result<Value, ExprError> {
+        let size = ty.size().unwrap_or(0).min(MAX_VALUE);
+        let mut bytes = vec![0u8; size as usize];
+        self.ctx.read_memory(addr, &mut bytes)?;
+        Ok(Value {
+            ty,
+            bytes,
+            lval: Some(Lval::Memory(addr)),
+        })
+    }
+
+    fn eval(&self, e: &Expr) -> Result<Value, ExprError> {
+        match e {
+            Expr::Int(lit) => Ok(int_literal(lit)),
+            Expr::Float(f, single) => Ok(if *single {
+                Value::from_bytes(
+                    TypeHandle::base("float", 4, Encoding::Float),
+                    (*f as f32).to_le_bytes().to_vec(),
+                )
+            } else {
+                Value::double(*f)
+            }),
+            Expr::Char(c) => Ok(Value::from_bytes(TypeHandle::char(), vec![*c])),
+            Expr::Str(s) => {
+                let mut b = s.clone();
+                b.push(0);
+                let n = b.len() as u64;
+                Ok(Value::from_bytes(TypeHandle::char().array_of(n), b))
+            }
+            Expr::Name(n) => self.name(n),
+            Expr::Register(r) => self.register(r),
+            Expr::History(h) => self.history(*h),
+            Expr::Unary(op, x) => self.unary(*op, x),
+            Expr::Binary(op @ (Binary::And | Binary::Or), a, b) => {
+                let a = value_is_true(&self.rvalue(self.eval(a)?)?)?;
+                // Short-circuit as C does: the right side may not be evaluable.
+                let r = match op {
+                    Binary::And => a && value_is_true(&self.rvalue(self.eval(b)?)?)?,
+                    _ => a || value_is_true(&self.rvalue(self.eval(b)?)?)?,
+                };
+                Ok(self.truth(r))
+            }
+            Expr::Binary(Binary::Repeat, a, n) => {
+                let a = self.through_reference(self.eval(a)?)?;
+                let n = self.rvalue(self.eval(n)?)?;
+                self.repeat(a, n)
+            }
+            Expr::Binary(op, a, b) => {
+                let a = self.rvalue(self.eval(a)?)?;
+                let b = self.rvalue(self.eval(b)?)?;
+                self.binary(*op, a, b)
+            }
+            Expr::Ternary(c, a, b) => {
+                if value_is_true(&self.rvalue(self.eval(c)?)?)? {
+                    self.eval(a)
+                } else {
+                    self.eval(b)
+                }
+            }
+            Expr::Cast(t, x) => {
+                let ty = self.type_of(t)?;
+                let v = self.rvalue(self.eval(x)?)?;
+                self.convert(v, &ty)
+            }
+            Expr::SizeofType(t) => {
+                let ty = self.type_of(t)?;
+                Ok(Value::int(
+                    TypeHandle::ulong(),
+                    ty.size().unwrap_or(1) as i128,
+                ))
+            }
+            Expr::SizeofExpr(x) => {
+                let ty = match (&**x, self.eval(x)) {
+                    (_, Ok(v)) => v.ty,
+                    // `sizeof(point_t)` parses as an expression; a type name is fine too.
+                    (Expr::Name(n), Err(e)) => self.ctx.lookup_type(n).ok_or(e)?,
+                    (_, Err(e)) => return Err(e),
+                };
+                Ok(Value::int(
+                    TypeHandle::ulong(),
+                    ty.size().unwrap_or(1) as i128,
+                ))
+            }
+            Expr::Member(x, m) => {
+                let v = self.through_reference(self.eval(x)?)?;
+                // gdb lets `.` work through a pointer as well.
+                let v = match v.ty.shape() {
+                    Shape::Pointer(_) => self.deref(v)?,
+                    _ => v,
+                };
+                self.member(v, m)
+            }
+            Expr::Arrow(x, m) => {
+                let v = self.eval(x)?;
+                let v = match v.ty.shape() {
+                    // gdb accepts `s->m` on a struct too.
+                    Shape::Struct(_) => v,
+                    _ => self.deref(v)?,
+                };
+                self.member(v, m)
+            }
+            Expr::Index(a, i) => {
+                let a = self.eval(a)?;
+                let i = self.rvalue(self.eval(i)?)?;
+                let Num::I(i, ..) = self.num(&i)? else {
+                    return Err(ExprError::other(
+                        "Argument to arithmetic operation not a number or boolean.",
+                    ));
+                };
+                self.index(a, i as i64)
+            }
+            Expr::Assign(l, r) => self.assign(l, r),
+            Expr::Call(_) => Err(ExprError::other("calling functions is not supported")),
+        }
+    }
+
+    fn register(&self, r: &str) -> Result<Value, ExprError> {
+        let Some(v) = self.ctx.register(r) else {
+            // gdb: an unknown `$name` is an empty convenience variable.
+            return Ok(Value::from_bytes(TypeHandle::void(), Vec::new()));
+        };
+        let ty = match r {
+            "pc" | "rip" => TypeHandle::code_pointer(),
+            "sp" | "fp" | "rsp" | "rbp" => TypeHandle::void().pointer_to(),
+            "eflags" => TypeHandle::base("i386_eflags", 4, Encoding::Signed),
+            _ if r.starts_with('e') && r.len() == 3 => TypeHandle::int(),
+            _ => TypeHandle::long(),
+        };
+        Ok(Value::int(ty, v as i128))
+    }
+
+    fn history(&self, h: HistoryRef) -> Result<Value, ExprError> {
+        let idx = match h {
+            HistoryRef::Absolute(n) => n.checked_sub(1),
+            HistoryRef::Relative(n) => self.history.len().checked_sub(1 + n),
+        };
+        match idx.and_then(|i| self.history.get(i)) {
+            Some(v) => Ok(v.clone()),
+            // `$` and `$$n` on an empty history are void, as in gdb.
+            None if matches!(h, HistoryRef::Relative(_)) => {
+                Ok(Value::from_bytes(TypeHandle::void(), Vec::new()))
+            }
+            None => match h {
+                HistoryRef::Absolute(n) => Err(ExprError::Other(format!(
+                    "History has not yet reached ${n}."
+                ))),
+                HistoryRef::Relative(_) => Err(ExprError::other("History is empty.")),
+            },
+        }
+    }
+
+    fn name(&self, n: &str) -> Result<Value, ExprError> {
+        if let Some((ty, place)) = self.ctx.lookup_variable(n) {
+            return match place {
+                Place::Memory(a) => self.read(ty, a),
+                Place::Register(r, v) => {
+                    let size = ty.size().unwrap_or(8).min(8) as usize;
+                    let bytes = v.to_le_bytes()[..size].to_vec();
+                    Ok(Value {
+                        ty,
+                        bytes,
+                        lval: Some(Lval::Register(r)),
+                    })
+                }
+                Place::Value(mut b) => {
+                    let size = ty.size().unwrap_or(b.len() as u64) as usize;
+                    b.resize(size, 0);
+                    Ok(Value::from_bytes(ty, b))
+                }
+                Place::Unavailable => Ok(Value {
+                    ty,
+                    bytes: Vec::new(),
+                    lval: None,
+                }),
+            };
+        }
+        if let Some((addr, ty)) = self.ctx.lookup_function(n) {
+            let ty = ty.unwrap_or_else(TypeHandle::nodebug_function);
+            return Ok(Value {
+                ty,
+                bytes: addr.to_le_bytes().to_vec(),
+                lval: Some(Lval::Memory(addr)),
+            });
+        }
+        match n {
+            "true" => Ok(Value::from_bytes(
+                TypeHandle::base("bool", 1, Encoding::Bool),
+                vec![1],
+            )),
+            "false" => Ok(Value::from_bytes(
+                TypeHandle::base("bool", 1, Encoding::Bool),
+                vec![0],
+            )),
+            "NULL" | "nullptr" => Ok(Value::int(TypeHandle::void().pointer_to(), 0)),
+            _ => Err(self.no_symbol(n)),
+        }
+    }
+
+    /// The type a cast or `sizeof` names: C base types are built in, others asked for.
+    fn type_of(&self, t: &TypeName) -> Result<TypeHandle, ExprError> {
+        let builtin = builtin_type(&t.base);
+        let base = match self.ctx.lookup_type(&t.base) {
+            Some(ty) => ty,
+            None => match builtin {
+                Some(ty) => ty,
+                None => {
+                    return Err(match t.base.split_once(' ') {
+                        Some(("struct", n)) => {
+                            ExprError::Other(format!("No struct type named {n}."))
+                        }
+                        Some(("union", n)) => ExprError::Other(format!("No union type named {n}.")),
+                        Some(("enum", n)) => ExprError::Other(format!("No enum type named {n}.")),
+                        _ => self.no_symbol(&t.base),
+                    })
+                }
+            },
+        };
+        let mut ty = base;
+        for _ in 0..t.pointers {
+            ty = ty.pointer_to();
+        }
+        Ok(ty)
+    }
+
+    /// The value as an operand: references are followed, arrays decay to pointers to their
+    /// first element (when they live in memory).
+    fn rvalue(&self, v: Value) -> Result<Value, ExprError> {
+        let v = self.through_reference(v)?;
+        Ok(match (v.ty.shape(), v.lval) {
+            // Functions decay to pointers to themselves.
+            (Shape::Function, Some(Lval::Memory(a))) => Value::int(v.ty.pointer_to(), a as i128),
+            (Shape::Array(elem, _), Some(Lval::Memory(a))) => {
+                Value::int(elem.pointer_to(), a as i128)
+            }
+            _ => v,
+        })
+    }
+
+    /// A C++ reference's referent; other values unchanged.
+    fn through_reference(&self, v: Value) -> Result<Value, ExprError> {
+        if v.ty.is_reference() {
+            if let Shape::Pointer(Some(p)) = v.ty.shape() {
+                return self.read(p, v.raw_u64());
+            }
+        }
+        Ok(v)
+    }
+
+    fn num(&self, v: &Value) -> Result<Num, ExprError> {
+        if v.bytes.is_empty() {
+            return Err(match v.ty.shape() {
+                Shape::Void => not_number(),
+                _ => ExprError::other("value has been optimized out"),
+            });
+        }
+        let size = v.size().clamp(1, 8);
+        Ok(match v.ty.shape() {
+            Shape::Float(4) => Num::F(f32_of(&v.bytes) as f64, 4),
+            Shape::Float(s) => Num::F(f64_of(&v.bytes), s),
+            Shape::Int { signed: true, .. } | Shape::Char { signed: true, .. } => {
+                Num::I(sign_extend(v.raw_u64(), size) as i128, size, true)
+            }
+            Shape::Enum(_) => Num::I(
+                sign_extend(v.raw_u64(), size) as i128,
+                size,
+                enum_signed(&v.ty),
+            ),
+            Shape::Int { .. } | Shape::Char { .. } | Shape::Bool(_) | Shape::Utf(_) => {
+                Num::I(v.raw_u64() as i128 & mask(size), size, false)
+            }
+            Shape::Pointer(_) | Shape::Function => Num::I(v.raw_u64() as i128, 8, false),
+            _ => return Err(not_number()),
+        })
+    }
+
+    fn unary(&self, op: Unary, x: &Expr) -> Result<Value, ExprError> {
+        let v = self.through_reference(self.eval(x)?)?;
+        match op {
+            Unary::AddrOf => match v.lval {
+                Some(Lval::Memory(a)) => Ok(Value::int(v.ty.pointer_to(), a as i128)),
+                Some(Lval::Register(_)) => Err(ExprError::other(
+                    "Address requested for identifier which is in register",
+                )),
+                None => Err(ExprError::other(
+                    "Attempt to take address of value not located in memory.",
+                )),
+            },
+            Unary::Deref => self.deref(v),
+            Unary::Not => {
+                let t = value_is_true(&self.rvalue(v)?)?;
+                Ok(self.truth(!t))
+            }
+            Unary::Neg | Unary::Plus | Unary::BitNot => {
+                let v = self.rvalue(v)?;
+                match self.num(&v)? {
+                    Num::F(f, s) => {
+                        if op == Unary::BitNot {
+                            return Err(not_number());
+                        }
+                        let r = if op == Unary::Neg { -f } else { f };
+                        Ok(float_value(r, s))
+                    }
+                    Num::I(i, size, signed) => {
+                        let (size, signed) = promote(size, signed);
+                        let r = match op {
+                            Unary::Neg => -i,
+                            Unary::BitNot => !i,
+                            _ => i,
+                        };
+                        Ok(Value::int(
+                            TypeHandle::c_int(size, signed),
+                            wrap(r, size, signed),
+                        ))
+                    }
+                }
+            }
+        }
+    }
+
+    fn deref(&self, v: Value) -> Result<Value, ExprError> {
+        let non_pointer = || ExprError::other("Attempt to take contents of a non-pointer value.");
+        match v.ty.shape() {
+            Shape::Pointer(Some(p)) => {
+                if matches!(p.shape(), Shape::Void) {
+                    return Err(non_pointer());
+                }
+                let addr = v.raw_u64();
+                if matches!(p.shape(), Shape::Function) {
+                    return Ok(Value {
+                        ty: p,
+                        bytes: addr.to_le_bytes().to_vec(),
+                        lval: Some(Lval::Memory(addr)),
+                    });
+                }
+                self.read(p, addr)
+            }
+            Shape::Pointer(None) => Err(non_pointer()),
+            Shape::Array(elem, _) => match v.lval {
+                Some(Lval::Memory(a)) => self.read(elem, a),
+                _ => Err(non_pointer()),
+            },
+            Shape::Function => Ok(v),
+            // gdb lets `*` take an integer as an address (of an `int`).
+            Shape::Int { .. } => self.read(TypeHandle::int(), v.as_u64()?),
+            _ => Err(non_pointer()),
+        }
+    }
+
+    fn member(&self, v: Value, m: &str) -> Result<Value, ExprError> {
+        let Some(st) = v.ty.strip() else {
+            return Err(not_struct());
+        };
+        let Type::Struct { members, .. } = st.get() else {
+            return Err(not_struct());
+        };
+        let (member, base_off) = find_member(&st, members, m)
+            .ok_or_else(|| ExprError::Other(format!("There is no member named {m}.")))?;
+        let mty = st.child(member.ty);
+        let size = mty.size().unwrap_or(0) as usize;
+        let off = (base_off + member.offset) as usize;
+        if let Some((bit, bits)) = member.bits {
+            let x = extract_bits(&v.bytes, off as u64 * 8 + bit, bits, is_signed(&mty));
+            return Ok(Value::int(mty, x));
+        }
+        let lval = v.address().map(|a| Lval::Memory(a + off as u64));
+        match v.bytes.get(off..off + size) {
+            Some(b) => Ok(Value {
+                ty: mty,
+                bytes: b.to_vec(),
+                lval,
+            }),
+            None => match lval {
+                Some(Lval::Memory(a)) => self.read(mty, a),
+                _ => Ok(Value {
+                    ty: mty,
+                    bytes: Vec::new(),
+                    lval: None,
+                }),
+            },
+        }
+    }
+
+    fn index(&self, a: Value, i: i64) -> Result<Value, ExprError> {
+        match a.ty.shape() {
+            Shape::Array(elem, _) => {
+                let es = elem.size().unwrap_or(1) as i64;
+                let off = i.wrapping_mul(es);
+                if let (true, Some(end)) = (off >= 0, off.checked_add(es)) {
+                    if let Some(b) = a.bytes.get(off as usize..end as usize) {
+                        let lval = a
+                            .address()
+                            .map(|x| Lval::Memory(x.wrapping_add(off as u64)));
+                        return Ok(Value {
+                            ty: elem,
+                            bytes: b.to_vec(),
+                            lval,
+                        });
+                    }
+                }
+                match a.address() {
+                    Some(x) => self.read(elem, x.wrapping_add(off as u64)),
+                    None => Err(ExprError::other("no such vector element")),
+                }
+            }
+            Shape::Pointer(Some(p)) => {
+                let es = p.size().unwrap_or(1) as i64;
+                self.read(p, a.raw_u64().wrapping_add(i.wrapping_mul(es) as u64))
+            }
+            Shape::Struct(_) => {
+                // Rust slices (`&[T]`, `&str`) index their data.
+                let parts = a.ty.strip().and_then(|st| match st.get() {
+                    Type::Struct { members, .. } => {
+                        crate::format::slice_parts(&st, members, &a.bytes)
+                    }
+                    _ => None,
+                });
+                let Some((elem, ptr, len)) = parts else {
+                    return Err(cannot_subscript(&a));
+                };
+                if i < 0 || i as u64 >= len {
+                    return Err(ExprError::Other(format!(
+                        "Index {i} is out of bounds (length {len})"
+                    )));
+                }
+                let es = elem.size().unwrap_or(1);
+                self.read(elem, ptr.wrapping_add((i as u64).wrapping_mul(es)))
+            }
+            _ => Err(cannot_subscript(&a)),
+        }
+    }
+
+    /// `a@n`: an array of `n` objects of `a`'s type starting at `a`'s address.
+    fn repeat(&self, a: Value, n: Value) -> Result<Value, ExprError> {
+        let Num::I(n, ..) = self.num(&n)? else {
+            return Err(ExprError::other(
+                "Non-integral right operand of '@' operator.",
+            ));
+        };
+        let Some(addr) = a.address() else {
+            return Err(ExprError::other(
+                "Only values in memory can be extended with '@'.",
+            ));
+        };
+        if n <= 0 || n > u32::MAX as i128 {
+            return Err(ExprError::Other(format!(
+                "Invalid number {n} of repetitions."
+            )));
+        }
+        self.read(a.ty.array_of(n as u64), addr)
+    }
+
+    fn assign(&self, l: &Expr, r: &Expr) -> Result<Value, ExprError> {
+        let lv = self.eval(l)?;
+        let Some(Lval::Memory(addr)) = lv.lval else {
+            return Err(ExprError::other(
+                "Left operand of assignment is not an lvalue.",
+            ));
+        };
+        let rv = self.rvalue(self.eval(r)?)?;
+        let nv = self.convert(rv, &lv.ty)?;
+        self.ctx.write_memory(addr, &nv.bytes)?;
+        Ok(Value {
+            lval: Some(Lval::Memory(addr)),
+            ..nv
+        })
+    }
+
+    fn binary(&self, op: Binary, a: Value, b: Value) -> Result<Value, ExprError> {
+        let pa = matches!(a.ty.shape(), Shape::Pointer(_));
+        let pb = matches!(b.ty.shape(), Shape::Pointer(_));
+        if (pa || pb) && matches!(op, Binary::Add | Binary::Sub) {
+            return self.pointer_arith(op, a, b, pa, pb);
+        }
+        let x = self.num(&a)?;
+        let y = self.num(&b)?;
+        let cmp = |o: Option<std::cmp::Ordering>| -> Value {
+            let r = match (op, o) {
+                (Binary::Ne, None) => true,
+                (_, None) => false,
+                (Binary::Lt, Some(o)) => o.is_lt(),
+                (Binary::Gt, Some(o)) => o.is_gt(),
+                (Binary::Le, Some(o)) => o.is_le(),
+                (Binary::Ge, Some(o)) => o.is_ge(),
+                (Binary::Eq, Some(o)) => o.is_eq(),
+                (_, Some(o)) => o.is_ne(),
+            };
+            self.truth(r)
+        };
+        let is_cmp = matches!(
+            op,
+            Binary::Lt | Binary::Gt | Binary::Le | Binary::Ge | Binary::Eq | Binary::Ne
+        );
+        match (x, y) {
+            (Num::F(..), _) | (_, Num::F(..)) => {
+                let f = |n: Num| match n {
+                    Num::F(f, s) => (f, s),
+                    Num::I(i, ..) => (i as f64, 0),
+                };
+                let ((x, xs), (y, ys)) = (f(x), f(y));
+                if is_cmp {
+                    return Ok(cmp(x.partial_cmp(&y)));
+                }
+                let r = match op {
+                    Binary::Add => x + y,
+                    Binary::Sub => x - y,
+                    Binary::Mul => x * y,
+                    Binary::Div => x / y,
+                    _ => return Err(ExprError::other("Integer only operation.")),
+                };
+                Ok(float_value(r, xs.max(ys)))
+            }
+            (Num::I(x, xs, xsg), Num::I(y, ys, ysg)) => {
+                let (xs, xsg) = promote(xs, xsg);
+                let (ys, ysg) = promote(ys, ysg);
+                // Shifts take the left operand's type; the rest the usual conversions.
+                let (size, signed) = if matches!(op, Binary::Shl | Binary::Shr) {
+                    (xs, xsg)
+                } else if xs == ys {
+                    (xs, xsg && ysg)
+                } else if xs > ys {
+                    (xs, xsg)
+                } else {
+                    (ys, ysg)
+                };
+                let (x, y) = if matches!(op, Binary::Shl | Binary::Shr) {
+                    (wrap(x, size, signed), y)
+                } else {
+                    (wrap(x, size, signed), wrap(y, size, signed))
+                };
+                if is_cmp {
+                    return Ok(cmp(Some(x.cmp(&y))));
+                }
+                let r = match op {
+                    Binary::Add => x.wrapping_add(y),
+                    Binary::Sub => x.wrapping_sub(y),
+                    Binary::Mul => x.wrapping_mul(y),
+                    Binary::Div | Binary::Rem => {
+                        if y == 0 {
+                            return Err(ExprError::other("Division by zero"));
+                        }
+                        if op == Binary::Div {
+                            x / y
+                        } else {
+                            x % y
+                        }
+                    }
+                    // Out-of-range shift counts give 0, as gdb does (after a warning).
+                    Binary::Shl if !(0..(size as i128 * 8)).contains(&y) => 0,
+                    Binary::Shr if !(0..(size as i128 * 8)).contains(&y) => 0,
+                    Binary::Shl => x << y,
+                    Binary::Shr => x >> y,
+                    Binary::BitAnd => x & y,
+                    Binary::BitOr => x | y,
+                    Binary::BitXor => x ^ y,
+                    _ => return Err(not_number()),
+                };
+                Ok(Value::int(
+                    TypeHandle::c_int(size, signed),
+                    wrap(r, size, signed),
+                ))
+            }
+        }
+    }
+
+    fn pointer_arith(
+        &self,
+        op: Binary,
+        a: Value,
+        b: Value,
+        pa: bool,
+        pb: bool,
+    ) -> Result<Value, ExprError> {
+        let elem_size = |v: &Value| match v.ty.shape() {
+            Shape::Pointer(Some(p)) => p.size().unwrap_or(1).max(1) as i128,
+            _ => 1,
+        };
+        if pa && pb {
+            if op != Binary::Sub {
+                return Err(not_number());
+            }
+            let es = elem_size(&a);
+            if es != elem_size(&b) {
+                return Err(ExprError::other(
+                    "First argument of `-' is a pointer and second argument is neither\nan integer nor a pointer of the same type.",
+                ));
+            }
+            let d = (a.raw_u64() as i64 as i128 - b.raw_u64() as i64 as i128) / es;
+            return Ok(Value::int(TypeHandle::long(), d));
+        }
+        if pb && op == Binary::Sub {
+            return Err(not_number());
+        }
+        let (p, n) = if pa { (a, b) } else { (b, a) };
+        let Num::I(n, ..) = self.num(&n)? else {
+            return Err(not_number());
+        };
+        let d = n * elem_size(&p);
+        let d = if op == Binary::Sub { -d } else { d };
+        let r = (p.raw_u64() as i128).wrapping_add(d);
+        Ok(Value::int(p.ty, r & mask(8)))
+    }
+
+    fn convert(&self, v: Value, ty: &TypeHandle) -> Result<Value, ExprError> {
+        match ty.shape() {
+            Shape::Float(s) => {
+                let f = match self.num(&v)? {
+                    Num::F(f, _) => f,
+                    Num::I(i, ..) => i as f64,
+                };
+                Ok(Value {
+                    ty: ty.clone(),
+                    ..float_value(f, s)
+                })
+            }
+            Shape::Bool(_) => {
+                let t = value_is_true(&v)?;
+                Ok(Value::int(ty.clone(), t as i128))
+            }
+            Shape::Int { .. }
+            | Shape::Char { .. }
+            | Shape::Enum(_)
+            | Shape::Pointer(_)
+            | Shape::Utf(_) => {
+                let i = match self.num(&v)? {
+                    Num::F(f, _) => f as i128,
+                    Num::I(i, ..) => i,
+                };
+                Ok(Value::int(ty.clone(), i))
+            }
+            Shape::Void => Ok(Value::from_bytes(ty.clone(), Vec::new())),
+            Shape::Struct(_) | Shape::Array(..) if v.size() == ty.size().unwrap_or(0) => {
+                Ok(Value {
+                    ty: ty.clone(),
+                    ..v
+                })
+            }
+            _ => Err(ExprError::other("Invalid cast.")),
+        }
+    }
+}
+
+/// C base types by any of their spellings.
+fn builtin_type(name: &str) -> Option<TypeHandle> {
+    let mut words: Vec<&str> = name.split_whitespace().collect();
+    words.sort_unstable();
+    let key = words.join(" ");
+    Some(match key.as_str() {
+        "int" | "signed" | "int signed" => TypeHandle::int(),
+        "unsigned" | "int unsigned" => TypeHandle::c_int(4, false),
+        "long" | "int long" | "long signed" | "long long" | "int long long"
+        | "long long signed" => TypeHandle::long(),
+        "long unsigned" | "int long unsigned" | "long long unsigned" | "int long long unsigned" => {
+            TypeHandle::ulong()
+        }
+        "short" | "int short" | "short signed" | "int short signed" => TypeHandle::c_int(2, true),
+        "short unsigned" | "int short unsigned" => TypeHandle::c_int(2, false),
+        "char" => TypeHandle::char(),
+        "char signed" => TypeHandle::c_int(1, true),
+        "char unsigned" => TypeHandle::c_int(1, false),
+        "float" => TypeHandle::base("float", 4, Encoding::Float),
+        "double" => TypeHandle::double(),
+        "void" => TypeHandle::void(),
+        "_Bool" => TypeHandle::base("_Bool", 1, Encoding::Bool),
+        "bool" => TypeHandle::base("bool", 1, Encoding::Bool),
+        // Rust primitives.
+        "i8" => TypeHandle::base("i8", 1, Encoding::Signed),
+        "u8" => TypeHandle::base("u8", 1, Encoding::Unsigned),
+        "i16" => TypeHandle::base("i16", 2, Encoding::Signed),
+        "u16" => TypeHandle::base("u16", 2, Encoding::Unsigned),
+        "i32" => TypeHandle::base("i32", 4, Encoding::Signed),
+        "u32" => TypeHandle::base("u32", 4, Encoding::Unsigned),
+        "i64" | "isize" => TypeHandle::base(name, 8, Encoding::Signed),
+        "u64" | "usize" => TypeHandle::base(name, 8, Encoding::Unsigned),
+        "f32" => TypeHandle::base("f32", 4, Encoding::Float),
+        "f64" => TypeHandle::base("f64", 8, Encoding::Float),
+        _ => return None,
+    })
+}
+
+/// The C type of an integer literal: `int`, then `long` (decimal) or `unsigned int`, `long`,
+/// `unsigned long` (hex and octal), as the value needs and the suffixes ask.
+fn int_literal(lit: &IntLit) -> Value {
+    let v = lit.value;
+    let fits_int = v <= i32::MAX as u64;
+    let fits_uint = v <= u32::MAX as u64;
+    let fits_long = v <= i64::MAX as u64;
+    let (size, signed) = match (lit.long, lit.unsigned) {
+        (false, false) if fits_int => (4, true),
+        (false, false) if !lit.decimal && fits_uint => (4, false),
+        (false, true) if fits_uint => (4, false),
+        (_, false) if fits_long => (8, true),
+        _ => (8, false),
+    };
+    Value::int(TypeHandle::c_int(size, signed), v as i128)
+}
+
+fn float_value(f: f64, size: u64) -> Value {
+    if size == 4 {
+        Value::from_bytes(
+            TypeHandle::base("float", 4, Encoding::Float),
+            (f as f32).to_le_bytes().to_vec(),
+        )
+    } else {
+        Value::double(f)
+    }
+}
+
+fn cannot_subscript(a: &Value) -> ExprError {
+    ExprError::Other(format!(
+        "cannot subscript something of type `{}'",
+        a.ty.name()
+    ))
+}
+
+fn not_struct() -> ExprError {
+    ExprError::other("Attempt to extract a component of a value that is not a structure.")
+}
+
+fn enum_signed(ty: &TypeHandle) -> bool {
+    match ty.strip().as_ref().map(|t| t.get()) {
+        Some(Type::Enum { signed, .. }) => *signed,
+        _ => false,
+    }
+}
+
+fn is_signed(ty: &TypeHandle) -> bool {
+    match ty.shape() {
+        Shape::Int { signed, .. } | Shape::Char { signed, .. } => signed,
+        Shape::Enum(_) => enum_signed(ty),
+        _ => false,
+    }
+}
+
+/// A bit field's value: `bits` bits from bit `start` of `bytes`.
+pub(crate) fn extract_bits(bytes: &[u8], start: u64, bits: u64, signed: bool) -> i128 {
+    let mut raw = 0u128;
+    for (i, b) in bytes.iter().enumerate().take(16) {
+        raw |= (*b as u128) << (8 * i);
+    }
+    if bits == 0 || bits > 64 || start >= 128 {
+        return 0;
+    }
+    let mut x = (raw >> start) & ((1u128 << bits) - 1);
+    if signed && (x >> (bits - 1)) & 1 == 1 {
+        x |= !((1u128 << bits) - 1);
+    }
+    x as i128
+}
+
+/// A member by name, searching anonymous struct and union members too; with the offset of
+/// the anonymous member it was found in.
+fn find_member(st: &TypeHandle, members: &[Member], name: &str) -> Option<(Member, u64)> {
+    if let Some(m) = members.iter().find(|m| m.name.as_deref() == Some(name)) {
+        return Some((m.clone(), 0));
+    }
+    // Rust tuple fields are named `__0`; `t.0` means them.
+    if name.bytes().all(|b| b.is_ascii_digit()) {
+        let rust = format!("__{name}");
+        if let Some(m) = members
+            .iter()
+            .find(|m| m.name.as_deref() == Some(rust.as_str()))
+        {
+            return Some((m.clone(), 0));
+        }
+    }
+    for m in members.iter().filter(|m| m.name.is_none()) {
+        let inner = st.child(m.ty).strip()?;
+        if let Type::Struct {
+            members: inner_members,
+            ..
+        } = inner.get()
+        {
+            if let Some((found, off)) = find_member(&inner, inner_members, name) {
+                return Some((found, off + m.offset));
+            }
+        }
+    }
+    None
 }

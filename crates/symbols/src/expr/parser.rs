@@ -1,6 +1,7 @@
 //! C expression syntax (what gdb's `print` and breakpoint conditions accept) into an AST.
 //! Pure syntax: names are resolved by the evaluator.
 
+use super::lexer::{lex, Tok};
 use super::ExprError;
 
 /// A type as written in a cast or `sizeof`: a base name and a number of `*`s.
@@ -31,35 +32,54 @@ pub enum Unary {
 
 /// Binary operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[allow(missing_docs)]
 pub enum Binary {
+    /// `*`
     Mul,
+    /// `/`
     Div,
+    /// `%`
     Rem,
+    /// `+`
     Add,
+    /// `-`
     Sub,
+    /// `<<`
     Shl,
+    /// `>>`
     Shr,
+    /// `<`
     Lt,
+    /// `>`
     Gt,
+    /// `<=`
     Le,
+    /// `>=`
     Ge,
+    /// `==`
     Eq,
+    /// `!=`
     Ne,
+    /// `&`
     BitAnd,
+    /// `^`
     BitXor,
+    /// `|`
     BitOr,
+    /// `&&`
     And,
+    /// `||`
     Or,
+    /// gdb's `x@n`: `n` objects like `x` from `x`'s address, as an array.
+    Repeat,
 }
 
 /// An expression.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
-    /// Integer literal: value, unsigned suffix, long suffix.
-    Int(u64, bool, bool),
-    /// Floating literal.
-    Float(f64),
+    /// Integer literal.
+    Int(IntLit),
+    /// Floating literal; true when written with an `f` suffix (a `float`).
+    Float(f64, bool),
     /// Character literal.
     Char(u8),
     /// String literal.
@@ -94,6 +114,19 @@ pub enum Expr {
     Call(Box<Expr>),
 }
 
+/// An integer literal as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IntLit {
+    /// Its value.
+    pub value: u64,
+    /// `u` suffix.
+    pub unsigned: bool,
+    /// `l` suffix.
+    pub long: bool,
+    /// Written in decimal (C gives decimal and hex literals different types).
+    pub decimal: bool,
+}
+
 /// A value-history reference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HistoryRef {
@@ -101,171 +134,6 @@ pub enum HistoryRef {
     Absolute(usize),
     /// `$` (0), `$$` (1), `$$N` (N).
     Relative(usize),
-}
-
-#[derive(Debug, Clone, PartialEq)]
-enum Tok {
-    Int(u64, bool, bool),
-    Float(f64),
-    Char(u8),
-    Str(Vec<u8>),
-    Ident(String),
-    Dollar(String),
-    Op(&'static str),
-}
-
-const OPS: &[&str] = &[
-    "<<=", ">>=", "->", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "::", "+", "-", "*", "/",
-    "%", "<", ">", "&", "^", "|", "!", "~", "?", ":", "(", ")", "[", "]", ".", ",", "=",
-];
-
-fn syntax(rest: &str) -> ExprError {
-    ExprError::Syntax(rest.to_string())
-}
-
-fn escape(it: &mut std::iter::Peekable<std::str::CharIndices<'_>>) -> Option<u8> {
-    let (_, c) = it.next()?;
-    Some(match c {
-        'n' => b'\n',
-        't' => b'\t',
-        'r' => b'\r',
-        'a' => 7,
-        'b' => 8,
-        'f' => 12,
-        'v' => 11,
-        'e' => 27,
-        '0'..='7' => {
-            let mut v = c as u32 - '0' as u32;
-            for _ in 0..2 {
-                match it.peek() {
-                    Some((_, d @ '0'..='7')) => {
-                        v = v * 8 + (*d as u32 - '0' as u32);
-                        it.next();
-                    }
-                    _ => break,
-                }
-            }
-            v as u8
-        }
-        other => other as u8,
-    })
-}
-
-fn lex(text: &str) -> Result<Vec<(Tok, usize)>, ExprError> {
-    let mut out = Vec::new();
-    let mut it = text.char_indices().peekable();
-    while let Some(&(i, c)) = it.peek() {
-        if c.is_whitespace() {
-            it.next();
-            continue;
-        }
-        if c.is_ascii_digit()
-            || (c == '.' && text[i + 1..].starts_with(|d: char| d.is_ascii_digit()))
-        {
-            let start = i;
-            let mut end = i;
-            while let Some(&(j, d)) = it.peek() {
-                if d.is_ascii_alphanumeric() || d == '.' || d == '_' {
-                    end = j + d.len_utf8();
-                    it.next();
-                } else {
-                    break;
-                }
-            }
-            let s = &text[start..end];
-            let lower = s.to_ascii_lowercase();
-            let is_hex = lower.starts_with("0x");
-            if !is_hex && (lower.contains('.') || lower.contains('e')) {
-                let f: f64 = lower
-                    .trim_end_matches('f')
-                    .parse()
-                    .map_err(|_| syntax(&text[start..]))?;
-                out.push((Tok::Float(f), start));
-                continue;
-            }
-            let digits = lower.trim_end_matches(['u', 'l']);
-            let suffix = &lower[digits.len()..];
-            let v = if let Some(h) = digits.strip_prefix("0x") {
-                u64::from_str_radix(h, 16)
-            } else if digits.len() > 1 && digits.starts_with('0') {
-                u64::from_str_radix(&digits[1..], 8)
-            } else {
-                digits.parse::<u64>()
-            }
-            .map_err(|_| ExprError::Other(format!("Invalid number \"{s}\".")))?;
-            out.push((
-                Tok::Int(v, suffix.contains('u'), suffix.contains('l')),
-                start,
-            ));
-            continue;
-        }
-        if c.is_alphabetic() || c == '_' || c == '$' {
-            let start = i;
-            let mut end = i + c.len_utf8();
-            it.next();
-            while let Some(&(j, d)) = it.peek() {
-                if d.is_alphanumeric() || d == '_' || (c == '$' && d == '$') {
-                    end = j + d.len_utf8();
-                    it.next();
-                } else {
-                    break;
-                }
-            }
-            let s = &text[start..end];
-            if let Some(r) = s.strip_prefix('$') {
-                out.push((Tok::Dollar(r.to_string()), start));
-            } else {
-                out.push((Tok::Ident(s.to_string()), start));
-            }
-            continue;
-        }
-        if c == '\'' {
-            it.next();
-            let v = match it.next() {
-                Some((_, '\\')) => escape(&mut it).ok_or_else(|| syntax(&text[i..]))?,
-                Some((_, ch)) => ch as u8,
-                None => return Err(ExprError::Other("Unmatched single quote.".into())),
-            };
-            match it.next() {
-                Some((_, '\'')) => {}
-                _ => return Err(ExprError::Other("Unmatched single quote.".into())),
-            }
-            out.push((Tok::Char(v), i));
-            continue;
-        }
-        if c == '"' {
-            it.next();
-            let mut s = Vec::new();
-            loop {
-                match it.next() {
-                    Some((_, '"')) => break,
-                    Some((_, '\\')) => s.push(escape(&mut it).ok_or_else(|| syntax(&text[i..]))?),
-                    Some((_, ch)) => {
-                        let mut buf = [0u8; 4];
-                        s.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
-                    }
-                    None => {
-                        return Err(ExprError::Other(
-                            "Unterminated string in expression.".into(),
-                        ))
-                    }
-                }
-            }
-            out.push((Tok::Str(s), i));
-            continue;
-        }
-        let rest = &text[i..];
-        let Some(op) = OPS.iter().find(|o| rest.starts_with(**o)) else {
-            return Err(ExprError::Other(format!(
-                "Invalid character '{c}' in expression."
-            )));
-        };
-        for _ in 0..op.len() {
-            it.next();
-        }
-        out.push((Tok::Op(op), i));
-    }
-    Ok(out)
 }
 
 const TYPE_WORDS: &[&str] = &[
@@ -294,11 +162,11 @@ impl Parser<'_> {
             .get(self.pos)
             .map(|t| t.1)
             .unwrap_or(self.text.len());
-        syntax(&self.text[at..])
+        ExprError::Syntax(self.text[at..].to_string())
     }
 
     fn eat(&mut self, op: &str) -> bool {
-        if self.peek() == Some(&Tok::Op(leak(op))) {
+        if matches!(self.peek(), Some(Tok::Op(o)) if *o == op) {
             self.pos += 1;
             return true;
         }
@@ -351,17 +219,18 @@ impl Parser<'_> {
             ">=" => (Binary::Ge, 7),
             "<<" => (Binary::Shl, 8),
             ">>" => (Binary::Shr, 8),
-            "+" => (Binary::Add, 9),
-            "-" => (Binary::Sub, 9),
-            "*" => (Binary::Mul, 10),
-            "/" => (Binary::Div, 10),
-            "%" => (Binary::Rem, 10),
+            "@" => (Binary::Repeat, 9),
+            "+" => (Binary::Add, 10),
+            "-" => (Binary::Sub, 10),
+            "*" => (Binary::Mul, 11),
+            "/" => (Binary::Div, 11),
+            "%" => (Binary::Rem, 11),
             _ => return None,
         })
     }
 
     fn binary(&mut self, min: u8) -> Result<Expr, ExprError> {
-        let mut lhs = self.unary()?;
+        let mut lhs = self.cast_as()?;
         while let Some((op, prec)) = self.binop() {
             if prec <= min {
                 break;
@@ -371,6 +240,37 @@ impl Parser<'_> {
             lhs = Expr::Binary(op, Box::new(lhs), Box::new(rhs));
         }
         Ok(lhs)
+    }
+
+    /// Rust's `x as T` (binds tighter than binary operators, looser than unary ones).
+    fn cast_as(&mut self) -> Result<Expr, ExprError> {
+        let mut e = self.unary()?;
+        while matches!(self.peek(), Some(Tok::Ident(w)) if w == "as") {
+            self.pos += 1;
+            let mut pointers = 0;
+            // `*const T` / `*mut T` are pointers to T.
+            while self.eat("*") {
+                pointers += 1;
+                if matches!(self.peek(), Some(Tok::Ident(w)) if w == "const" || w == "mut") {
+                    self.pos += 1;
+                }
+            }
+            let Some(Tok::Ident(mut base)) = self.peek().cloned() else {
+                return Err(self.err());
+            };
+            self.pos += 1;
+            while self.peek() == Some(&Tok::Op("::")) {
+                match self.peek_at(1).cloned() {
+                    Some(Tok::Ident(next)) => {
+                        base = format!("{base}::{next}");
+                        self.pos += 2;
+                    }
+                    _ => return Err(self.err()),
+                }
+            }
+            e = Expr::Cast(TypeName { base, pointers }, Box::new(e));
+        }
+        Ok(e)
     }
 
     /// `( TYPE )` at the current position, if it is one.
@@ -399,7 +299,14 @@ impl Parser<'_> {
         let single_then_operand = words.len() == 1
             && matches!(
                 self.peek_at(i + 1),
-                Some(Tok::Ident(_) | Tok::Int(..) | Tok::Float(_) | Tok::Dollar(_) | Tok::Op("("))
+                Some(
+                    Tok::Ident(_)
+                        | Tok::Int(..)
+                        | Tok::Float(..)
+                        | Tok::Char(_)
+                        | Tok::Dollar(_)
+                        | Tok::Op("(")
+                )
             );
         if !(keyword || pointers > 0 || single_then_operand) {
             return None;
@@ -497,8 +404,13 @@ impl Parser<'_> {
         };
         self.pos += 1;
         match tok {
-            Tok::Int(v, u, l) => Ok(Expr::Int(v, u, l)),
-            Tok::Float(f) => Ok(Expr::Float(f)),
+            Tok::Int(value, unsigned, long, decimal) => Ok(Expr::Int(IntLit {
+                value,
+                unsigned,
+                long,
+                decimal,
+            })),
+            Tok::Float(f, single) => Ok(Expr::Float(f, single)),
             Tok::Char(c) => Ok(Expr::Char(c)),
             Tok::Str(s) => Ok(Expr::Str(s)),
             Tok::Dollar(r) => Ok(history_or_register(&r)),
@@ -526,10 +438,6 @@ impl Parser<'_> {
     }
 }
 
-fn leak(op: &str) -> &'static str {
-    OPS.iter().find(|o| **o == op).copied().unwrap_or("")
-}
-
 fn history_or_register(r: &str) -> Expr {
     if r.is_empty() {
         return Expr::History(HistoryRef::Relative(0));
@@ -548,7 +456,7 @@ fn history_or_register(r: &str) -> Expr {
     Expr::Register(r.to_string())
 }
 
-/// Parses an expression.
+/// Parses an expression (`print`'s argument, a breakpoint condition).
 pub fn parse(text: &str) -> Result<Expr, ExprError> {
     let toks = lex(text)?;
     if toks.is_empty() {
@@ -562,4 +470,11 @@ pub fn parse(text: &str) -> Result<Expr, ExprError> {
         return Err(p.err());
     }
     Ok(e)
+}
+
+impl Expr {
+    /// The expression naming one variable (what `info locals` evaluates for each local).
+    pub fn variable(name: &str) -> Expr {
+        Expr::Name(name.to_string())
+    }
 }
