@@ -96,7 +96,7 @@ impl StopHook for Hook<'_> {
         }
     }
 
-    fn watchpoint_hit(&mut self, inf: &Inferior, _tid: Tid, slots: u8) -> bool {
+    fn watchpoint_hit(&mut self, inf: &Inferior, tid: Tid, slots: u8) -> bool {
         let fired = self.table.watchpoints_for_slots(slots);
         for n in fired {
             let Some(bp) = self.table.get(n) else {
@@ -126,8 +126,6 @@ impl StopHook for Hook<'_> {
                 continue;
             }
             if let Some(cond) = bp.condition.clone() {
-                let threads = inf.threads();
-                let tid = threads.first().map(|t| t.tid).unwrap_or(Tid(inf.pid()));
                 if !context::eval_condition(self.symbols, inf, tid, &cond).unwrap_or(true) {
                     self.watch_values.insert(n, now);
                     continue;

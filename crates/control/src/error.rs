@@ -17,4 +17,7 @@ pub enum ControlError {
     /// A breakpoint or watchpoint could not be inserted.
     #[error("{0}")]
     Insert(String),
+    /// The step-over protocol met an event it forbids (a tracer bug, reported, not hidden).
+    #[error("step-over protocol: {0}")]
+    Protocol(#[from] hindsight_breakpoints::stepover::ProtocolError),
 }

@@ -134,10 +134,7 @@ impl Inferior {
             .and_then(|s| s.plan)
             .unwrap_or(StepPlan::Inline);
         let displaceable = plan != StepPlan::Inline;
-        let actions = self
-            .protocol
-            .on_resume(tid.0 as u32, addr, displaceable)
-            .map_err(|e| ControlError::Insert(format!("step-over protocol: {e}")))?;
+        let actions = self.protocol.on_resume(tid.0 as u32, addr, displaceable)?;
         if let (Some(r), StepPlan::Inline) = (regs, plan) {
             // Inline stepping starts from the site itself.
             tid.set_regs(&r)?;
@@ -184,10 +181,7 @@ impl Inferior {
                 Action::SingleStep(t) => {
                     self.stats.inline += 1;
                     let stepped = self.single_step_raw(tid);
-                    let next = self
-                        .protocol
-                        .on_step_done(t)
-                        .map_err(|e| ControlError::Insert(format!("step-over protocol: {e}")))?;
+                    let next = self.protocol.on_step_done(t)?;
                     // Re-plant and resume even if the step failed, then report the failure.
                     let done = self.execute(tid, plan, next, None);
                     stepped?;
@@ -478,9 +472,7 @@ impl Inferior {
             if ours {
                 regs.set_pc(addr);
                 // The protocol's breakpoint action for this trap (seed 000's invariant).
-                self.protocol
-                    .on_trap(tid.0 as u32, addr)
-                    .map_err(|e| ControlError::Insert(format!("step-over protocol: {e}")))?;
+                self.protocol.on_trap(tid.0 as u32, addr)?;
                 // The hook sees the thread as stopped at the site (pc rewound) without a write.
                 self.regs_cache.set(Some((tid, regs)));
                 let stop = hook.breakpoint_hit(self, tid, addr);

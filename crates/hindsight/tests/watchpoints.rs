@@ -76,3 +76,23 @@ fn a_sixteen_byte_struct_takes_two_registers_and_a_fifth_is_refused() {
         "\nHardware watchpoint 2: pr\n\nOld value = {a = 0, b = 0}\nNew value = {a = 0, b = 7}\n",
     );
 }
+
+#[test]
+fn a_watchpoint_condition_filters_changes() {
+    let prog = compile("watch", &[]);
+    let r = debug(
+        &prog,
+        &[
+            "break main",
+            "run",
+            "watch counter if counter > 2",
+            "continue",
+            "info watchpoints",
+        ],
+        &[],
+    );
+    // The change 0 -> 1 is not reported; the old value is the last one seen.
+    r.has("\nHardware watchpoint 2: counter\n\nOld value = 1\nNew value = 3\n")
+        .has("\tstop only if counter > 2\n")
+        .has("\tbreakpoint already hit 1 time\n");
+}
