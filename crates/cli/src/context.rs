@@ -85,17 +85,12 @@ impl EvalContext for Scope<'_> {
     }
 
     fn symbol_for(&self, addr: u64) -> Option<String> {
-        let f = self.symbols.function_at(addr)?;
-        Some(if addr == f.low {
-            f.name
-        } else {
-            format!("{}+{}", f.name, addr - f.low)
-        })
+        self.symbols.symbol_for(addr)
     }
 
     fn lookup_function(&self, name: &str) -> Option<(u64, Option<TypeHandle>)> {
         let f = self.symbols.lookup_functions(name).into_iter().next()?;
-        Some((f.low, None))
+        Some((f.low, f.fn_type.map(|t| handle(self.symbols, t))))
     }
 
     fn language(&self) -> Language {

@@ -27,6 +27,7 @@ pub(crate) struct Func {
     pub die: UnitOffset,
     pub decl_line: Option<u32>,
     pub ret: Option<TypeId>,
+    pub fn_type: TypeId,
 }
 
 /// One line-table row.
@@ -86,6 +87,8 @@ pub struct Module {
     pub(crate) type_memo: HashMap<(usize, UnitOffset), TypeId>,
     pub(crate) type_names: HashMap<String, TypeId>,
     pub(crate) elf_syms: Vec<ElfSym>,
+    /// Data objects (ELF `OBJECT` symbols), sorted by address: `<grid+24>` in printed pointers.
+    pub(crate) data_syms: Vec<ElfSym>,
     pub(crate) eh_frame: Option<(gimli::EhFrame<R>, gimli::BaseAddresses)>,
     /// The binary-search table of `.eh_frame_hdr`: FDE lookup without scanning.
     pub(crate) eh_frame_hdr: Option<gimli::ParsedEhFrameHdr<R>>,
@@ -160,10 +163,16 @@ impl Module {
             }
         }
         let mut elf_syms = Vec::new();
+        let mut data_syms = Vec::new();
         for sym in file.symbols().chain(file.dynamic_symbols()) {
-            if sym.kind() == SymbolKind::Text && sym.address() != 0 {
+            let list = match sym.kind() {
+                SymbolKind::Text => &mut elf_syms,
+                SymbolKind::Data => &mut data_syms,
+                _ => continue,
+            };
+            if sym.address() != 0 {
                 if let Ok(name) = sym.name() {
-                    elf_syms.push(ElfSym {
+                    list.push(ElfSym {
                         addr: sym.address(),
                         size: sym.size(),
                         name: demangle(name),
@@ -171,6 +180,8 @@ impl Module {
                 }
             }
         }
+        data_syms.sort_by_key(|s| s.addr);
+        data_syms.dedup_by_key(|s| s.addr);
         elf_syms.sort_by(|a, b| a.addr.cmp(&b.addr).then(b.size.cmp(&a.size)));
         elf_syms.dedup_by_key(|s| s.addr);
 
@@ -226,6 +237,7 @@ impl Module {
             type_memo: HashMap::new(),
             type_names: HashMap::new(),
             elf_syms,
+            data_syms,
             eh_frame,
             eh_frame_hdr,
             debug_frame,
@@ -411,6 +423,26 @@ impl Module {
                                 .unwrap_or_else(|| "??".into()),
                         };
                         let ret = type_ref(entry).map(|off| builder.convert(u, off));
+                        // The function's own type (`int (int)`), for `print FUNCTION`.
+                        let mut params = Vec::new();
+                        if let Ok(mut tree) = unit.entries_tree(Some(entry.offset())) {
+                            if let Ok(root) = tree.root() {
+                                let mut children = root.children();
+                                while let Ok(Some(child)) = children.next() {
+                                    let e = child.entry();
+                                    if e.tag() == gimli::DW_TAG_formal_parameter {
+                                        if let Some(t) = type_ref(e) {
+                                            params.push(t);
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        let params: Vec<TypeId> =
+                            params.into_iter().map(|t| builder.convert(u, t)).collect();
+                        let fn_type = builder
+                            .table
+                            .add(crate::types::Type::Function { ret, params });
                         let decl_line = entry
                             .attr_value(gimli::DW_AT_decl_line)
                             .and_then(|v| v.udata_value())
@@ -423,6 +455,7 @@ impl Module {
                             die: entry.offset(),
                             decl_line,
                             ret,
+                            fn_type,
                         });
                     }
                 }

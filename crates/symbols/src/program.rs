@@ -39,6 +39,8 @@ pub struct FunctionInfo {
     pub decl_line: Option<u32>,
     /// Return type (None for void or unknown).
     pub return_type: Option<TypeRef>,
+    /// The function's type (`int (int)`), when DWARF describes it.
+    pub fn_type: Option<TypeRef>,
 }
 
 /// One line-table row.
@@ -153,6 +155,10 @@ impl Program {
                 module: ModuleId(mi),
                 id,
             }),
+            fn_type: Some(TypeRef {
+                module: ModuleId(mi),
+                id: f.fn_type,
+            }),
         }
     }
 
@@ -173,6 +179,7 @@ impl Program {
             breakpoint_addr: skip_frame_setup(m, s.addr) + m.bias,
             decl_line: None,
             return_type: None,
+            fn_type: None,
         }
     }
 
@@ -208,6 +215,33 @@ impl Program {
         }
         let info = self.elf_info(mi, i - 1);
         (pc < info.high || syms[i - 1].size == 0).then_some(info)
+    }
+
+    /// `name` or `name+off` for an address inside a function or a data object, as gdb shows
+    /// it in `<…>` after a printed address.
+    pub fn symbol_for(&self, addr: u64) -> Option<String> {
+        let (mi, a) = self.module_at(addr)?;
+        let m = &self.modules[mi];
+        let in_code = m
+            .code
+            .iter()
+            .any(|(start, _, size)| a >= *start && a < start + size);
+        let (name, base) = if in_code {
+            let f = self.function_at(addr)?;
+            (f.name, f.low)
+        } else {
+            let i = m.data_syms.partition_point(|s| s.addr <= a);
+            let s = m.data_syms.get(i.checked_sub(1)?)?;
+            if a >= s.addr + s.size.max(1) {
+                return None;
+            }
+            (s.name.clone(), s.addr + m.bias)
+        };
+        Some(if addr == base {
+            name
+        } else {
+            format!("{name}+{}", addr - base)
+        })
     }
 
     /// Functions named `name` (a full name, or a Rust path's last component). DWARF first,
