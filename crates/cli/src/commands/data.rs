@@ -151,7 +151,7 @@ pub(crate) fn info_registers(s: &mut Session, which: &str) -> anyhow::Result<()>
             "rbp" | "rsp" | "sp" | "fp" => format!("{v:#x}"),
             _ => format!("{}", v as i64),
         };
-        println!("{name:<15}{:<19}{natural}", format!("{v:#x}"));
+        println!("{name:<15}{:<20}{natural}", format!("{v:#x}"));
     }
     Ok(())
 }
