@@ -47,6 +47,22 @@ struct Hook<'a> {
     reason: Option<Reason>,
 }
 
+impl Hook<'_> {
+    /// A hit whose condition held: counted (gdb counts ignored hits too); true when it stops
+    /// the program, false while the ignore count lasts.
+    fn count_hit(&mut self, n: u32) -> bool {
+        let Some(bp) = self.table.get_mut(n) else {
+            return false;
+        };
+        bp.hit_count += 1;
+        if bp.ignore_count > 0 {
+            bp.ignore_count -= 1;
+            return false;
+        }
+        true
+    }
+}
+
 impl StopHook for Hook<'_> {
     fn breakpoint_hit(&mut self, inf: &Inferior, tid: Tid, addr: u64) -> bool {
         if let Some(sr) = self.step_resume {
@@ -77,15 +93,9 @@ impl StopHook for Hook<'_> {
                     }
                 }
             }
-            let Some(bp) = self.table.get_mut(n) else {
-                continue;
-            };
-            bp.hit_count += 1;
-            if bp.ignore_count > 0 {
-                bp.ignore_count -= 1;
-                continue;
+            if self.count_hit(n) {
+                stop.get_or_insert(Reason::Breakpoint(n));
             }
-            stop.get_or_insert(Reason::Breakpoint(n));
         }
         match stop {
             Some(r) => {
@@ -131,12 +141,7 @@ impl StopHook for Hook<'_> {
                     continue;
                 }
             }
-            let Some(bp) = self.table.get_mut(n) else {
-                continue;
-            };
-            bp.hit_count += 1;
-            if bp.ignore_count > 0 {
-                bp.ignore_count -= 1;
+            if !self.count_hit(n) {
                 self.watch_values.insert(n, now);
                 continue;
             }

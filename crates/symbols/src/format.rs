@@ -178,8 +178,9 @@ const EFLAGS: &[(u32, &str)] = &[
     (21, "ID"),
 ];
 
-/// `[ ZF PF IF ]`: the flags set in an EFLAGS value.
-fn eflags_text(v: u64) -> String {
+/// `[ PF ZF IF ]`: the flags set in an EFLAGS value, as `info registers` and `print $eflags`
+/// show them.
+pub fn eflags_text(v: u64) -> String {
     let mut s = String::from("[ ");
     for (bit, name) in EFLAGS {
         if v >> bit & 1 == 1 {

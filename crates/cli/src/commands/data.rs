@@ -98,19 +98,6 @@ pub(crate) fn info_args(s: &mut Session) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// gdb's names of the eflags bits, lowest first.
-const EFLAGS: &[(u32, &str)] = &[
-    (0, "CF"),
-    (2, "PF"),
-    (4, "AF"),
-    (6, "ZF"),
-    (7, "SF"),
-    (8, "TF"),
-    (9, "IF"),
-    (10, "DF"),
-    (11, "OF"),
-];
-
 pub(crate) fn info_registers(s: &mut Session, which: &str) -> anyhow::Result<()> {
     let tid = s.tid()?;
     let frame = s.selected_frame()?;
@@ -140,14 +127,7 @@ pub(crate) fn info_registers(s: &mut Session, which: &str) -> anyhow::Result<()>
                 Some(f) if v >= f.low => format!("{v:#x} <{}+{}>", f.name, v - f.low),
                 _ => format!("{v:#x}"),
             },
-            "eflags" => {
-                let set: Vec<&str> = EFLAGS
-                    .iter()
-                    .filter(|(b, _)| v & (1 << b) != 0)
-                    .map(|(_, n)| *n)
-                    .collect();
-                format!("[ {} ]", set.join(" "))
-            }
+            "eflags" => hindsight_symbols::format::eflags_text(v),
             "rbp" | "rsp" | "sp" | "fp" => format!("{v:#x}"),
             _ => format!("{}", v as i64),
         };

@@ -98,16 +98,15 @@ impl Run {
         self
     }
 
-    /// Asserts that `a` appears before `b` in stdout.
-    pub fn order(&self, a: &str, b: &str) -> &Self {
-        let ia = self
-            .stdout
-            .find(a)
-            .unwrap_or_else(|| panic!("no {a:?} in\n{}", self.stdout));
-        let ib = self.stdout[ia..]
-            .find(b)
-            .unwrap_or_else(|| panic!("no {b:?} after {a:?} in\n{}", self.stdout));
-        let _ = ib;
+    /// Asserts that stdout contains every piece, in this order.
+    pub fn in_order(&self, pieces: &[&str]) -> &Self {
+        let mut rest = self.stdout.as_str();
+        for p in pieces {
+            match rest.find(p) {
+                Some(i) => rest = &rest[i + p.len()..],
+                None => panic!("expected {p:?} next in\n{}", self.stdout),
+            }
+        }
         self
     }
 
