@@ -129,6 +129,11 @@ pub(crate) fn evaluate(s: &mut Session, text: &str) -> anyhow::Result<Value> {
     expr::evaluate(&e, &sc, &s.history).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
+/// A type by the name a user writes (`struct point`, `point_t`, `int`).
+pub(crate) fn lookup_type(s: &Session, name: &str) -> Option<TypeHandle> {
+    s.symbols.lookup_type(name).map(|t| handle(&s.symbols, t))
+}
+
 /// Refuses a condition that does not parse.
 pub(crate) fn check_syntax(text: &str) -> anyhow::Result<()> {
     expr::parse(text)

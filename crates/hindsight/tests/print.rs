@@ -121,3 +121,31 @@ fn assignment_changes_what_the_program_computes() {
     );
     r.has("$1 = 7\n").has("Value returned is $2 = 49\n").code(0);
 }
+
+#[test]
+fn ptype_and_whatis() {
+    let prog = compile("values", &[]);
+    let r = debug(
+        &prog,
+        &[
+            "break area",
+            "run",
+            "ptype s",
+            "whatis s->corners",
+            "whatis 1.0 + factor",
+            "up",
+            "ptype c",
+            "whatis origin",
+            "ptype area",
+        ],
+        &[],
+    );
+    r.in_order(&[
+        "type = struct shape {\n    const char *name;\n    struct point corners[2];\n    double scale;\n} *\n",
+        "type = struct point [2]\n",
+        "type = double\n",
+        "type = enum color {RED, GREEN, BLUE}\n",
+        "type = point_t\n",
+        "type = int (struct shape *, int)\n",
+    ]);
+}

@@ -4,6 +4,9 @@
 use anyhow::bail;
 use hindsight_ptrace::regs::GDB_ORDER;
 
+use hindsight_symbols::types::{AggregateKind, Type};
+use hindsight_symbols::value::TypeHandle;
+
 use crate::context;
 use crate::report;
 use crate::session::Session;
@@ -270,5 +273,99 @@ fn list_target(s: &mut Session, a: &str) -> anyhow::Result<(std::path::PathBuf, 
     {
         Some(l) => Ok((l.file, l.line)),
         None => bail!("No line number known for {a}."),
+    }
+}
+
+/// The type of an expression, or a type named directly (`whatis struct point`).
+fn type_of(s: &mut Session, text: &str) -> anyhow::Result<TypeHandle> {
+    match context::evaluate(s, text) {
+        Ok(v) => Ok(v.ty),
+        Err(e) => context::lookup_type(s, text).ok_or(e),
+    }
+}
+
+pub(crate) fn whatis(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    let ty = type_of(s, args.trim())?;
+    println!("type = {}", ty.name());
+    Ok(())
+}
+
+/// `ptype`: the type with typedefs resolved and structs, unions and enums spelled out.
+pub(crate) fn ptype(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    let ty = type_of(s, args.trim())?;
+    // Pointers and arrays keep their declarator around the expanded aggregate: `} *`.
+    let mut suffix = String::new();
+    let mut t = ty.strip().unwrap_or(ty.clone());
+    loop {
+        match t.get().clone() {
+            Type::Pointer {
+                pointee: Some(p), ..
+            } => {
+                let inner = t.child(p);
+                let inner = inner.strip().unwrap_or(inner);
+                if matches!(inner.get(), Type::Struct { .. } | Type::Enum { .. }) {
+                    suffix.insert_str(0, " *");
+                    t = inner;
+                    continue;
+                }
+                break;
+            }
+            _ => break,
+        }
+    }
+    println!("type = {}{suffix}", expand(&t));
+    Ok(())
+}
+
+/// `int x` from a member's type and name, in C declarator syntax.
+fn declaration(ty: &TypeHandle, name: &str) -> String {
+    let tn = ty.name();
+    if let Some(i) = tn.find(" [") {
+        format!("{} {name}{}", &tn[..i], &tn[i + 1..])
+    } else if tn.contains("(*)") {
+        tn.replacen("(*)", &format!("(*{name})"), 1)
+    } else if tn.ends_with('*') {
+        format!("{tn}{name}")
+    } else {
+        format!("{tn} {name}")
+    }
+}
+
+fn expand(t: &TypeHandle) -> String {
+    match t.get().clone() {
+        Type::Struct {
+            name,
+            kind,
+            members,
+            ..
+        } => {
+            let kw = match kind {
+                AggregateKind::Union => "union",
+                AggregateKind::Class => "class",
+                AggregateKind::Struct => "struct",
+            };
+            let mut out = match name {
+                Some(n) => format!("{kw} {n} {{\n"),
+                None => format!("{kw} {{\n"),
+            };
+            for m in members {
+                let mty = t.child(m.ty);
+                let decl = declaration(&mty, m.name.as_deref().unwrap_or(""));
+                match m.bits {
+                    Some((_, bits)) => out.push_str(&format!("    {decl} : {bits};\n")),
+                    None => out.push_str(&format!("    {decl};\n")),
+                }
+            }
+            out.push('}');
+            out
+        }
+        Type::Enum { name, values, .. } => {
+            let vals: Vec<String> = values.iter().map(|(n, _)| n.clone()).collect();
+            match name {
+                Some(n) => format!("enum {n} {{{}}}", vals.join(", ")),
+                None => format!("enum {{{}}}", vals.join(", ")),
+            }
+        }
+        _ => t.name(),
     }
 }

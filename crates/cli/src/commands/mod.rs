@@ -84,6 +84,11 @@ const COMMANDS: &[(&str, Handler, &str)] = &[
     ),
     ("print", data::print, "print[/FMT] EXPR: evaluate and print"),
     (
+        "ptype",
+        data::ptype,
+        "Print the definition of an expression's type or of a type",
+    ),
+    (
         "quit",
         running::quit,
         "Exit hindsight (killing the program)",
@@ -119,6 +124,7 @@ const COMMANDS: &[(&str, Handler, &str)] = &[
         breakpoints::watch,
         "Set a watchpoint on an expression (stops on change)",
     ),
+    ("whatis", data::whatis, "Print the type of an expression"),
     ("x", data::examine, "x/FMT ADDRESS: examine memory"),
 ];
 
