@@ -296,22 +296,17 @@ pub(crate) fn ptype(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Res
     // Pointers and arrays keep their declarator around the expanded aggregate: `} *`.
     let mut suffix = String::new();
     let mut t = ty.strip().unwrap_or(ty.clone());
-    loop {
-        match t.get().clone() {
-            Type::Pointer {
-                pointee: Some(p), ..
-            } => {
-                let inner = t.child(p);
-                let inner = inner.strip().unwrap_or(inner);
-                if matches!(inner.get(), Type::Struct { .. } | Type::Enum { .. }) {
-                    suffix.insert_str(0, " *");
-                    t = inner;
-                    continue;
-                }
-                break;
-            }
-            _ => break,
+    while let Type::Pointer {
+        pointee: Some(p), ..
+    } = t.get().clone()
+    {
+        let inner = t.child(p);
+        let inner = inner.strip().unwrap_or(inner);
+        if !matches!(inner.get(), Type::Struct { .. } | Type::Enum { .. }) {
+            break;
         }
+        suffix.insert_str(0, " *");
+        t = inner;
     }
     println!("type = {}{suffix}", expand(&t));
     Ok(())
