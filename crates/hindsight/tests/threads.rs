@@ -27,3 +27,21 @@ fn info_threads_and_thread_switching() {
         .err_has("Invalid thread ID: 9");
     assert!(r.stdout.matches("(LWP ").count() >= 3, "{}", r.stdout);
 }
+
+#[test]
+fn thread_apply_runs_a_command_in_every_thread() {
+    let prog = compile("race", &[]);
+    let r = debug(
+        &prog,
+        &["break count", "run", "thread apply all bt 1", "thread"],
+        &[],
+    );
+    // Highest thread first, as gdb does; the selection comes back afterwards.
+    r.in_order(&[
+        "\nThread 2 (Thread 0x",
+        "#0  ",
+        "\nThread 1 (Thread 0x",
+        "#0  ",
+        "[Current thread is 2 ",
+    ]);
+}

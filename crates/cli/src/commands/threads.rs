@@ -36,7 +36,73 @@ pub(crate) fn info_threads(s: &mut Session) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `thread apply all|N… CMD`: runs CMD with each thread selected in turn (highest first for
+/// `all`, as gdb does), then selects the original thread again.
+fn apply(s: &mut Session, rest: &str) -> anyhow::Result<()> {
+    let threads = s.live()?.threads();
+    let (which, cmd) = match rest.split_once(char::is_whitespace) {
+        Some((w, c)) if w == "all" => ("all", c.trim()),
+        _ => {
+            let n = rest
+                .split_whitespace()
+                .take_while(|w| w.parse::<u32>().is_ok())
+                .count();
+            let words: Vec<&str> = rest.split_whitespace().collect();
+            if n == 0 {
+                bail!("Please specify a thread ID list");
+            }
+            let cmd_start = rest
+                .find(words.get(n).copied().unwrap_or(""))
+                .unwrap_or(rest.len());
+            (&rest[..cmd_start], rest[cmd_start..].trim())
+        }
+    };
+    if cmd.is_empty() {
+        bail!("Please specify a command following the thread ID list");
+    }
+    let mut chosen: Vec<_> = if which == "all" {
+        threads.iter().rev().cloned().collect()
+    } else {
+        let nums: Vec<u32> = which
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        threads
+            .iter()
+            .filter(|t| nums.contains(&t.num))
+            .cloned()
+            .collect()
+    };
+    if chosen.is_empty() {
+        bail!("Invalid thread ID: {which}");
+    }
+    let saved = (s.thread, s.frame);
+    let mut result = Ok(());
+    for t in chosen.drain(..) {
+        let name = s
+            .inferior
+            .as_ref()
+            .and_then(|i| i.thread_name(t.tid))
+            .unwrap_or_default();
+        println!(
+            "\nThread {} (Thread {:#x} (LWP {}) \"{name}\"):",
+            t.num, t.pthread, t.tid
+        );
+        s.thread = Some(t.tid);
+        s.frame = 0;
+        if let Err(e) = super::execute(s, cmd) {
+            eprintln!("{e}");
+            result = Err(e);
+        }
+    }
+    (s.thread, s.frame) = saved;
+    result
+}
+
 pub(crate) fn thread(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    if let Some(rest) = args.trim().strip_prefix("apply") {
+        return apply(s, rest.trim());
+    }
     let inf = s.live()?;
     let threads = inf.threads();
     let a = args.trim();
