@@ -41,7 +41,7 @@ pub(crate) fn info_threads(s: &mut Session) -> anyhow::Result<()> {
 fn apply(s: &mut Session, rest: &str) -> anyhow::Result<()> {
     let threads = s.live()?.threads();
     let (which, cmd) = match rest.split_once(char::is_whitespace) {
-        Some((w, c)) if w == "all" => ("all", c.trim()),
+        Some(("all", c)) => ("all", c.trim()),
         _ => {
             let n = rest
                 .split_whitespace()
