@@ -43,6 +43,8 @@ pub struct Session {
     pub(crate) started: bool,
     /// The main module has DWARF.
     pub(crate) has_debug_info: bool,
+    /// How threads step over breakpoints (`set displaced-stepping`).
+    pub(crate) step_over: hindsight_control::StepOverMode,
     /// The user breakpoint that caused the last stop (for `continue N`).
     pub(crate) last_breakpoint: Option<u32>,
 }
@@ -71,6 +73,7 @@ impl Session {
             started: false,
             has_debug_info: false,
             last_breakpoint: None,
+            step_over: hindsight_control::StepOverMode::Displaced,
         };
         s.spawn()?;
         if !s.has_debug_info {

@@ -65,6 +65,27 @@ fn deleting_at_the_first_stop_turns_pending_hits_into_zombies() {
         "output changed:\n{}",
         r.stdout
     );
+    // The same with noswitch stepping, where more hits are pending at the first stop.
+    let r = debug(
+        &prog,
+        &[
+            "set displaced-stepping off",
+            "break count",
+            "run",
+            "delete 1",
+            "continue",
+        ],
+        &[],
+    );
+    r.has("hit Breakpoint 1, count (x=")
+        .lacks("SIGTRAP")
+        .has("exited normally]")
+        .code(0);
+    assert!(
+        r.stdout.contains(&native(&prog, &[])),
+        "output changed:\n{}",
+        r.stdout
+    );
 }
 
 #[test]

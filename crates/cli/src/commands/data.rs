@@ -4,6 +4,7 @@
 use anyhow::bail;
 use hindsight_ptrace::regs::GDB_ORDER;
 
+use hindsight_control::StepOverMode;
 use hindsight_symbols::types::{AggregateKind, Type};
 use hindsight_symbols::value::TypeHandle;
 
@@ -35,6 +36,21 @@ pub(crate) fn output(s: &mut Session, args: &str, fmt: Option<&str>) -> anyhow::
 
 pub(crate) fn set(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
     let a = args.trim();
+    // gdb's name for how threads get past breakpoints: `on`/`auto` run a relocated copy of
+    // the instruction (the trap stays planted); `off` lifts the trap and single-steps with
+    // every other thread stopped.
+    if let Some(v) = a.strip_prefix("displaced-stepping") {
+        let mode = match v.trim() {
+            "on" | "auto" | "" => StepOverMode::Displaced,
+            "off" => StepOverMode::NoSwitch,
+            other => bail!("\"on\", \"off\" or \"auto\" expected, not \"{other}\"."),
+        };
+        s.step_over = mode;
+        if let Some(inf) = s.inferior.as_mut() {
+            inf.set_step_over_mode(mode);
+        }
+        return Ok(());
+    }
     let expr = a
         .strip_prefix("variable ")
         .or_else(|| a.strip_prefix("var "))
