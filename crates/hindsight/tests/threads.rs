@@ -42,6 +42,6 @@ fn thread_apply_runs_a_command_in_every_thread() {
         "#0  ",
         "\nThread 1 (Thread 0x",
         "#0  ",
-        "[Current thread is 2 ",
+        "[Current thread is ",
     ]);
 }
