@@ -82,3 +82,20 @@ fn stepi_nexti_frames_and_list() {
         .err_has("Initial frame selected; you cannot go up.")
         .err_has("No frame at level 5.");
 }
+
+#[test]
+fn x_i_disassembles_as_gdb_does() {
+    let prog = compile("steps", &[]);
+    let r = debug(
+        &prog,
+        &["break square", "run", "x/2i $pc", "x/12i sum_squares"],
+        &[],
+    );
+    r.in_order(&[
+        "=> 0x",
+        " <square+7>:\tmov    ",
+        "   0x",
+        " <sum_squares+32>:\tcall   0x",
+        " <square>\n",
+    ]);
+}

@@ -642,7 +642,7 @@ fn parse_examine_format(fmt: &str) -> Result<(usize, char, Option<usize>), ExprE
             'h' => unit = Some(2),
             'w' => unit = Some(4),
             'g' => unit = Some(8),
-            'x' | 'd' | 'u' | 'o' | 't' | 'c' | 'a' | 's' | 'f' | 'z' => letter = c,
+            'x' | 'd' | 'u' | 'o' | 't' | 'c' | 'a' | 's' | 'f' | 'z' | 'i' => letter = c,
             other => {
                 return Err(ExprError::Other(format!(
                     "Undefined output format \"{other}\"."
@@ -654,9 +654,13 @@ fn parse_examine_format(fmt: &str) -> Result<(usize, char, Option<usize>), ExprE
 }
 
 /// `x/NFU ADDR` (`fmt` is the `NFU` part, possibly empty: one word in hex): gdb's rows
-/// `ADDRESS <sym+off>:\tv\tv…`, each row ending in a newline. The `i` format is not supported.
+/// `ADDRESS <sym+off>:\tv\tv…`, each row ending in a newline; `i` disassembles.
 pub fn format_examine(ctx: &dyn EvalContext, addr: u64, fmt: &str) -> Result<String, ExprError> {
     let (count, letter, unit) = parse_examine_format(fmt)?;
+    if letter == 'i' {
+        let pc = ctx.register("pc");
+        return crate::disasm::disassemble(ctx, addr, count, pc);
+    }
     let label = |a: u64| match ctx.symbol_for(a) {
         Some(s) => format!("{a:#x} <{s}>:"),
         None => format!("{a:#x}:"),

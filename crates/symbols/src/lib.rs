@@ -8,6 +8,7 @@
 //! (memory and registers) that location expressions and `print` need. Nothing in this crate
 //! knows about ptrace: the layers above implement [`target::ReadMemory`].
 
+pub mod disasm;
 pub mod dwarf_types;
 pub mod error;
 pub mod expr;
