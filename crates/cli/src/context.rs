@@ -176,6 +176,9 @@ pub(crate) fn examine(s: &mut Session, text: &str, fmt: &str) -> anyhow::Result<
 }
 
 fn variables(s: &Session, params: bool) -> anyhow::Result<Vec<String>> {
+    if s.pid().is_none() {
+        bail!("No frame selected.");
+    }
     let sc = scope(s)?;
     let Some(frame) = sc.frame.clone() else {
         bail!("No frame selected.");
@@ -231,10 +234,21 @@ pub(crate) fn frame_args(s: &Session, frame: &Frame) -> String {
         frame: Some(frame.clone()),
         regs: inferior.regs(tid).ok(),
     };
+    // gdb's `print frame-arguments scalars`: aggregates show as `...` in frame lines.
     s.symbols
         .params(frame)
         .iter()
-        .map(|v| format!("{}={}", v.name, variable_text(&sc, v)))
+        .map(|v| {
+            let aggregate = matches!(
+                handle(&s.symbols, v.ty).shape(),
+                Shape::Struct(_) | Shape::Array(..)
+            );
+            if aggregate {
+                format!("{}=...", v.name)
+            } else {
+                format!("{}={}", v.name, variable_text(&sc, v))
+            }
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }

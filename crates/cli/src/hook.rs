@@ -228,6 +228,7 @@ pub(crate) fn report_stop(
     with_frame: bool,
 ) -> anyhow::Result<()> {
     let pid = s.inferior.as_ref().map(|i| i.pid()).unwrap_or(0);
+    s.stepped_cleanly = matches!(stop, StopEvent::Stepped { .. }) && reason.is_none();
     let tid = match stop {
         StopEvent::Breakpoint { tid, .. }
         | StopEvent::Watchpoint { tid, .. }
@@ -237,7 +238,8 @@ pub(crate) fn report_stop(
             if *code == 0 {
                 println!("[Inferior 1 (process {pid}) exited normally]");
             } else {
-                println!("[Inferior 1 (process {pid}) exited with code {code:02o}]");
+                // gdb prints the status in octal with a leading zero: 3 is 03, 10 is 012.
+                println!("[Inferior 1 (process {pid}) exited with code 0{code:o}]");
             }
             delete_temporaries(s, reason);
             s.thread = None;
@@ -331,7 +333,9 @@ pub(crate) fn report_stop(
         }
         _ => {
             let frame = s.selected_frame()?;
-            report::print_stop_location(s, &frame, with_frame);
+            if !s.quiet_steps {
+                report::print_stop_location(s, &frame, with_frame);
+            }
         }
     }
     delete_temporaries(s, reason);

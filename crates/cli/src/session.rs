@@ -43,6 +43,10 @@ pub struct Session {
     pub(crate) started: bool,
     /// The main module has DWARF.
     pub(crate) has_debug_info: bool,
+    /// Inside `step N`: plain step ends are not printed.
+    pub(crate) quiet_steps: bool,
+    /// The last stop was the plain end of a step (not a breakpoint, signal or exit).
+    pub(crate) stepped_cleanly: bool,
     /// How threads step over breakpoints (`set displaced-stepping`).
     pub(crate) step_over: hindsight_control::StepOverMode,
     /// The user breakpoint that caused the last stop (for `continue N`).
@@ -74,6 +78,8 @@ impl Session {
             has_debug_info: false,
             last_breakpoint: None,
             step_over: hindsight_control::StepOverMode::Displaced,
+            quiet_steps: false,
+            stepped_cleanly: false,
         };
         s.spawn()?;
         if !s.has_debug_info {

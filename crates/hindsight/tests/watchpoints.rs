@@ -38,9 +38,9 @@ fn watch_rwatch_awatch_report_values_and_lines() {
         "20\t    int seen = counter;\n",
         "\nHardware access (read/write) watchpoint 4: big\n\nValue = 1234567890123\n",
         "\nHardware read watchpoint 3: pr.b\n\nValue = 7\n",
-        "2       hw watchpoint  keep y                      counter\n",
+        "2       hw watchpoint   keep y                      counter\n",
         "3       read watchpoint keep y                      pr.b\n",
-        "4       acc watchpoint keep y                      big\n",
+        "4       acc watchpoint  keep y                      big\n",
     ];
     r.in_order(&expected);
 }

@@ -403,7 +403,21 @@ pub(crate) fn info_breakpoints(s: &mut Session, watch_only: bool) -> anyhow::Res
         }
         return Ok(());
     }
-    println!("Num     Type           Disp Enb Address            What");
+    // The Type column grows to its longest entry ("read watchpoint"), as gdb's table does.
+    let type_width = list
+        .iter()
+        .map(|b| match &b.kind {
+            BreakpointKind::Breakpoint => "breakpoint".len(),
+            BreakpointKind::Watchpoint { access, .. } => type_name(*access).len(),
+        })
+        .max()
+        .unwrap_or(0)
+        .max(14);
+    println!(
+        "Num     {:<w$} Disp Enb Address            What",
+        "Type",
+        w = type_width
+    );
     for b in list {
         let disp = if b.temporary { "del" } else { "keep" };
         let enb = if b.enabled { "y" } else { "n" };
@@ -411,22 +425,21 @@ pub(crate) fn info_breakpoints(s: &mut Session, watch_only: bool) -> anyhow::Res
             BreakpointKind::Breakpoint => {
                 let addr = b.locations.first().copied().unwrap_or(0);
                 println!(
-                    "{:<8}{:<14} {disp:<5}{enb:<4}{:<19}{}",
+                    "{:<8}{:<w$} {disp:<5}{enb:<4}{:<19}{}",
                     b.number,
                     "breakpoint",
                     format!("{addr:#018x}"),
-                    describe(s, addr)
+                    describe(s, addr),
+                    w = type_width
                 );
             }
             BreakpointKind::Watchpoint { access, expr, .. } => {
-                let kind = match access {
-                    WatchAccess::Write => "hw watchpoint",
-                    WatchAccess::Read => "read watchpoint",
-                    WatchAccess::Access => "acc watchpoint",
-                };
                 println!(
-                    "{:<8}{kind:<14} {disp:<5}{enb:<4}{:<19}{expr}",
-                    b.number, ""
+                    "{:<8}{:<w$} {disp:<5}{enb:<4}{:<19}{expr}",
+                    b.number,
+                    type_name(*access),
+                    "",
+                    w = type_width
                 );
             }
         }
@@ -443,6 +456,15 @@ pub(crate) fn info_breakpoints(s: &mut Session, watch_only: bool) -> anyhow::Res
         }
     }
     Ok(())
+}
+
+/// The Type column of a watchpoint.
+fn type_name(access: WatchAccess) -> &'static str {
+    match access {
+        WatchAccess::Write => "hw watchpoint",
+        WatchAccess::Read => "read watchpoint",
+        WatchAccess::Access => "acc watchpoint",
+    }
 }
 
 /// `in f at t.c:5`, or `<f+4>` without line information.

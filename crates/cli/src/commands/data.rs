@@ -118,7 +118,9 @@ pub(crate) fn info_args(s: &mut Session) -> anyhow::Result<()> {
 }
 
 pub(crate) fn info_registers(s: &mut Session, which: &str) -> anyhow::Result<()> {
-    let tid = s.tid()?;
+    let tid = s
+        .tid()
+        .map_err(|_| anyhow::anyhow!("The program has no registers now."))?;
     let frame = s.selected_frame()?;
     let regs = s.live()?.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut names: Vec<&str> = GDB_ORDER.to_vec();

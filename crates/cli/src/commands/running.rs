@@ -76,13 +76,19 @@ fn repeat(
     mut one: impl FnMut(&mut Session) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     s.live()?;
-    for _ in 0..count(args)? {
-        one(s)?;
-        if !alive(s) {
+    // `next 3`: gdb shows only where the last step ends; a breakpoint, a signal or the end
+    // of the program on the way is reported and ends the count.
+    let n = count(args)?;
+    let mut result = Ok(());
+    for i in 0..n {
+        s.quiet_steps = i + 1 < n;
+        result = one(s);
+        if result.is_err() || !alive(s) || !s.stepped_cleanly {
             break;
         }
     }
-    Ok(())
+    s.quiet_steps = false;
+    result
 }
 
 pub(crate) fn step(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {

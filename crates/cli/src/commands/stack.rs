@@ -8,8 +8,13 @@ use crate::session::Session;
 /// The most frames a backtrace walks (a corrupt stack must not loop forever).
 const MAX_FRAMES: usize = 4096;
 
+/// The selected thread, or gdb's "No stack." when there is no process.
+fn stack_tid(s: &Session) -> anyhow::Result<hindsight_ptrace::Tid> {
+    s.tid().map_err(|_| anyhow::anyhow!("No stack."))
+}
+
 pub(crate) fn backtrace(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
-    let tid = s.tid()?;
+    let tid = stack_tid(s)?;
     let limit = match args.trim() {
         "" | "full" => None,
         a => match a.trim_start_matches('-').parse::<usize>() {
@@ -35,7 +40,7 @@ pub(crate) fn backtrace(s: &mut Session, args: &str, _: Option<&str>) -> anyhow:
 
 /// Prints the selected frame as `frame` does: `#1  0x… in main () at t.c:12` and its line.
 pub(crate) fn print_selected(s: &mut Session) -> anyhow::Result<()> {
-    let tid = s.tid()?;
+    let tid = stack_tid(s)?;
     let frames = s.frames(tid, s.frame + 1)?;
     let Some(f) = frames.get(s.frame).cloned() else {
         bail!("No stack.");
@@ -57,7 +62,7 @@ pub(crate) fn print_selected(s: &mut Session) -> anyhow::Result<()> {
 }
 
 fn select(s: &mut Session, index: usize) -> anyhow::Result<()> {
-    let tid = s.tid()?;
+    let tid = stack_tid(s)?;
     let depth = s.frames(tid, index + 1)?.len();
     if index >= depth {
         bail!("No frame at level {index}.");
@@ -69,7 +74,6 @@ fn select(s: &mut Session, index: usize) -> anyhow::Result<()> {
 pub(crate) fn frame(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
     let a = args.trim();
     if a.is_empty() {
-        s.tid()?;
         return print_selected(s);
     }
     let a = a.strip_prefix("level ").unwrap_or(a).trim();
@@ -81,7 +85,7 @@ pub(crate) fn frame(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Res
 
 pub(crate) fn up(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
     let n: usize = args.trim().parse().unwrap_or(1);
-    let tid = s.tid()?;
+    let tid = stack_tid(s)?;
     let depth = s.frames(tid, s.frame + n + 1)?.len();
     if s.frame + 1 >= depth {
         bail!("Initial frame selected; you cannot go up.");
@@ -91,7 +95,7 @@ pub(crate) fn up(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result
 
 pub(crate) fn down(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
     let n: usize = args.trim().parse().unwrap_or(1);
-    s.tid()?;
+    stack_tid(s)?;
     if s.frame == 0 {
         bail!("Bottom (innermost) frame selected; you cannot go down.");
     }
@@ -99,6 +103,7 @@ pub(crate) fn down(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Resu
 }
 
 pub(crate) fn info_frame(s: &mut Session) -> anyhow::Result<()> {
+    stack_tid(s)?;
     let f = s.selected_frame()?;
     let pc = f.regs.pc().unwrap_or(0);
     println!(
