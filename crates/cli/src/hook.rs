@@ -253,6 +253,16 @@ pub(crate) fn report_stop(
             return Ok(());
         }
     };
+    // gdb announces a stop in another thread than the selected one.
+    if s.thread.is_some() && s.thread != Some(tid) {
+        let pthread = s
+            .inferior
+            .as_ref()
+            .and_then(|i| i.threads().into_iter().find(|t| t.tid == tid))
+            .map(|t| t.pthread)
+            .unwrap_or(0);
+        println!("[Switching to Thread {pthread:#x} (LWP {tid})]");
+    }
     s.thread = Some(tid);
     s.frame = 0;
     s.list_next = None;

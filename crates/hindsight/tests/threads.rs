@@ -24,8 +24,155 @@ fn info_threads_and_thread_switching() {
         .has("count (x=")
         .has("[Switching to thread 1 (Thread 0x")
         .has("[Current thread is 1 (Thread 0x")
-        .err_has("Invalid thread ID: 9");
+        .err_has("Unknown thread 9.");
     assert!(r.stdout.matches("(LWP ").count() >= 3, "{}", r.stdout);
+}
+
+// ---------------------------------------------------------------------------------------------
+// `tests/programs/threads.c`: three workers asleep in read() while main stops in all_parked.
+
+#[test]
+fn info_threads_lists_every_thread_and_thread_n_switches() {
+    let prog = compile("threads", &[]);
+    let r = debug(
+        &prog,
+        &[
+            "break all_parked",
+            "run",
+            "info threads",
+            "thread 2",
+            "backtrace",
+            "thread 3",
+            "thread",
+            "thread 1",
+            "print n",
+            "thread 7",
+            "continue",
+        ],
+        &[],
+    );
+    let name = thread_name(&prog);
+    r.seq(&[
+        "Breakpoint 1 at {hex}: file threads.c, line 50.",
+        "[New Thread {hex} (LWP {n})]",
+        "[New Thread {hex} (LWP {n})]",
+        "[New Thread {hex} (LWP {n})]",
+        // Once a program has had several threads, gdb names the thread in stop lines.
+        &format!("Thread 1 \"{name}\" hit Breakpoint 1, all_parked (n=3) at threads.c:50"),
+        "50\t    return n;",
+        "  Id   Target Id{*}Frame{*}",
+        &format!("* 1    Thread {{hex}} (LWP {{n}}) \"{name}\" all_parked (n=3) at threads.c:50"),
+        &format!("  2    Thread {{hex}} (LWP {{n}}) \"{name}\" {{*}}"),
+        &format!("  3    Thread {{hex}} (LWP {{n}}) \"{name}\" {{*}}"),
+        &format!("  4    Thread {{hex}} (LWP {{n}}) \"{name}\" {{*}}"),
+        "[Switching to thread 2 (Thread {hex} (LWP {n}))]",
+        // Thread 2 is the first worker (id 0), asleep in read() called from park().
+        "#{n}  {hex} in park (id=0) at threads.c:20",
+        "#{n}  {hex} in worker (arg=0x0) at threads.c:29",
+        "[Switching to thread 3 (Thread {hex} (LWP {n}))]",
+        "[Current thread is 3 (Thread {hex} (LWP {n}))]",
+        "[Switching to thread 1 (Thread {hex} (LWP {n}))]",
+        "#0  all_parked (n=3) at threads.c:50",
+        "50\t    return n;",
+        "$1 = 3",
+        "workers done, sum 33",
+        "[Inferior 1 (process {n}) exited normally]",
+    ])
+    .err_line("Unknown thread 7.")
+    .program_gone();
+    assert_eq!(r.count("[New Thread {hex} (LWP {n})]"), 3, "{}", r.stdout);
+    assert_eq!(
+        r.count("[Thread {hex} (LWP {n}) exited]"),
+        3,
+        "{}",
+        r.stdout
+    );
+    assert_eq!(r.count("  {n}    Thread {*}"), 3, "{}", r.stdout);
+    // The LWPs listed are the program's threads: distinct, and the first is the process.
+    let lwps: Vec<i32> = r
+        .stdout
+        .lines()
+        .filter(|l| matches("{*}    Thread {hex} (LWP {n}) {*}", l))
+        .filter_map(|l| l.split("(LWP ").nth(1)?.split(')').next()?.parse().ok())
+        .collect();
+    assert_eq!(lwps.len(), 4, "{}", r.stdout);
+    assert_eq!(lwps[0], r.pid(), "thread 1 is the main thread");
+    let mut uniq = lwps.clone();
+    uniq.sort();
+    uniq.dedup();
+    assert_eq!(uniq.len(), 4, "{lwps:?}");
+}
+
+#[test]
+fn switching_to_a_worker_thread_shows_its_frames_and_locals() {
+    let prog = compile("threads", &[]);
+    // Which frame number park() has depends on whether libc has debug info (inline frames of
+    // read()), so the first run finds it in the backtrace.
+    let r = debug(
+        &prog,
+        &["break all_parked", "run", "thread 4", "backtrace"],
+        &[],
+    );
+    r.line("#{n}  {hex} in park (id=2) at threads.c:20")
+        .line("#{n}  {hex} in worker (arg=0x2) at threads.c:29");
+    let park: u32 = r
+        .stdout
+        .lines()
+        .find(|l| matches("#{n}  {hex} in park (id=2) at threads.c:20", l))
+        .and_then(|l| l.trim_start_matches('#').split(' ').next()?.parse().ok())
+        .expect("park's frame number");
+    let frame = format!("frame {park}");
+    let r = debug(
+        &prog,
+        &[
+            "break all_parked",
+            "run",
+            "thread 4",
+            &frame,
+            "print id",
+            "print c",
+            "up",
+            "print id",
+            "print tids[2] > 0",
+            "thread 1",
+            "up",
+            "info locals",
+        ],
+        &[],
+    );
+    r.block(&[
+        &format!("#{park}  {{hex}} in park (id=2) at threads.c:20"),
+        "20\t    if (read(gate[0], &c, 1) != 1)",
+        "$1 = 2",
+        "$2 = 0 '\\000'",
+        &format!("#{}  {{hex}} in worker (arg=0x2) at threads.c:29", park + 1),
+        "29\t    results[id] = park(id);",
+        "$3 = 2",
+        "$4 = 1",
+        "[Switching to thread 1 (Thread {hex} (LWP {n}))]",
+        "#0  all_parked (n=3) at threads.c:50",
+        "50\t    return n;",
+        "#1  {hex} in main () at threads.c:64",
+        "64\t    all_parked(WORKERS);",
+        "t = {{n}, {n}, {n}}",
+        "sum = {n}",
+    ]);
+}
+
+#[test]
+fn stops_in_worker_threads_name_the_thread_and_switch_to_it() {
+    // Two threads, 3 calls each: the stop lines name the worker thread that hit.
+    let prog = compile("hits", &[]);
+    let r = debug(&prog, &["break f", "run", "info breakpoints"], &["2", "3"]);
+    let name = thread_name(&prog);
+    r.seq(&[
+        "[Switching to Thread {hex} (LWP {n})]",
+        &format!("Thread {{n}} \"{name}\" hit Breakpoint 1, f (x={{n}}) at hits.c:17"),
+        "17\t    return (x * 2654435761u) % 1000003u;",
+        "\tbreakpoint already hit 1 time",
+    ])
+    .code(0)
+    .program_gone();
 }
 
 #[test]

@@ -283,6 +283,12 @@ fn list_target(s: &mut Session, a: &str) -> anyhow::Result<(std::path::PathBuf, 
         };
         return Ok((f, n));
     }
+    // A function is listed around the line where its code starts (its opening brace),
+    // not around the breakpoint position after the prologue.
+    let funcs = s.symbols.lookup_functions(a);
+    if let Some(l) = funcs.first().and_then(|f| s.symbols.line_at(f.low)) {
+        return Ok((l.file, l.line));
+    }
     let loc = super::breakpoints::resolve_location(s, a)?;
     match loc
         .addresses

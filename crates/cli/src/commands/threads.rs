@@ -14,14 +14,21 @@ pub(crate) fn info_threads(s: &mut Session) -> anyhow::Result<()> {
     let threads = inf.threads();
     let pid = inf.pid();
     let current = s.thread;
-    println!("  Id   Target Id{:39}Frame ", "");
-    for t in threads {
-        let name = s
-            .inferior
-            .as_ref()
-            .and_then(|i| i.thread_name(t.tid))
-            .unwrap_or_default();
-        let target = format!("Thread {:#x} (LWP {}) \"{}\"", t.pthread, t.tid, name);
+    // The Target Id column is as wide as its widest entry, as gdb's table is.
+    let targets: Vec<String> = threads
+        .iter()
+        .map(|t| {
+            let name = s
+                .inferior
+                .as_ref()
+                .and_then(|i| i.thread_name(t.tid))
+                .unwrap_or_default();
+            format!("Thread {:#x} (LWP {}) \"{}\"", t.pthread, t.tid, name)
+        })
+        .collect();
+    let width = targets.iter().map(|t| t.len()).max().unwrap_or(0).max(9);
+    println!("  Id   {:<width$} Frame ", "Target Id");
+    for (t, target) in threads.into_iter().zip(targets) {
         let frame = match s.dwarf_regs(t.tid) {
             Ok(regs) => {
                 let f = Frame { regs, cfa: None };
@@ -30,7 +37,7 @@ pub(crate) fn info_threads(s: &mut Session) -> anyhow::Result<()> {
             Err(_) => "(running)".to_string(),
         };
         let mark = if Some(t.tid) == current { "*" } else { " " };
-        println!("{mark} {:<4} {target:<47} {frame}", t.num);
+        println!("{mark} {:<4} {target:<width$} {frame}", t.num);
         let _ = pid;
     }
     Ok(())
@@ -121,7 +128,7 @@ pub(crate) fn thread(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Re
         bail!("Invalid thread ID: {a}");
     };
     let Some(t) = threads.iter().find(|t| t.num == n).cloned() else {
-        bail!("Invalid thread ID: {n}");
+        bail!("Unknown thread {n}.");
     };
     s.thread = Some(t.tid);
     s.frame = 0;

@@ -199,6 +199,14 @@ impl Eval<'_> {
                 let v = match v.ty.shape() {
                     // gdb accepts `s->m` on a struct too.
                     Shape::Struct(_) => v,
+                    // gdb checks the pointee before it reads anything.
+                    Shape::Pointer(p)
+                        if !matches!(p.as_ref().map(|p| p.shape()), Some(Shape::Struct(_))) =>
+                    {
+                        return Err(ExprError::other(
+                            "Attempt to extract a component of a value that is not a structure pointer.",
+                        ));
+                    }
                     _ => self.deref(v)?,
                 };
                 self.member(v, m)
