@@ -12,13 +12,13 @@ use crate::context;
 use crate::report;
 use crate::session::Session;
 
-/// An internal trap used by `next`, `finish` and `until`: stop when `tid` reaches `addr`
-/// with its stack pointer above `min_sp` (so that recursion does not stop too early).
-#[derive(Debug, Clone, Copy)]
+/// Internal traps used by `next`, `finish`, `until` and `advance`: stop when `tid` reaches
+/// one of `targets` — (address, stack pointer floor) — with its stack pointer above the floor
+/// (so that a recursive call does not stop too early).
+#[derive(Debug, Clone)]
 pub(crate) struct StepResume {
-    pub addr: u64,
+    pub targets: Vec<(u64, u64)>,
     pub tid: Tid,
-    pub min_sp: u64,
 }
 
 /// Why the hook said "stop", for the report.
@@ -65,12 +65,14 @@ impl Hook<'_> {
 
 impl StopHook for Hook<'_> {
     fn breakpoint_hit(&mut self, inf: &Inferior, tid: Tid, addr: u64) -> bool {
-        if let Some(sr) = self.step_resume {
-            if sr.addr == addr && sr.tid == tid {
-                let sp = inf.regs(tid).map(|r| r.sp()).unwrap_or(0);
-                if sp > sr.min_sp {
-                    self.reason = Some(Reason::StepResume);
-                    return true;
+        if let Some(sr) = &self.step_resume {
+            if sr.tid == tid {
+                if let Some(&(_, floor)) = sr.targets.iter().find(|(a, _)| *a == addr) {
+                    let sp = inf.regs(tid).map(|r| r.sp()).unwrap_or(0);
+                    if sp > floor {
+                        self.reason = Some(Reason::StepResume);
+                        return true;
+                    }
                 }
             }
         }

@@ -46,12 +46,29 @@ fn stepi_raw(s: &mut Session, tid: Tid) -> anyhow::Result<Outcome> {
 
 /// Runs every thread until `tid` reaches `addr` with its stack pointer above `min_sp`.
 fn run_to(s: &mut Session, tid: Tid, addr: u64, min_sp: u64) -> anyhow::Result<Outcome> {
-    s.live_mut()?
-        .insert_site(addr)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let r = hook::resume_raw(s, Resume::Continue, Some(StepResume { addr, tid, min_sp }));
+    run_to_any(s, tid, &[(addr, min_sp)])
+}
+
+/// Runs every thread until `tid` reaches one of the (address, stack pointer floor) targets.
+fn run_to_any(s: &mut Session, tid: Tid, targets: &[(u64, u64)]) -> anyhow::Result<Outcome> {
+    let inf = s.live_mut()?;
+    for (i, &(addr, _)) in targets.iter().enumerate() {
+        if let Err(e) = inf.insert_site(addr) {
+            for &(a, _) in &targets[..i] {
+                let _ = inf.remove_site(a);
+            }
+            anyhow::bail!("{e}");
+        }
+    }
+    let sr = StepResume {
+        targets: targets.to_vec(),
+        tid,
+    };
+    let r = hook::resume_raw(s, Resume::Continue, Some(sr));
     if let Some(inf) = s.inferior.as_mut().filter(|i| i.is_alive()) {
-        let _ = inf.remove_site(addr);
+        for &(a, _) in targets {
+            let _ = inf.remove_site(a);
+        }
     }
     let (stop, reason) = r?;
     match (&stop, &reason) {
@@ -262,12 +279,19 @@ pub(crate) fn finish(s: &mut Session) -> anyhow::Result<()> {
 }
 
 /// `until LOCATION` / `advance LOCATION`: run until the location is reached.
+/// gdb's `until LOCATION` and `advance LOCATION`: run until the location is reached or the
+/// current frame returns, whichever comes first.
 pub(crate) fn run_to_location(s: &mut Session, addrs: &[u64]) -> anyhow::Result<()> {
     let tid = s.tid()?;
-    let Some(&addr) = addrs.first() else {
+    if addrs.is_empty() {
         anyhow::bail!("No location.");
-    };
-    if let Outcome::Interrupted = run_to(s, tid, addr, 0)? {
+    }
+    let mut targets: Vec<(u64, u64)> = addrs.iter().map(|&a| (a, 0)).collect();
+    let frames = s.frames(tid, 2)?;
+    if let (Some(f0), Some(ret)) = (frames.first(), frames.get(1).and_then(|f| f.regs.pc())) {
+        targets.push((ret, f0.cfa.unwrap_or(0).saturating_sub(1)));
+    }
+    if let Outcome::Interrupted = run_to_any(s, tid, &targets)? {
         return Ok(());
     }
     s.frame = 0;

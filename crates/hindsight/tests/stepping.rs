@@ -324,3 +324,17 @@ fn x_i_disassembles_as_gdb_does() {
         " <square>\n",
     ]);
 }
+
+#[test]
+fn advance_and_until_stop_when_the_frame_returns_first() {
+    let prog = compile("steps", &[]);
+    let r = debug(&prog, &["break square", "run", "delete", "advance 20"], &[]);
+    // Line 20 is in main; square returns to sum_squares first, mid-line, and that is where
+    // gdb stops.
+    r.in_order(&[
+        "Breakpoint 1, square (x=1) at ",
+        "0x",
+        " in sum_squares (n=3) at ",
+        "12\t        total += square(i);\n",
+    ]);
+}
