@@ -411,3 +411,10 @@ fn line_patterns_match_what_they_should() {
     assert!(is_chatter("Continuing."));
     assert!(!is_chatter("$1 = 2"));
 }
+
+#[test]
+fn run_with_arguments_replaces_them() {
+    let prog = compile("exits", &[]);
+    let r = debug(&prog, &["run 10", "run 4"], &["1"]);
+    r.has("exited with code 012]").has("exited with code 04]");
+}

@@ -24,7 +24,14 @@ fn alive(s: &Session) -> bool {
     s.pid().is_some()
 }
 
-pub(crate) fn run(s: &mut Session, _args: &str, _: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn run(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    // `run ARGS` replaces the program's arguments (for this and later runs), as in gdb.
+    let new_args: Vec<std::ffi::OsString> = args.split_whitespace().map(Into::into).collect();
+    if !new_args.is_empty() && new_args != s.args {
+        s.args = new_args;
+        s.kill();
+        s.spawn()?;
+    }
     if s.started || !alive(s) {
         // Like gdb's `run` on a program that already ran: start it again.
         s.kill();
