@@ -233,7 +233,7 @@ pub(crate) fn instruction_step(s: &mut Session, over_calls: bool) -> anyhow::Res
     if let Outcome::Interrupted = stepi_raw(s, tid)? {
         return Ok(());
     }
-    let (pc, sp) = pc_sp(s, tid)?;
+    let (_, sp) = pc_sp(s, tid)?;
     if over_calls {
         if let Some(ret) = call_return(s, before, sp) {
             if let Outcome::Interrupted = run_to(s, tid, ret, sp)? {
@@ -242,7 +242,6 @@ pub(crate) fn instruction_step(s: &mut Session, over_calls: bool) -> anyhow::Res
         }
     }
     let (pc2, _) = pc_sp(s, tid)?;
-    let _ = pc;
     let new_func = s.symbols.function_at(pc2).map(|f| f.low) != start_func;
     let stop = StopEvent::Stepped { tid };
     hook::report_stop(s, &stop, None, new_func)

@@ -308,13 +308,11 @@ pub(crate) fn delete(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Re
 
 fn set_enabled(s: &mut Session, args: &str, enabled: bool) -> anyhow::Result<()> {
     let a = args.trim();
-    let (once, rest) = match a.strip_prefix("once ") {
-        Some(r) => (true, r),
-        None => (false, a),
-    };
-    let _ = once;
+    if ["once", "count", "delete"].iter().any(|w| a.starts_with(w)) {
+        bail!("\"enable {a}\" is not supported yet: use tbreak or ignore.");
+    }
     let mut touched_watch = false;
-    for n in numbers(s, rest)? {
+    for n in numbers(s, a)? {
         let Some(bp) = s.breakpoints.get(n).cloned() else {
             bail!("No breakpoint number {n}.");
         };

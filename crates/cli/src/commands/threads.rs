@@ -12,7 +12,6 @@ pub(crate) fn info_threads(s: &mut Session) -> anyhow::Result<()> {
         return Ok(());
     };
     let threads = inf.threads();
-    let pid = inf.pid();
     let current = s.thread;
     // The Target Id column is as wide as its widest entry, as gdb's table is.
     let targets: Vec<String> = threads
@@ -38,7 +37,6 @@ pub(crate) fn info_threads(s: &mut Session) -> anyhow::Result<()> {
         };
         let mark = if Some(t.tid) == current { "*" } else { " " };
         println!("{mark} {:<4} {target:<width$} {frame}", t.num);
-        let _ = pid;
     }
     Ok(())
 }
