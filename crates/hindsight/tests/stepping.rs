@@ -338,3 +338,42 @@ fn advance_and_until_stop_when_the_frame_returns_first() {
         "12\t        total += square(i);\n",
     ]);
 }
+
+#[test]
+fn two_source_files() {
+    // multifile.c calls helper() in util.c: break and list by FILE:LINE in either file.
+    let dir = scratch();
+    let exe = dir.join("multifile");
+    let st = std::process::Command::new("gcc")
+        .args(["-g", "-O0", "-o"])
+        .arg(&exe)
+        .arg(programs().join("multifile.c"))
+        .arg(programs().join("util.c"))
+        .status()
+        .expect("gcc");
+    assert!(st.success());
+    let r = debug(
+        &exe,
+        &[
+            "break util.c:9",
+            "run",
+            "print calls",
+            "print seen",
+            "print s",
+            "up",
+            "print msgs",
+            "list util.c:1,3",
+        ],
+        &[],
+    );
+    r.in_order(&[
+        "Breakpoint 1, helper (s=0x",
+        "9\t        return calls + seen;\n",
+        "$1 = 3\n",
+        "$2 = 1\n",
+        " \"one\"\n",
+        " in main (argc=1, argv=0x",
+        "$4 = {0x",
+        "1\t#include <string.h>\n2\tstatic int calls;\n3\tint helper(const char *s) {\n",
+    ]);
+}

@@ -342,6 +342,23 @@ impl Program {
         Some((seq.rows[lo].addr + m.bias, end + m.bias))
     }
 
+    /// The source file that `name` designates (full path, path suffix or base name), as
+    /// `list FILE:LINE` needs it.
+    pub fn find_source(&self, name: &str) -> Option<PathBuf> {
+        self.modules
+            .iter()
+            .flat_map(|m| m.files.iter())
+            .find_map(|p| {
+                let ps = p.to_string_lossy();
+                let hit = ps == name
+                    || ps.ends_with(&format!("/{name}"))
+                    || p.file_name()
+                        .map(|n| n.to_string_lossy() == name)
+                        .unwrap_or(false);
+                hit.then(|| p.clone())
+            })
+    }
+
     /// Where `break FILE:LINE` goes: one address per function that has code for the line
     /// (or for the next line that has code).
     pub fn resolve_line(&self, file: &str, line: u32) -> Result<Vec<u64>, SymbolsError> {

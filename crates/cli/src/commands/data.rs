@@ -283,6 +283,15 @@ fn list_target(s: &mut Session, a: &str) -> anyhow::Result<(std::path::PathBuf, 
         };
         return Ok((f, n));
     }
+    // FILE:LINE names a line of text, with or without code.
+    if let Some((file, line)) = a.rsplit_once(':') {
+        if let Ok(n) = line.trim().parse::<u32>() {
+            let Some(f) = s.symbols.find_source(file.trim()) else {
+                bail!("No source file named {}.", file.trim());
+            };
+            return Ok((f, n));
+        }
+    }
     // A function is listed around the line where its code starts (its opening brace),
     // not around the breakpoint position after the prologue.
     let funcs = s.symbols.lookup_functions(a);
