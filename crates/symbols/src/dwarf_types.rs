@@ -164,14 +164,24 @@ impl TypeBuilder<'_> {
                     };
                     let bit_size = udata(e, gimli::DW_AT_bit_size);
                     let data_bit = udata(e, gimli::DW_AT_data_bit_offset);
-                    raw.push((mname, type_ref(e), offset, bit_size, data_bit));
+                    // DWARF 2/3 style (gcc's -gdwarf-4 still): DW_AT_bit_offset counts from
+                    // the most significant bit of a storage unit of DW_AT_byte_size bytes.
+                    let msb_bit = udata(e, gimli::DW_AT_bit_offset)
+                        .map(|b| (b, udata(e, gimli::DW_AT_byte_size)));
+                    raw.push((mname, type_ref(e), offset, bit_size, data_bit, msb_bit));
                 }
-                for (mname, tref, offset, bit_size, data_bit) in raw {
+                for (mname, tref, offset, bit_size, data_bit, msb_bit) in raw {
                     let Some(tref) = tref else { continue };
                     let ty = self.convert(u, tref);
-                    let (offset, bits) = match (bit_size, data_bit) {
-                        (Some(bs), Some(db)) => (0, Some((db, bs))),
-                        (Some(bs), None) => (offset, Some((0, bs))),
+                    let (offset, bits) = match (bit_size, data_bit, msb_bit) {
+                        (Some(bs), Some(db), _) => (0, Some((db, bs))),
+                        (Some(bs), None, Some((bo, storage))) => {
+                            let storage = storage.or_else(|| self.table.size_of(ty)).unwrap_or(0);
+                            // Little-endian: bits from the storage unit's least significant.
+                            let lsb = (storage * 8).saturating_sub(bo).saturating_sub(bs);
+                            (offset, Some((lsb, bs)))
+                        }
+                        (Some(bs), None, None) => (offset, Some((0, bs))),
                         _ => (offset, None),
                     };
                     members.push(Member {

@@ -17,7 +17,7 @@ pub enum SymbolsError {
     #[error("No source file named {0}.")]
     NoSourceFile(String),
     /// `break FILE:LINE` beyond the last line with code.
-    #[error("Line {line} out of range; \"{file}\" has no code at or after it.")]
+    #[error("No line {line} in file \"{file}\".")]
     LineOutOfRange {
         /// The file as given.
         file: String,

@@ -1,10 +1,11 @@
 //! Layer 2 of hindsight: what a program's ELF and DWARF say about it.
 //!
 //! Parsing is kept apart from interpretation: [`module`] reads one ELF file and its DWARF
-//! into indexes once; [`program`] answers the debugger's questions over every loaded module
-//! (functions, lines, variables, types); [`unwind`] walks stacks with CFI; [`types`] is the
+//! into indexes once; [`program`] holds every loaded module and answers the debugger's
+//! questions over all of them in runtime addresses: [`functions`], [`lines`], [`variables`]
+//! and types; [`dwarf_types`] converts DWARF types; [`unwind`] walks stacks with CFI; [`types`] is the
 //! owned type model that the DWARF reader builds and the expression evaluator ([`expr`],
-//! [`value`], [`format`]) consumes; [`target`] is the narrow window onto a stopped thread
+//! [`value`], [`format`](mod@format)) consumes; [`target`] is the narrow window onto a stopped thread
 //! (memory and registers) that location expressions and `print` need. Nothing in this crate
 //! knows about ptrace: the layers above implement [`target::ReadMemory`].
 
@@ -13,6 +14,8 @@ pub mod dwarf_types;
 pub mod error;
 pub mod expr;
 pub mod format;
+pub mod functions;
+pub mod lines;
 pub mod module;
 pub mod program;
 pub mod target;
@@ -22,6 +25,8 @@ pub mod value;
 pub mod variables;
 
 pub use error::SymbolsError;
-pub use program::{FunctionInfo, LineInfo, ModuleId, Program, TypeRef};
+pub use functions::FunctionInfo;
+pub use lines::LineInfo;
+pub use program::{ModuleId, Program, TypeRef};
 pub use unwind::Frame;
 pub use variables::{Location, Variable};

@@ -12,6 +12,7 @@ use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
 
 use crate::dwarf_types::TypeBuilder;
 use crate::error::SymbolsError;
+use crate::lines::LineTables;
 use crate::types::{Language, TypeId, TypeTable};
 
 /// The DWARF reader type: sections are reference-counted owned bytes.
@@ -25,26 +26,22 @@ pub(crate) struct Func {
     pub high: u64,
     pub unit: usize,
     pub die: UnitOffset,
+    /// File-table index of DW_AT_decl_file in the function's unit.
+    pub decl_file: Option<u64>,
     pub decl_line: Option<u32>,
     pub ret: Option<TypeId>,
     pub fn_type: TypeId,
 }
 
-/// One line-table row.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Row {
-    pub addr: u64,
-    pub file: u32,
-    pub line: u32,
-    pub is_stmt: bool,
-}
-
-/// A contiguous run of rows ending at `end`.
-#[derive(Debug, Clone)]
-pub(crate) struct Sequence {
-    pub start: u64,
-    pub end: u64,
-    pub rows: Vec<Row>,
+/// What the debugger needs to know of a compile unit as a whole.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct UnitInfo {
+    /// Source language.
+    pub lang: Language,
+    /// Produced by LLVM (clang, rustc): its line rows mark the prologue's end.
+    pub llvm: bool,
+    /// Optimized code (gcc emits location lists only then): gdb trusts its entry points.
+    pub optimized: bool,
 }
 
 /// A global or static variable (or a function-static one found at load).
@@ -76,12 +73,11 @@ pub struct Module {
     pub(crate) code: Vec<(u64, u64, u64)>,
     pub(crate) dwarf: gimli::Dwarf<R>,
     pub(crate) units: Vec<gimli::Unit<R>>,
-    pub(crate) unit_lang: Vec<Language>,
+    /// Per unit (same index as `units`).
+    pub(crate) unit_info: Vec<UnitInfo>,
+    /// Sorted by `low`.
     pub(crate) funcs: Vec<Func>,
-    pub(crate) seqs: Vec<Sequence>,
-    pub(crate) files: Vec<PathBuf>,
-    /// Per file: its name as the line table spells it (what gdb shows: `t.c`, `/tmp/t.c`).
-    pub(crate) file_names: Vec<String>,
+    pub(crate) lines: LineTables,
     pub(crate) globals: HashMap<String, Vec<Global>>,
     pub(crate) types: TypeTable,
     pub(crate) type_memo: HashMap<(usize, UnitOffset), TypeId>,
@@ -227,11 +223,9 @@ impl Module {
             code,
             dwarf,
             units: Vec::new(),
-            unit_lang: Vec::new(),
+            unit_info: Vec::new(),
             funcs: Vec::new(),
-            seqs: Vec::new(),
-            files: Vec::new(),
-            file_names: Vec::new(),
+            lines: LineTables::default(),
             globals: HashMap::new(),
             types: TypeTable::new(),
             type_memo: HashMap::new(),
@@ -244,7 +238,7 @@ impl Module {
         };
         m.read_units();
         m.funcs.sort_by_key(|f| f.low);
-        m.seqs.sort_by_key(|s| s.start);
+        m.lines.finish();
         Ok(m)
     }
 
@@ -257,127 +251,39 @@ impl Module {
                 self.units.push(unit);
             }
         }
-        let mut file_ids: HashMap<PathBuf, u32> = HashMap::new();
         for u in 0..self.units.len() {
-            let lang = self.unit_language(u);
-            self.unit_lang.push(lang);
-            self.read_lines(u, &mut file_ids);
-            let _ = self.read_dies(u, lang);
+            let info = self.unit_info_of(u);
+            self.unit_info.push(info);
+            self.lines.read_unit(&self.dwarf, &self.units[u]);
+            if let Ok(optimized) = self.read_dies(u, info.lang) {
+                self.unit_info[u].optimized = optimized;
+            }
         }
     }
 
-    fn unit_language(&self, u: usize) -> Language {
+    fn unit_info_of(&self, u: usize) -> UnitInfo {
         let unit = &self.units[u];
+        let mut info = UnitInfo::default();
         let mut entries = unit.entries();
         if let Ok(Some(root)) = entries.next_dfs() {
             if let Some(gimli::AttributeValue::Language(l)) = root.attr_value(gimli::DW_AT_language)
             {
                 if l == gimli::DW_LANG_Rust {
-                    return Language::Rust;
+                    info.lang = Language::Rust;
                 }
+            }
+            if let Some(p) = attr_str(&self.dwarf, unit, root, gimli::DW_AT_producer) {
+                // rustc says "clang LLVM (rustc version …)".
+                info.llvm = p.contains("clang") || p.contains("LLVM") || p.contains("rustc");
             }
         }
-        Language::C
+        info
     }
 
-    fn read_lines(&mut self, u: usize, file_ids: &mut HashMap<PathBuf, u32>) {
-        let unit = &self.units[u];
-        let Some(program) = unit.line_program.clone() else {
-            return;
-        };
-        let comp_dir = unit
-            .comp_dir
-            .as_ref()
-            .map(|d| PathBuf::from(String::from_utf8_lossy(d).into_owned()))
-            .unwrap_or_default();
-        let mut local_files: HashMap<u64, u32> = HashMap::new();
-        let mut rows = program.rows();
-        let mut current: Vec<Row> = Vec::new();
-        let mut line_has_discriminator = false;
-        while let Ok(Some((header, row))) = rows.next_row() {
-            if row.end_sequence() {
-                if let Some(first) = current.first() {
-                    self.seqs.push(Sequence {
-                        start: first.addr,
-                        end: row.address(),
-                        rows: std::mem::take(&mut current),
-                    });
-                }
-                current.clear();
-                continue;
-            }
-            let fi = row.file_index();
-            let file = match local_files.get(&fi) {
-                Some(f) => *f,
-                None => {
-                    let mut shown = String::new();
-                    let path = header
-                        .file(fi)
-                        .map(|entry| {
-                            let name = self
-                                .dwarf
-                                .attr_string(unit, entry.path_name())
-                                .map(|s| String::from_utf8_lossy(&s).into_owned())
-                                .unwrap_or_default();
-                            let dir = entry
-                                .directory(header)
-                                .and_then(|d| self.dwarf.attr_string(unit, d).ok())
-                                .map(|s| String::from_utf8_lossy(&s).into_owned())
-                                .unwrap_or_default();
-                            // Directory 0 is the compilation directory: gdb shows the
-                            // name alone then, else directory/name.
-                            let dir_index = entry.directory_index();
-                            shown = if dir_index == 0
-                                || dir.is_empty()
-                                || Path::new(&name).is_absolute()
-                            {
-                                name.clone()
-                            } else {
-                                format!("{dir}/{name}")
-                            };
-                            let mut p = comp_dir.clone();
-                            p.push(dir);
-                            p.push(name);
-                            p
-                        })
-                        .unwrap_or_default();
-                    let next = self.files.len() as u32;
-                    let id = *file_ids.entry(path.clone()).or_insert_with(|| {
-                        self.files.push(path);
-                        self.file_names.push(shown);
-                        next
-                    });
-                    local_files.insert(fi, id);
-                    id
-                }
-            };
-            let line = row.line().map(|l| l.get() as u32).unwrap_or(0);
-            // gdb's rule for rows that repeat the previous row's line: once the line has had
-            // a non-zero discriminator (loop bodies do), they add nothing and the line goes
-            // on — which is what makes a return address into a loop body "mid-line".
-            let same = current
-                .last()
-                .map(|p| p.line == line && p.file == file)
-                .unwrap_or(false);
-            if same {
-                line_has_discriminator |= row.discriminator() != 0;
-                if line_has_discriminator {
-                    continue;
-                }
-            } else {
-                line_has_discriminator = row.discriminator() != 0;
-            }
-            current.push(Row {
-                addr: row.address(),
-                file,
-                line,
-                is_stmt: row.is_stmt(),
-            });
-        }
-    }
-
-    /// Walks the unit's DIEs: functions, globals and named types.
-    fn read_dies(&mut self, u: usize, lang: Language) -> Result<(), gimli::Error> {
+    /// Walks the unit's DIEs: functions, globals and named types. Returns whether the unit
+    /// is optimized code (some variable has a location list).
+    fn read_dies(&mut self, u: usize, lang: Language) -> Result<bool, gimli::Error> {
+        let mut optimized = false;
         let unit = &self.units[u];
         let mut builder = TypeBuilder {
             dwarf: &self.dwarf,
@@ -443,6 +349,11 @@ impl Module {
                         let fn_type = builder
                             .table
                             .add(crate::types::Type::Function { ret, params });
+                        let decl_file = match entry.attr_value(gimli::DW_AT_decl_file) {
+                            Some(gimli::AttributeValue::FileIndex(i)) => Some(i),
+                            Some(v) => v.udata_value(),
+                            None => None,
+                        };
                         let decl_line = entry
                             .attr_value(gimli::DW_AT_decl_line)
                             .and_then(|v| v.udata_value())
@@ -453,6 +364,7 @@ impl Module {
                             high,
                             unit: u,
                             die: entry.offset(),
+                            decl_file,
                             decl_line,
                             ret,
                             fn_type,
@@ -464,7 +376,16 @@ impl Module {
                 }
                 gimli::DW_TAG_variable | gimli::DW_TAG_formal_parameter => {
                     let ty = type_ref(entry).map(|off| builder.convert(u, off));
-                    let has_location = entry.attr_value(gimli::DW_AT_location).is_some();
+                    let location = entry.attr_value(gimli::DW_AT_location);
+                    let has_location = location.is_some();
+                    optimized |= matches!(
+                        location,
+                        Some(
+                            gimli::AttributeValue::LocationListsRef(_)
+                                | gimli::AttributeValue::SecOffset(_)
+                                | gimli::AttributeValue::DebugLocListsIndex(_)
+                        )
+                    );
                     let static_in_fn = in_function
                         && matches!(
                             entry.attr_value(gimli::DW_AT_location),
@@ -537,7 +458,7 @@ impl Module {
                 scopes.push((depth, None, in_function));
             }
         }
-        Ok(())
+        Ok(optimized)
     }
 
     /// The code bytes at file address `addr` (for prologue analysis), if in a code section.

@@ -3,7 +3,7 @@
 
 use gimli::{CfaRule, Register, RegisterRule, UnwindSection};
 
-use crate::module::Module;
+use crate::module::{Module, R};
 use crate::program::Program;
 use crate::target::{DwarfRegs, ReadMemory};
 
@@ -22,7 +22,23 @@ const CALLEE_SAVED: [u16; 6] = [3, 6, 12, 13, 14, 15];
 
 type Row = gimli::UnwindTableRow<usize>;
 
-fn row_for(m: &Module, a: u64) -> Option<Row> {
+/// The unwind row for file address `a`, with its CFA expression when the CFA is computed by
+/// one (PLT stubs do that), extracted from the section the row came from.
+fn row_for(m: &Module, a: u64) -> Option<(Row, Option<gimli::Expression<R>>)> {
+    let (row, from_eh) = find_row(m, a)?;
+    let expr = match row.cfa() {
+        CfaRule::Expression(e) => match (from_eh, &m.eh_frame, &m.debug_frame) {
+            (true, Some((eh, _)), _) => e.get(eh).ok(),
+            (false, _, Some((df, _))) => e.get(df).ok(),
+            _ => None,
+        },
+        CfaRule::RegisterAndOffset { .. } => None,
+    };
+    Some((row, expr))
+}
+
+/// The unwind row for file address `a`, and whether it comes from .eh_frame.
+fn find_row(m: &Module, a: u64) -> Option<(Row, bool)> {
     let mut ctx = gimli::UnwindContext::new();
     if let Some((eh, bases)) = &m.eh_frame {
         // .eh_frame_hdr's sorted table finds the FDE by binary search; a scan of .eh_frame is
@@ -35,14 +51,14 @@ fn row_for(m: &Module, a: u64) -> Option<Row> {
                 a,
                 gimli::EhFrame::cie_from_offset,
             ) {
-                return Some(row.clone());
+                return Some((row.clone(), true));
             }
         }
         let mut ctx = gimli::UnwindContext::new();
         if let Ok(row) =
             eh.unwind_info_for_address(bases, &mut ctx, a, gimli::EhFrame::cie_from_offset)
         {
-            return Some(row.clone());
+            return Some((row.clone(), true));
         }
     }
     if let Some((df, bases)) = &m.debug_frame {
@@ -50,7 +66,7 @@ fn row_for(m: &Module, a: u64) -> Option<Row> {
         if let Ok(row) =
             df.unwind_info_for_address(bases, &mut ctx, a, gimli::DebugFrame::cie_from_offset)
         {
-            return Some(row.clone());
+            return Some((row.clone(), false));
         }
     }
     None
@@ -90,14 +106,18 @@ impl Program {
         let row = self
             .module_at(lookup)
             .and_then(|(mi, a)| row_for(self.module(mi), a));
-        let Some(row) = row else {
+        let Some((row, cfa_expr)) = row else {
             return rbp_chain(regs, mem);
         };
-        let cfa = match row.cfa() {
-            CfaRule::RegisterAndOffset { register, offset } => {
+        let cfa = match (row.cfa(), cfa_expr) {
+            (CfaRule::RegisterAndOffset { register, offset }, _) => {
                 regs.get(register.0)?.wrapping_add(*offset as u64)
             }
-            CfaRule::Expression(_) => return rbp_chain(regs, mem),
+            (CfaRule::Expression(_), Some(e)) => match eval_cfa(e, regs, mem) {
+                Some(cfa) => cfa,
+                None => return rbp_chain(regs, mem),
+            },
+            (CfaRule::Expression(_), None) => return rbp_chain(regs, mem),
         };
         let mut next = DwarfRegs::default();
         for r in CALLEE_SAVED {
@@ -121,6 +141,41 @@ impl Program {
         }
         Some((next, cfa))
     }
+}
+
+/// Evaluates a CFA expression (DW_CFA_def_cfa_expression) over the frame's registers.
+fn eval_cfa(e: gimli::Expression<R>, regs: &DwarfRegs, mem: &dyn ReadMemory) -> Option<u64> {
+    use gimli::EvaluationResult as E;
+    let encoding = gimli::Encoding {
+        address_size: 8,
+        format: gimli::Format::Dwarf32,
+        version: 4,
+    };
+    let mut eval = e.evaluation(encoding);
+    let mut state = eval.evaluate().ok()?;
+    // A CFA expression is a handful of operations; the bound guards against a hostile one.
+    for _ in 0..64 {
+        state = match state {
+            E::Complete => {
+                return match eval.result().first()?.location {
+                    gimli::Location::Address { address } => Some(address),
+                    _ => None,
+                };
+            }
+            E::RequiresRegister { register, .. } => eval
+                .resume_with_register(gimli::Value::Generic(regs.get(register.0)?))
+                .ok()?,
+            E::RequiresMemory { address, size, .. } => {
+                let mut b = [0u8; 8];
+                mem.read_memory(address, &mut b[..(size as usize).min(8)])
+                    .ok()?;
+                eval.resume_with_memory(gimli::Value::Generic(u64::from_le_bytes(b)))
+                    .ok()?
+            }
+            _ => return None,
+        };
+    }
+    None
 }
 
 /// Frame-pointer unwinding: CFA = rbp + 16, return address at rbp + 8, saved rbp at rbp.

@@ -1,0 +1,225 @@
+//! Functions: DWARF subprograms and, where DWARF is silent, ELF symbols; looked up by address
+//! (every stop) and by name (`break FUNCTION`), with gdb's choice of breakpoint address.
+
+use std::path::PathBuf;
+
+use crate::module::{Func, Module};
+use crate::program::{ModuleId, Program, TypeRef};
+
+/// A function, as the debugger shows and breaks on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionInfo {
+    /// Demangled name as gdb shows it in frames (`main`, `hello::main`).
+    pub name: String,
+    /// Runtime start address.
+    pub low: u64,
+    /// Runtime end address (exclusive).
+    pub high: u64,
+    /// The module.
+    pub module: ModuleId,
+    /// Whether DWARF describes it (false: only an ELF symbol).
+    pub has_debug_info: bool,
+    /// Where `break FUNCTION` goes: past the prologue, as gdb picks it.
+    pub breakpoint_addr: u64,
+    /// Declaration file (full path).
+    pub decl_file: Option<PathBuf>,
+    /// Declaration line.
+    pub decl_line: Option<u32>,
+    /// Return type (None for void or unknown).
+    pub return_type: Option<TypeRef>,
+    /// The function's type (`int (int)`), when DWARF describes it.
+    pub fn_type: Option<TypeRef>,
+}
+
+/// How many functions before a pc's insertion point may still contain it: functions are
+/// sorted by start, and only nested ones (C++ lambdas' outlined bodies, say) overlap.
+const OVERLAP_WINDOW: usize = 8;
+
+impl Program {
+    /// The innermost DWARF function of module `mi` containing file address `a`.
+    pub(crate) fn dwarf_func(&self, mi: usize, a: u64) -> Option<&Func> {
+        let funcs = &self.module(mi).funcs;
+        let i = funcs.partition_point(|f| f.low <= a);
+        funcs[..i]
+            .iter()
+            .rev()
+            .take(OVERLAP_WINDOW)
+            .find(|f| a < f.high)
+    }
+
+    /// The innermost DWARF function containing runtime address pc: (module, function).
+    pub(crate) fn func_at(&self, pc: u64) -> Option<(usize, &Func)> {
+        let (mi, a) = self.module_at(pc)?;
+        self.dwarf_func(mi, a).map(|f| (mi, f))
+    }
+
+    fn info_of(&self, mi: usize, f: &Func) -> FunctionInfo {
+        let m = self.module(mi);
+        let tref = |id| TypeRef {
+            module: ModuleId(mi),
+            id,
+        };
+        FunctionInfo {
+            name: f.name.clone(),
+            low: f.low + m.bias,
+            high: f.high + m.bias,
+            module: ModuleId(mi),
+            has_debug_info: true,
+            breakpoint_addr: self.after_prologue(mi, f).unwrap_or(f.low) + m.bias,
+            decl_file: f
+                .decl_file
+                .and_then(|i| m.lines.unit_file(f.unit, i))
+                .map(PathBuf::from),
+            decl_line: f.decl_line,
+            return_type: f.ret.map(tref),
+            fn_type: Some(tref(f.fn_type)),
+        }
+    }
+
+    fn elf_info(&self, mi: usize, i: usize) -> FunctionInfo {
+        let m = self.module(mi);
+        let s = &m.elf_syms[i];
+        let high = if s.size > 0 {
+            s.addr + s.size
+        } else {
+            m.elf_syms.get(i + 1).map(|n| n.addr).unwrap_or(s.addr + 1)
+        };
+        FunctionInfo {
+            name: s.name.clone(),
+            low: s.addr + m.bias,
+            high: high + m.bias,
+            module: ModuleId(mi),
+            has_debug_info: false,
+            breakpoint_addr: skip_frame_setup(m, s.addr).unwrap_or(s.addr) + m.bias,
+            decl_file: None,
+            decl_line: None,
+            return_type: None,
+            fn_type: None,
+        }
+    }
+
+    /// gdb's prologue skip for a function with line information (file address).
+    ///
+    /// - LLVM (clang, rustc) marks the prologue's end with a line row: the first row past
+    ///   the entry.
+    /// - gcc's optimized units (those with location lists) are trusted as they are: the entry.
+    /// - Otherwise the frame setup (`push %rbp; mov %rsp,%rbp`) is skipped and, if that
+    ///   lands inside a row, the breakpoint goes to the next row. No frame setup: the entry.
+    ///
+    /// `None` when the result would leave the function.
+    pub(crate) fn after_prologue(&self, mi: usize, f: &Func) -> Option<u64> {
+        let m = self.module(mi);
+        let unit = m.unit_info.get(f.unit).copied().unwrap_or_default();
+        let next_row = |after: u64| -> Option<u64> {
+            let (si, ri) = m.lines.row_at(after)?;
+            let seq = &m.lines.seqs[si];
+            seq.rows[ri + 1..]
+                .iter()
+                .find(|r| r.addr > after && r.line != 0)
+                .map(|r| r.addr)
+                .or(Some(seq.end))
+        };
+        let pc = if unit.llvm {
+            next_row(f.low)?
+        } else if unit.optimized {
+            f.low
+        } else {
+            match skip_frame_setup(m, f.low) {
+                None => f.low,
+                Some(pc) => match m.lines.row_at(pc) {
+                    Some((si, ri)) if m.lines.seqs[si].rows[ri].addr == pc => pc,
+                    Some(_) => next_row(pc)?,
+                    None => pc,
+                },
+            }
+        };
+        (pc < f.high).then_some(pc)
+    }
+
+    /// The function containing pc: its DWARF subprogram, else the ELF symbol.
+    pub fn function_at(&self, pc: u64) -> Option<FunctionInfo> {
+        let (mi, a) = self.module_at(pc)?;
+        if let Some(f) = self.dwarf_func(mi, a) {
+            return Some(self.info_of(mi, f));
+        }
+        let syms = &self.module(mi).elf_syms;
+        let i = syms.partition_point(|s| s.addr <= a).checked_sub(1)?;
+        let info = self.elf_info(mi, i);
+        (pc < info.high || syms[i].size == 0).then_some(info)
+    }
+
+    /// `name` or `name+off` for an address inside a function or a data object, as gdb shows
+    /// it in `<…>` after a printed address.
+    pub fn symbol_for(&self, addr: u64) -> Option<String> {
+        let (mi, a) = self.module_at(addr)?;
+        let m = self.module(mi);
+        let in_code = m
+            .code
+            .iter()
+            .any(|(start, _, size)| a >= *start && a < start + size);
+        let (name, base) = if in_code {
+            let f = self.function_at(addr)?;
+            (f.name, f.low)
+        } else {
+            let i = m.data_syms.partition_point(|s| s.addr <= a);
+            let s = m.data_syms.get(i.checked_sub(1)?)?;
+            if a >= s.addr + s.size.max(1) {
+                return None;
+            }
+            (s.name.clone(), s.addr + m.bias)
+        };
+        Some(if addr == base {
+            name
+        } else {
+            format!("{name}+{}", addr - base)
+        })
+    }
+
+    /// Functions named `name`: a full name (`hello::main`) or, for Rust and C++ paths, the
+    /// last component (`main`). DWARF first; a module without a DWARF match contributes its
+    /// ELF symbol of that name. The first module (in load order) with a match wins, so the
+    /// executable's `main` shadows none of libc's.
+    pub fn lookup_functions(&self, name: &str) -> Vec<FunctionInfo> {
+        let mut out = Vec::new();
+        for (mi, m) in self.modules.iter().enumerate() {
+            for f in &m.funcs {
+                if f.name == name || f.name.rsplit("::").next() == Some(name) {
+                    out.push(self.info_of(mi, f));
+                }
+            }
+            if out.is_empty() {
+                if let Some(i) = m.elf_syms.iter().position(|s| s.name == name) {
+                    out.push(self.elf_info(mi, i));
+                }
+            }
+            if !out.is_empty() {
+                break;
+            }
+        }
+        out
+    }
+}
+
+/// gdb's analysis of a function's frame setup: skip `endbr64`, `push %rbp` and
+/// `mov %rsp,%rbp` (file address after them), or `None` when the function does not set up a
+/// frame pointer that way.
+fn skip_frame_setup(m: &Module, addr: u64) -> Option<u64> {
+    const ENDBR64: [u8; 4] = [0xf3, 0x0f, 0x1e, 0xfa];
+    const PUSH_RBP: u8 = 0x55;
+    // The two encodings of `mov %rsp,%rbp`.
+    const MOV_RSP_RBP: [[u8; 3]; 2] = [[0x48, 0x89, 0xe5], [0x48, 0x8b, 0xec]];
+    let code = m.code_at(addr, 12)?;
+    let mut i = 0;
+    if code.starts_with(&ENDBR64) {
+        i += 4;
+    }
+    if code.get(i) != Some(&PUSH_RBP) {
+        return None;
+    }
+    i += 1;
+    let mov = code.get(i..i + 3)?;
+    MOV_RSP_RBP
+        .iter()
+        .any(|m| m == mov)
+        .then_some(addr + i as u64 + 3)
+}
