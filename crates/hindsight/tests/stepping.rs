@@ -49,13 +49,7 @@ fn next_step_finish_until_land_where_gdb_lands() {
         "15\t}\n",
         "$2 = 14\n",
     ];
-    let mut rest = r.stdout.as_str();
-    for e in expected {
-        match rest.find(e) {
-            Some(i) => rest = &rest[i + e.len()..],
-            None => panic!("expected {e:?} next in\n{}", r.stdout),
-        }
-    }
+    r.in_order(&expected);
 }
 
 #[test]

@@ -42,13 +42,7 @@ fn watch_rwatch_awatch_report_values_and_lines() {
         "3       read watchpoint keep y                      pr.b\n",
         "4       acc watchpoint  keep y                      big\n",
     ];
-    let mut rest = r.stdout.as_str();
-    for e in expected {
-        match rest.find(e) {
-            Some(i) => rest = &rest[i + e.len()..],
-            None => panic!("expected {e:?} next in\n{}", r.stdout),
-        }
-    }
+    r.in_order(&expected);
 }
 
 #[test]
