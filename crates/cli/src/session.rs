@@ -155,7 +155,10 @@ impl Session {
     /// Loads the symbols of every file mapped into the process that is not loaded yet.
     pub(crate) fn refresh_modules(&mut self) {
         let Some(pid) = self.pid() else { return };
-        let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else {
+        // Through a live thread: a leader that called pthread_exit is a zombie whose own
+        // maps file reads empty.
+        let tid = self.thread.map(|t| t.0).unwrap_or(pid);
+        let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/maps")) else {
             return;
         };
         for (path, start) in file_mappings(&maps) {

@@ -392,6 +392,15 @@ impl Inferior {
     ) -> Result<Option<StopEvent>, ControlError> {
         // Threads registered while stopping everyone or stepping inline are announced here.
         self.flush_new_threads(hook);
+        // The leader's exit is the process's end, even when the leader left our table early
+        // (it called pthread_exit and lingered as a zombie).
+        if tid.0 == self.pid && self.thread(tid).is_none() {
+            match ev {
+                WaitEvent::Exited(code) => return self.on_exit(tid, StopEvent::Exited(code), hook),
+                WaitEvent::Killed(sig) => return self.on_exit(tid, StopEvent::Killed(sig), hook),
+                WaitEvent::Stopped(_) => {}
+            }
+        }
         if self.thread(tid).is_none() {
             if let WaitEvent::Stopped(_) = ev {
                 self.early_stops.insert(tid);
@@ -634,6 +643,18 @@ impl Inferior {
 
     /// Stops every running thread (all-stop). Stops that are not our interrupt are queued.
     pub(crate) fn stop_all(&mut self) -> Result<(), ControlError> {
+        // Kernel surprise: a thread-group leader that called pthread_exit stays a zombie,
+        // reports nothing until the whole process exits, and never stops for an interrupt.
+        // Waiting for it would hang: it leaves the table instead.
+        let pid = self.pid;
+        if self
+            .threads
+            .iter()
+            .any(|t| t.tid.0 == pid && t.state == ThreadState::Running)
+            && is_zombie(pid, pid)
+        {
+            self.threads.retain(|t| t.tid.0 != pid);
+        }
         for t in self.threads.iter_mut() {
             if t.state == ThreadState::Running {
                 match t.tid.interrupt() {
@@ -669,4 +690,17 @@ impl Inferior {
         }
         Ok(())
     }
+}
+
+/// True when thread `tid` of process `pid` is a zombie (state `Z` in /proc).
+fn is_zombie(pid: i32, tid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat"))
+        .ok()
+        .and_then(|s| {
+            // The state follows the command name, which is in parentheses and may contain
+            // spaces: take the first field after the last ')'.
+            let after = &s[s.rfind(')')? + 1..];
+            after.split_whitespace().next().map(|f| f == "Z")
+        })
+        .unwrap_or(false)
 }

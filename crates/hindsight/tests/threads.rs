@@ -192,3 +192,21 @@ fn thread_apply_runs_a_command_in_every_thread() {
         "[Current thread is ",
     ]);
 }
+
+#[test]
+fn a_leader_that_called_pthread_exit_does_not_hang_the_debugger() {
+    let prog = compile("leader_exits", &[]);
+    let r = debug(
+        &prog,
+        &["break work", "run", "bt", "continue", "delete", "continue"],
+        &[],
+    );
+    r.in_order(&[
+        "Breakpoint 1, work (x=0) at ",
+        "#1  0x",
+        " in worker (a=0x0) at ",
+        "Breakpoint 1, work (x=1) at ",
+        "w 0\nw 2\nw 4\n",
+        "exited normally]",
+    ]);
+}
