@@ -564,3 +564,41 @@ fn address_breakpoint_in_a_non_pie_program_and_stepi_from_it() {
     .no_line("45\t    int local3 = depth * 100;")
     .code(0);
 }
+
+#[test]
+fn unpinned_threads_racing_on_two_cpus_are_counted_exactly_under_both_protocols() {
+    // Without --no-pin everything shares one CPU; here the threads really run in parallel.
+    let prog = compile("race", &[]);
+    for mode in ["on", "off"] {
+        let set = format!("set displaced-stepping {mode}");
+        let args: Vec<std::ffi::OsString> = [
+            "debug",
+            "--batch",
+            "--no-pin",
+            "-ex",
+            &set,
+            "-ex",
+            "break count",
+            "-ex",
+            "ignore 1 1000000",
+            "-ex",
+            "continue",
+            "-ex",
+            "info breakpoints",
+            "--",
+        ]
+        .iter()
+        .map(Into::into)
+        .chain(std::iter::once(prog.clone().into_os_string()))
+        .collect();
+        let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let r = hindsight(&refs);
+        r.has("\tbreakpoint already hit 20000 times\n")
+            .has("exited normally]");
+        assert!(
+            r.stdout.contains(&native(&prog, &[])),
+            "output changed:\n{}",
+            r.stdout
+        );
+    }
+}
