@@ -127,6 +127,10 @@ pub(crate) fn line_step(s: &mut Session, kind: LineStep) -> anyhow::Result<()> {
             return Ok(());
         }
         let (mut pc, sp) = pc_sp(s, tid)?;
+        // A user breakpoint met on the way stops the step, as in gdb.
+        if crate::commands::breakpoints::user_breakpoint_at(s, pc).is_some() {
+            return report_line(s, tid, true);
+        }
         if range.0 <= pc && pc < range.1 {
             continue;
         }
@@ -217,6 +221,10 @@ fn report_line(s: &mut Session, tid: Tid, new_frame: bool) -> anyhow::Result<()>
         if let Some(bp) = s.breakpoints.get_mut(n) {
             bp.hit_count += 1;
         }
+        // The hit is reported now: continuing steps over the site instead of hitting again.
+        s.live_mut()?
+            .note_hit_reported(tid)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
         let stop = StopEvent::Breakpoint { tid, addr: pc };
         return hook::report_stop(s, &stop, Some(&reason), true);
     }

@@ -257,6 +257,19 @@ impl Inferior {
         Ok(())
     }
 
+    /// Records that the user was told of a hit of the site at `tid`'s pc although the thread
+    /// did not trap there (a step ended on it): it steps over the site when it resumes
+    /// instead of reporting the hit a second time.
+    pub fn note_hit_reported(&mut self, tid: Tid) -> Result<(), ControlError> {
+        let pc = self.regs(tid)?.pc();
+        if self.sites.get(pc).is_some() {
+            if let Some(t) = self.thread_mut(tid) {
+                t.trapped_at = Some(pc);
+            }
+        }
+        Ok(())
+    }
+
     /// Sets the signal a stopped thread receives when it resumes (0: none). gdb's `signal 0`.
     pub fn set_pending_signal(&mut self, tid: Tid, signal: i32) {
         if let Some(t) = self.thread_mut(tid) {

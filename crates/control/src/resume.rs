@@ -94,7 +94,11 @@ impl Inferior {
             Err(e) if e.is_gone() => return Ok(()),
             Err(e) => return Err(e.into()),
         };
-        if self.sites.get(pc).is_some() {
+        let trapped = self
+            .thread_mut(tid)
+            .and_then(|t| t.trapped_at.take())
+            .is_some_and(|site| site == pc);
+        if trapped && self.sites.get(pc).is_some() {
             return self.step_over(tid, pc);
         }
         self.cont(tid)
@@ -305,7 +309,13 @@ impl Inferior {
             return Err(ControlError::NoThread(tid.0.to_string()));
         }
         let pc = tid.regs()?.pc();
+        // A user's single-step executes the instruction under a site without a new hit
+        // (gdb's rule), trapped there or not; the front end reports a breakpoint when a
+        // step ends *on* a site.
         let at_site = self.sites.get(pc).is_some();
+        if let Some(t) = self.thread_mut(tid) {
+            t.trapped_at = None;
+        }
         if at_site {
             self.sites.lift(&self.mem, pc)?;
         }
@@ -482,6 +492,9 @@ impl Inferior {
                 regs.set_pc(addr);
                 // The protocol's breakpoint action for this trap (seed 000's invariant).
                 self.protocol.on_trap(tid.0 as u32, addr)?;
+                if let Some(t) = self.thread_mut(tid) {
+                    t.trapped_at = Some(addr);
+                }
                 // The hook sees the thread as stopped at the site (pc rewound) without a write.
                 self.regs_cache.set(Some((tid, regs)));
                 let stop = hook.breakpoint_hit(self, tid, addr);
@@ -490,6 +503,9 @@ impl Inferior {
                     tid.set_regs(&regs)?;
                     self.stop_all()?;
                     return Ok(Some(StopEvent::Breakpoint { tid, addr }));
+                }
+                if let Some(t) = self.thread_mut(tid) {
+                    t.trapped_at = None;
                 }
                 self.step_over_with(tid, addr, Some(regs))?;
                 return Ok(None);
