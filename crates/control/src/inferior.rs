@@ -4,7 +4,7 @@ use std::collections::{HashSet, VecDeque};
 use std::ffi::OsStr;
 use std::path::Path;
 
-use hindsight_breakpoints::stepover::{StepOver, Strategy};
+use hindsight_breakpoints::stepover::{Event, Protocol, Strategy};
 use hindsight_ptrace::{FpRegs, ProcessMemory, Regs, SpawnOptions, Tid, WaitEvent};
 
 use crate::error::ControlError;
@@ -58,7 +58,7 @@ pub struct Inferior {
     pub(crate) scratch: Vec<(u64, u64)>,
     pub(crate) mode: StepOverMode,
     /// The step-over protocol's state (seed 000), driven by `resume`.
-    pub(crate) protocol: StepOver,
+    pub(crate) protocol: Protocol,
     pub(crate) exit: Option<StopEvent>,
     /// Registers of the thread a `StopHook` is being asked about (pc rewound to the site),
     /// so that the hook reads them without a kernel call or a write-back.
@@ -97,7 +97,7 @@ impl Inferior {
             early_stops: HashSet::new(),
             scratch: Vec::new(),
             mode: StepOverMode::Displaced,
-            protocol: StepOver::new(Strategy::Displaced),
+            protocol: Protocol::new(Strategy::Displaced),
             exit: None,
             regs_cache: std::cell::Cell::new(None),
             stats: StepOverStats::default(),
@@ -122,7 +122,7 @@ impl Inferior {
     /// Chooses the step-over strategy.
     pub fn set_step_over_mode(&mut self, mode: StepOverMode) {
         self.mode = mode;
-        self.protocol = StepOver::new(match mode {
+        self.protocol = Protocol::new(match mode {
             StepOverMode::Displaced => Strategy::Displaced,
             StepOverMode::NoSwitch => Strategy::NoSwitch,
         });
@@ -263,9 +263,10 @@ impl Inferior {
     pub fn note_hit_reported(&mut self, tid: Tid) -> Result<(), ControlError> {
         let pc = self.regs(tid)?.pc();
         if self.sites.get(pc).is_some() {
-            if let Some(t) = self.thread_mut(tid) {
-                t.trapped_at = Some(pc);
-            }
+            let t = hindsight_breakpoints::stepover::Tid(tid.0 as u32);
+            // Out of whatever breakpoint the step left, into this one.
+            self.protocol.handle(Event::Gone(t))?;
+            self.protocol.handle(Event::Trapped { tid: t, site: pc })?;
         }
         Ok(())
     }

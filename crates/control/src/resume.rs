@@ -13,7 +13,7 @@
 use hindsight_ptrace::{Regs, Stop, Tid, WaitEvent};
 
 use hindsight_breakpoints::displaced::{Plan, SLOT_SIZE};
-use hindsight_breakpoints::stepover::Action;
+use hindsight_breakpoints::stepover::{AtSite, Command, Event, Tid as PTid};
 
 use crate::error::ControlError;
 use crate::event::{Notification, StopEvent, StopHook};
@@ -72,36 +72,32 @@ impl Inferior {
         }
     }
 
-    /// Resumes every stopped thread that has nothing queued, stepping over sites first.
-    fn resume_ready(&mut self) -> Result<(), ControlError> {
+    /// Stopped threads with nothing queued: those a resume lets go.
+    fn ready_threads(&self) -> Vec<Tid> {
         let queued: Vec<Tid> = self.pending.iter().map(|(t, _)| *t).collect();
-        let ready: Vec<Tid> = self
-            .threads
+        self.threads
             .iter()
             .filter(|t| t.state == ThreadState::Stopped && !queued.contains(&t.tid))
             .map(|t| t.tid)
-            .collect();
-        for tid in ready {
-            self.resume_thread(tid)?;
-        }
-        Ok(())
+            .collect()
     }
 
-    /// Lets one stopped thread run: over the site at its pc if there is one.
-    fn resume_thread(&mut self, tid: Tid) -> Result<(), ControlError> {
-        let pc = match tid.regs() {
-            Ok(r) => r.pc(),
-            Err(e) if e.is_gone() => return Ok(()),
-            Err(e) => return Err(e.into()),
-        };
-        let trapped = self
-            .thread_mut(tid)
-            .and_then(|t| t.trapped_at.take())
-            .is_some_and(|site| site == pc);
-        if trapped && self.sites.get(pc).is_some() {
-            return self.step_over(tid, pc);
+    /// Lets every ready thread run: the step-over protocol gets the threads whose pc is at a
+    /// planted site (it steps over those that trapped there; the others trap when they run).
+    fn resume_ready(&mut self) -> Result<(), ControlError> {
+        let mut at_sites = Vec::new();
+        for tid in self.ready_threads() {
+            let Ok(r) = tid.regs() else { continue };
+            if let Some(site) = self.sites.get(r.pc()) {
+                at_sites.push(AtSite {
+                    tid: PTid(tid.0 as u32),
+                    site: r.pc(),
+                    displaceable: site.plan.is_some_and(|p| p != StepPlan::Inline),
+                });
+            }
         }
-        self.cont(tid)
+        let commands = self.protocol.handle(Event::Resume { at_sites })?;
+        self.execute(commands, None)
     }
 
     fn cont(&mut self, tid: Tid) -> Result<(), ControlError> {
@@ -116,85 +112,91 @@ impl Inferior {
         }
     }
 
-    /// Gets thread `tid`, stopped at the planted site `addr`, past it: the step-over protocol
-    /// (`hindsight_breakpoints::stepover`) decides, this executes its actions.
-    fn step_over(&mut self, tid: Tid, addr: u64) -> Result<(), ControlError> {
-        self.step_over_with(tid, addr, None)
-    }
-
-    /// [`Self::step_over`] with the thread's registers already in hand (pc at the site, not
-    /// yet written back).
-    fn step_over_with(
-        &mut self,
-        tid: Tid,
-        addr: u64,
-        regs: Option<Regs>,
-    ) -> Result<(), ControlError> {
-        // Sites are planned when inserted (with every thread stopped); a site without a plan
-        // is stepped inline.
-        let plan = self
+    /// A hit that does not stop the program: thread `tid` (pc at the site, registers `regs`
+    /// not yet written back) gets past the site while the others run on.
+    fn pass_on(&mut self, tid: Tid, addr: u64, regs: Regs) -> Result<(), ControlError> {
+        let displaceable = self
             .sites
             .get(addr)
             .and_then(|s| s.plan)
-            .unwrap_or(StepPlan::Inline);
-        let displaceable = plan != StepPlan::Inline;
-        let actions = self.protocol.on_resume(tid.0 as u32, addr, displaceable)?;
-        if let (Some(r), StepPlan::Inline) = (regs, plan) {
+            .is_some_and(|p| p != StepPlan::Inline);
+        let commands = self.protocol.handle(Event::PassOn(AtSite {
+            tid: PTid(tid.0 as u32),
+            site: addr,
+            displaceable,
+        }))?;
+        if !displaceable {
             // Inline stepping starts from the site itself.
-            tid.set_regs(&r)?;
+            tid.set_regs(&regs)?;
         }
-        self.execute(tid, plan, actions, regs)
+        self.execute(commands, Some((tid, regs)))
     }
 
-    /// Executes the protocol's actions for thread `tid`. Only `Displaced` and `NoSwitch`
-    /// drive a live process: with every other thread stopped, the single-step is waited for
-    /// right here.
+    /// Executes the protocol's commands. `regs`: a thread's registers already in hand (pc at
+    /// its site). Only `Displaced` and `NoSwitch` drive a live process: while a thread
+    /// single-steps over a lifted site nothing else runs, so the step is waited for here.
     fn execute(
         &mut self,
-        tid: Tid,
-        plan: StepPlan,
-        actions: Vec<Action>,
-        regs: Option<Regs>,
+        commands: Vec<Command>,
+        regs: Option<(Tid, Regs)>,
     ) -> Result<(), ControlError> {
-        for action in actions {
-            match action {
-                Action::RunDisplaced(..) => {
+        for command in commands {
+            match command {
+                Command::ReportHit { .. } => {}
+                Command::StopAll => {
+                    self.stop_all()?;
+                    // Everyone is stopped: the protocol now takes the threads at sites.
+                    return self.resume_ready();
+                }
+                Command::Lift(site) => self.sites.lift(&self.mem, site)?,
+                Command::Plant(site) => self.sites.replant(&self.mem, site)?,
+                Command::RunDisplaced(t, site) => {
+                    let tid = Tid(t.0 as i32);
                     let mut r = match regs {
-                        Some(r) => r,
-                        None => tid.regs()?,
+                        Some((rt, r)) if rt == tid => r,
+                        _ => tid.regs()?,
                     };
-                    match plan {
-                        StepPlan::Relocated { slot } => r.set_pc(slot),
-                        StepPlan::EmulateCall {
+                    match self.sites.get(site).and_then(|s| s.plan) {
+                        Some(StepPlan::Relocated { slot }) => r.set_pc(slot),
+                        Some(StepPlan::EmulateCall {
                             target,
                             return_addr,
-                        } => {
+                        }) => {
                             r.0.rsp -= 8;
                             self.mem.write(r.0.rsp, &return_addr.to_le_bytes())?;
                             r.set_pc(target);
                         }
-                        StepPlan::Inline => {}
+                        _ => {}
                     }
                     tid.set_regs(&r)?;
                     self.stats.displaced += 1;
-                    self.cont(tid)?;
                 }
-                Action::StopOthers => self.stop_all()?,
-                Action::Lift(site) => self.sites.lift(&self.mem, site)?,
-                Action::Plant(site) => self.sites.replant(&self.mem, site)?,
-                Action::SingleStep(t) => {
+                Command::SingleStep(t) => {
+                    let tid = Tid(t.0 as i32);
                     self.stats.inline += 1;
                     let stepped = self.single_step_raw(tid);
-                    let next = self.protocol.on_step_done(t)?;
+                    let next = match stepped {
+                        Ok(true) => self.protocol.handle(Event::StepDone(t))?,
+                        _ => self.protocol.handle(Event::Gone(t))?,
+                    };
                     // Re-plant and resume even if the step failed, then report the failure.
-                    let done = self.execute(tid, plan, next, None);
+                    let done = self.execute(next, None);
                     stepped?;
                     done?;
                 }
-                // The thread is past the site: it and the others go on, except those with a
-                // queued stop, which the event loop handles next.
-                Action::ResumeOthers | Action::ResumeThread(_) => self.resume_ready()?,
-                Action::ReportHit { .. } => {}
+                Command::Resume(t) => self.cont(Tid(t.0 as i32))?,
+                Command::ResumeAll => {
+                    for tid in self.ready_threads() {
+                        self.cont(tid)?;
+                    }
+                }
+                Command::ResumeAllExcept(t) => {
+                    for tid in self.ready_threads() {
+                        if tid.0 as u32 != t.0 {
+                            self.cont(tid)?;
+                        }
+                    }
+                }
             }
         }
         Ok(())
@@ -313,9 +315,8 @@ impl Inferior {
         // (gdb's rule), trapped there or not; the front end reports a breakpoint when a
         // step ends *on* a site.
         let at_site = self.sites.get(pc).is_some();
-        if let Some(t) = self.thread_mut(tid) {
-            t.trapped_at = None;
-        }
+        // The user's step takes the thread out of any breakpoint it was in.
+        self.protocol.handle(Event::Gone(PTid(tid.0 as u32)))?;
         if at_site {
             self.sites.lift(&self.mem, pc)?;
         }
@@ -491,10 +492,10 @@ impl Inferior {
             if ours {
                 regs.set_pc(addr);
                 // The protocol's breakpoint action for this trap (seed 000's invariant).
-                self.protocol.on_trap(tid.0 as u32, addr)?;
-                if let Some(t) = self.thread_mut(tid) {
-                    t.trapped_at = Some(addr);
-                }
+                self.protocol.handle(Event::Trapped {
+                    tid: PTid(tid.0 as u32),
+                    site: addr,
+                })?;
                 // The hook sees the thread as stopped at the site (pc rewound) without a write.
                 self.regs_cache.set(Some((tid, regs)));
                 let stop = hook.breakpoint_hit(self, tid, addr);
@@ -504,10 +505,7 @@ impl Inferior {
                     self.stop_all()?;
                     return Ok(Some(StopEvent::Breakpoint { tid, addr }));
                 }
-                if let Some(t) = self.thread_mut(tid) {
-                    t.trapped_at = None;
-                }
-                self.step_over_with(tid, addr, Some(regs))?;
+                self.pass_on(tid, addr, regs)?;
                 return Ok(None);
             }
             // No site: seed 004's test. An int3 still in memory is the program's own; none
@@ -568,6 +566,7 @@ impl Inferior {
             self.exit = Some(how.clone());
             return Ok(Some(how));
         }
+        self.protocol.handle(Event::Gone(PTid(tid.0 as u32)))?;
         if let Some(i) = self.threads.iter().position(|t| t.tid == tid) {
             let t = self.threads.remove(i);
             hook.notify(Notification::ThreadExited {

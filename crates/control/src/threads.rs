@@ -26,11 +26,6 @@ pub(crate) struct Thread {
     pub pending_signal: i32,
     /// Announced by its creator, first stop not seen yet: its creation is reported then.
     pub announced: bool,
-    /// The site whose trap this thread executed (pc rewound to it) and that it still has to
-    /// get past: only such a thread is stepped over on resume. A thread that merely stands
-    /// at a site (stopped there by an interrupt or a single-step) executes the int3 and
-    /// reports its hit, so that no execution of the instruction goes without its action.
-    pub trapped_at: Option<u64>,
 }
 
 impl Thread {
@@ -42,7 +37,6 @@ impl Thread {
             state: ThreadState::Stopped,
             pending_signal: 0,
             announced: false,
-            trapped_at: None,
         }
     }
 }
