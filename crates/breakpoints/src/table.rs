@@ -1,13 +1,11 @@
 //! User breakpoints and watchpoints, numbered as gdb numbers them, with their conditions,
-//! ignore counts and hit counts ([`BreakpointTable`]); the breakpoint *sites*, addresses that
-//! hold an int3, shared by every enabled breakpoint there and by the debugger's internal traps
-//! ([`SiteSet`]); and seed 004's test for traps at addresses without a site
-//! ([`classify_trap`]).
+//! ignore counts and hit counts ([`BreakpointTable`]); and seed 004's test for traps at
+//! addresses without a site ([`classify_trap`]).
 //!
-//! Everything here is bookkeeping: the tracer writes memory. Seed 004's invariant, which makes
-//! zombie breakpoints recognisable, is the tracer's to keep: **a site leaves the [`SiteSet`]
-//! only after the original byte is back in memory** ([`SiteSet::lifted`] is called after the
-//! write). Then an int3 trap at an address with no site is either a zombie (memory holds no
+//! Everything here is bookkeeping: the tracer writes memory (its site table plants and lifts
+//! the int3s). Seed 004's invariant, which makes zombie breakpoints recognisable, is the
+//! tracer's to keep: **a site leaves its table only after the original byte is back in
+//! memory**. Then an int3 trap at an address with no site is either a zombie (memory holds no
 //! int3 there any more: a hit of a breakpoint removed while the hit was pending) or the
 //! program's own int3 (memory still holds one).
 
@@ -330,166 +328,16 @@ impl BreakpointTable {
         }
         out
     }
-
-    /// Every address that must hold an int3 for the user's breakpoints, with the enabled
-    /// breakpoints there.
-    pub fn wanted_sites(&self) -> BTreeMap<u64, Vec<Owner>> {
-        let mut out: BTreeMap<u64, Vec<Owner>> = BTreeMap::new();
-        for b in self.items.values() {
-            if b.enabled && b.kind == BreakpointKind::Breakpoint {
-                for &a in &b.locations {
-                    let owners = out.entry(a).or_default();
-                    if !owners.contains(&Owner::User(b.number)) {
-                        owners.push(Owner::User(b.number));
-                    }
-                }
-            }
-        }
-        out
-    }
-}
-
-/// Who wants a trap at a site.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Owner {
-    /// User breakpoint number N.
-    User(u32),
-    /// An internal trap of the debugger (step-resume, `finish`, `until`...), by an id of the
-    /// tracer's choosing.
-    Internal(u32),
-}
-
-/// A planted site: an int3 is in memory at `addr`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Site {
-    /// The address.
-    pub addr: u64,
-    /// The program's byte that the int3 replaced.
-    pub original: u8,
-}
-
-/// What the tracer must write to make memory match the wanted sites.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SiteDiff {
-    /// Addresses to plant: read the original byte, write 0xcc, then [`SiteSet::planted`].
-    pub plant: Vec<u64>,
-    /// Sites to lift: write the original byte back, then [`SiteSet::lifted`].
-    pub lift: Vec<Site>,
-}
-
-/// The planted sites (one per address, however many breakpoints share it) and the internal
-/// traps wanted. See the module's documentation for the order of writes.
-#[derive(Debug, Clone, Default)]
-pub struct SiteSet {
-    planted: BTreeMap<u64, Site>,
-    internal: BTreeMap<u64, Vec<u32>>,
 }
 
 /// The int3 instruction.
 pub const INT3: u8 = 0xcc;
 
-impl SiteSet {
-    /// No sites.
-    pub fn new() -> SiteSet {
-        SiteSet::default()
-    }
-
-    /// The site planted at `addr`.
-    pub fn get(&self, addr: u64) -> Option<&Site> {
-        self.planted.get(&addr)
-    }
-
-    /// Every planted site, by address.
-    pub fn iter(&self) -> impl Iterator<Item = &Site> {
-        self.planted.values()
-    }
-
-    /// Wants an internal trap `id` at `addr` (several ids may share an address).
-    pub fn add_internal(&mut self, addr: u64, id: u32) {
-        let ids = self.internal.entry(addr).or_default();
-        if !ids.contains(&id) {
-            ids.push(id);
-        }
-    }
-
-    /// Drops internal trap `id` wherever it is wanted.
-    pub fn remove_internal(&mut self, id: u32) {
-        self.internal.retain(|_, ids| {
-            ids.retain(|&i| i != id);
-            !ids.is_empty()
-        });
-    }
-
-    /// Everyone who wants a trap at `addr`: `table`'s enabled breakpoints, then internal
-    /// traps.
-    pub fn owners(&self, table: &BreakpointTable, addr: u64) -> Vec<Owner> {
-        let mut out: Vec<Owner> = table
-            .breakpoints_at(addr)
-            .into_iter()
-            .map(Owner::User)
-            .collect();
-        if let Some(ids) = self.internal.get(&addr) {
-            out.extend(ids.iter().map(|&i| Owner::Internal(i)));
-        }
-        out
-    }
-
-    /// The writes that make memory match `table` and the internal traps.
-    pub fn diff(&self, table: &BreakpointTable) -> SiteDiff {
-        let mut wanted = table.wanted_sites();
-        for (&a, ids) in &self.internal {
-            wanted
-                .entry(a)
-                .or_default()
-                .extend(ids.iter().map(|&i| Owner::Internal(i)));
-        }
-        SiteDiff {
-            plant: wanted
-                .keys()
-                .filter(|a| !self.planted.contains_key(a))
-                .copied()
-                .collect(),
-            lift: self
-                .planted
-                .values()
-                .filter(|s| !wanted.contains_key(&s.addr))
-                .copied()
-                .collect(),
-        }
-    }
-
-    /// Records that an int3 now replaces `original` at `addr`. Planting twice keeps the
-    /// first original byte (the second read would see the int3).
-    pub fn planted(&mut self, addr: u64, original: u8) {
-        self.planted.entry(addr).or_insert(Site { addr, original });
-    }
-
-    /// Records that the original byte is back at `addr`: call only *after* writing it
-    /// (seed 004).
-    pub fn lifted(&mut self, addr: u64) -> Option<Site> {
-        self.planted.remove(&addr)
-    }
-
-    /// Replaces the int3s in `buf`, read from memory at `addr`, by the program's bytes, so
-    /// that the user sees the program and not the debugger's traps.
-    pub fn unmask(&self, addr: u64, buf: &mut [u8]) {
-        let end = addr.saturating_add(buf.len() as u64);
-        for s in self.planted.range(addr..end).map(|(_, s)| s) {
-            if let Some(b) = usize::try_from(s.addr - addr)
-                .ok()
-                .and_then(|i| buf.get_mut(i))
-            {
-                *b = s.original;
-            }
-        }
-    }
-}
-
 /// What a breakpoint trap (int3) at an address means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TrapKind {
-    /// A site of ours is planted there: a hit of that site.
-    Hit(u64),
+    /// A site of ours is planted there: a hit.
+    Hit,
     /// No site, and no int3 in memory: a hit of a breakpoint removed while the hit was
     /// pending. Rewind the pc and resume silently.
     Zombie,
@@ -497,12 +345,12 @@ pub enum TrapKind {
     ProgramsOwn,
 }
 
-/// Seed 004's test for an int3 trap whose instruction was at `addr` (the pc minus one): the
-/// sites first, memory second. `byte_in_memory` is the byte at `addr` now, read raw (not
-/// [`SiteSet::unmask`]ed).
-pub fn classify_trap(sites: &SiteSet, addr: u64, byte_in_memory: u8) -> TrapKind {
-    if sites.get(addr).is_some() {
-        TrapKind::Hit(addr)
+/// Seed 004's test for an int3 trap whose instruction was at the pc minus one: the site
+/// table first (`has_site`), memory second (`byte_in_memory`: the byte there now, read raw,
+/// not with the site table's original bytes put back).
+pub fn classify_trap(has_site: bool, byte_in_memory: u8) -> TrapKind {
+    if has_site {
+        TrapKind::Hit
     } else if byte_in_memory == INT3 {
         TrapKind::ProgramsOwn
     } else {
@@ -540,100 +388,12 @@ mod tests {
 
     #[test]
     fn seed_004_classification() {
-        // Two threads hit the site at 0x10 at once; the first is reported and the user
-        // deletes the breakpoint: lifted from memory first, then from the set.
-        let mut t = BreakpointTable::new();
-        let mut sites = SiteSet::new();
-        let n = t.add_breakpoint("f".into(), vec![0x10], false, None);
-        let mut memory = [0x55u8; 0x20];
-        for a in sites.diff(&t).plant {
-            sites.planted(a, memory[a as usize]);
-            memory[a as usize] = INT3;
-        }
-        assert_eq!(
-            classify_trap(&sites, 0x10, memory[0x10]),
-            TrapKind::Hit(0x10)
-        );
-        t.delete(n);
-        let diff = sites.diff(&t);
-        assert_eq!(
-            diff.lift,
-            vec![Site {
-                addr: 0x10,
-                original: 0x55
-            }]
-        );
-        for s in diff.lift {
-            memory[s.addr as usize] = s.original;
-            sites.lifted(s.addr);
-        }
-        // The second thread's pending trap is a zombie.
-        assert_eq!(classify_trap(&sites, 0x10, memory[0x10]), TrapKind::Zombie);
-        // An int3 we never planted is the program's.
-        memory[0x18] = INT3;
-        assert_eq!(
-            classify_trap(&sites, 0x18, memory[0x18]),
-            TrapKind::ProgramsOwn
-        );
-    }
-
-    #[test]
-    fn sites_are_shared_and_diffed() {
-        let mut t = BreakpointTable::new();
-        let mut sites = SiteSet::new();
-        let a = t.add_breakpoint("f".into(), vec![0x10, 0x20], false, None);
-        let b = t.add_breakpoint("g".into(), vec![0x20], false, None);
-        sites.add_internal(0x30, 7);
-        sites.add_internal(0x20, 7);
-        let d = sites.diff(&t);
-        assert_eq!(d.plant, vec![0x10, 0x20, 0x30]);
-        assert!(d.lift.is_empty());
-        for (addr, byte) in [(0x10, 0xaa), (0x20, 0xbb), (0x30, 0xcc)] {
-            sites.planted(addr, byte);
-        }
-        sites.planted(0x10, INT3); // a second plant does not lose the original
-        assert_eq!(sites.get(0x10).map(|s| s.original), Some(0xaa));
-        assert_eq!(sites.diff(&t), SiteDiff::default());
-        assert_eq!(
-            sites.owners(&t, 0x20),
-            vec![Owner::User(a), Owner::User(b), Owner::Internal(7)]
-        );
-        // Disabling one of two breakpoints at 0x20 keeps the site; the other location goes.
-        t.disable(a).unwrap();
-        let d = sites.diff(&t);
-        assert!(d.plant.is_empty());
-        assert_eq!(
-            d.lift,
-            vec![Site {
-                addr: 0x10,
-                original: 0xaa
-            }]
-        );
-        sites.lifted(0x10);
-        // The internal trap alone keeps 0x20 and 0x30 until it goes.
-        t.delete(b);
-        assert_eq!(sites.diff(&t), SiteDiff::default());
-        sites.remove_internal(7);
-        let lifted: Vec<u64> = sites.diff(&t).lift.iter().map(|s| s.addr).collect();
-        assert_eq!(lifted, vec![0x20, 0x30]);
-        assert_eq!(t.enable(99), Err(TableError::NoSuchBreakpoint(99)));
-        assert_eq!(
-            TableError::NoSuchBreakpoint(99).to_string(),
-            "No breakpoint number 99."
-        );
-    }
-
-    #[test]
-    fn unmask_shows_the_programs_bytes() {
-        let mut sites = SiteSet::new();
-        sites.planted(0x101, 0x55);
-        sites.planted(0x104, 0x48);
-        sites.planted(0x200, 0x90);
-        let mut buf = [0x90, INT3, 0x89, 0xe5, INT3];
-        sites.unmask(0x100, &mut buf);
-        assert_eq!(buf, [0x90, 0x55, 0x89, 0xe5, 0x48]);
-        let mut empty = [];
-        sites.unmask(u64::MAX, &mut empty);
+        // Thread A's hit is reported and the user deletes the breakpoint: the original byte
+        // goes back, then the site leaves the table. Thread B's pending trap comes next.
+        assert_eq!(classify_trap(true, INT3), TrapKind::Hit);
+        assert_eq!(classify_trap(false, 0x55), TrapKind::Zombie);
+        // The program's own int3: no site, the instruction is still in memory.
+        assert_eq!(classify_trap(false, INT3), TrapKind::ProgramsOwn);
     }
 
     #[test]

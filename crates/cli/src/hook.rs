@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use hindsight_breakpoints::table::{BreakpointKind, BreakpointTable, WatchAccess};
+use hindsight_breakpoints::table::{BreakpointKind, BreakpointTable, Verdict, WatchAccess};
 use hindsight_control::{Inferior, Notification, Resume, StopEvent, StopHook};
 use hindsight_ptrace::Tid;
 use hindsight_symbols::Program;
@@ -47,22 +47,6 @@ struct Hook<'a> {
     reason: Option<Reason>,
 }
 
-impl Hook<'_> {
-    /// A hit whose condition held: counted (gdb counts ignored hits too); true when it stops
-    /// the program, false while the ignore count lasts.
-    fn count_hit(&mut self, n: u32) -> bool {
-        let Some(bp) = self.table.get_mut(n) else {
-            return false;
-        };
-        bp.hit_count += 1;
-        if bp.ignore_count > 0 {
-            bp.ignore_count -= 1;
-            return false;
-        }
-        true
-    }
-}
-
 impl StopHook for Hook<'_> {
     fn breakpoint_hit(&mut self, inf: &Inferior, tid: Tid, addr: u64) -> bool {
         if let Some(sr) = &self.step_resume {
@@ -76,27 +60,19 @@ impl StopHook for Hook<'_> {
                 }
             }
         }
-        let numbers = self.table.breakpoints_at(addr);
+        // Conditions are evaluated in the trapping thread; counting follows gdb (the table's
+        // rules): a false condition is no hit, an ignored hit still counts.
+        let symbols = self.symbols;
+        let outcomes = self.table.process_hit(addr, |_, cond| {
+            context::eval_condition(symbols, inf, tid, cond)
+        });
         let mut stop = None;
-        for n in numbers {
-            let Some(bp) = self.table.get(n) else {
-                continue;
-            };
-            if let Some(cond) = bp.condition.clone() {
-                match context::eval_condition(self.symbols, inf, tid, &cond) {
-                    Ok(true) => {}
-                    Ok(false) => continue,
-                    Err(e) => {
-                        if let Some(bp) = self.table.get_mut(n) {
-                            bp.hit_count += 1;
-                        }
-                        stop.get_or_insert(Reason::ConditionError(n, e));
-                        continue;
-                    }
-                }
-            }
-            if self.count_hit(n) {
-                stop.get_or_insert(Reason::Breakpoint(n));
+        for o in outcomes {
+            if let Some(e) = o.condition_error {
+                // gdb stops and says why when a condition cannot be evaluated.
+                stop.get_or_insert(Reason::ConditionError(o.number, e));
+            } else if matches!(o.verdict, Verdict::Stop { .. }) {
+                stop.get_or_insert(Reason::Breakpoint(o.number));
             }
         }
         match stop {
@@ -143,7 +119,11 @@ impl StopHook for Hook<'_> {
                     continue;
                 }
             }
-            if !self.count_hit(n) {
+            let stops = matches!(
+                self.table.record_hit(n, Ok(true)).map(|o| o.verdict),
+                Ok(Verdict::Stop { .. })
+            );
+            if !stops {
                 self.watch_values.insert(n, now);
                 continue;
             }

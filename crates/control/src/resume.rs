@@ -14,11 +14,12 @@ use hindsight_ptrace::{Regs, Stop, Tid, WaitEvent};
 
 use hindsight_breakpoints::displaced::{Plan, SLOT_SIZE};
 use hindsight_breakpoints::stepover::{AtSite, Command, Event, Tid as PTid};
+use hindsight_breakpoints::table::{classify_trap, TrapKind};
 
 use crate::error::ControlError;
 use crate::event::{Notification, StopEvent, StopHook};
 use crate::inferior::{Inferior, StepOverMode};
-use crate::sites::{StepPlan, INT3};
+use crate::sites::StepPlan;
 use crate::threads::{Thread, ThreadState};
 
 const SI_KERNEL: i32 = 0x80;
@@ -510,7 +511,7 @@ impl Inferior {
             }
             // No site: seed 004's test. An int3 still in memory is the program's own; none
             // means a breakpoint removed while this hit was pending (a zombie): rewind, go on.
-            if self.read_raw_byte(addr)? != INT3 {
+            if classify_trap(false, self.read_raw_byte(addr)?) == TrapKind::Zombie {
                 regs.set_pc(addr);
                 tid.set_regs(&regs)?;
                 self.cont(tid)?;
