@@ -306,8 +306,8 @@ impl Formatter<'_> {
                     Some(c) if u < 128 => {
                         format!("{u} {}", format_args!("'{}'", escape_char(c as u8, '\'')))
                     }
-                    Some(c) => format!("{u} '{c}'"),
-                    None => format!("{u} '\\u{{{u:x}}}'"),
+                    // gdb writes every non-ASCII scalar as an escape, six hex digits wide.
+                    _ => format!("{u} '\\u{{{u:06x}}}'"),
                 }
             }
             Shape::Bool(_) => {

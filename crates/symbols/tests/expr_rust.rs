@@ -131,6 +131,7 @@ fn rust() -> Fake {
     local(&mut f, "b", u64_, 7u64.to_le_bytes().to_vec());
     local(&mut f, "t", bool_, vec![1]);
     local(&mut f, "ch", char_, 97u32.to_le_bytes().to_vec());
+    local(&mut f, "lambda", char_, 0x3bbu32.to_le_bytes().to_vec());
     local(&mut f, "f", f64_, 2.5f64.to_le_bytes().to_vec());
     local(&mut f, "u", u8_, vec![200]);
     local(
@@ -176,6 +177,8 @@ fn rust_values() {
         ("b", "7".into()),
         ("t", "true".into()),
         ("ch", "97 'a'".into()),
+        // gdb escapes every non-ASCII scalar, six hex digits wide.
+        ("lambda", "955 '\\u{0003bb}'".into()),
         ("f", "2.5".into()),
         ("u", "200".into()),
         ("p", "hello::Point {x: 1, y: 2}".into()),
