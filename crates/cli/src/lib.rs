@@ -9,6 +9,7 @@
 pub mod commands;
 mod context;
 mod hook;
+mod linkmap;
 mod report;
 pub mod session;
 mod source;

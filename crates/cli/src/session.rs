@@ -49,6 +49,8 @@ pub struct Session {
     pub(crate) stepped_cleanly: bool,
     /// How threads step over breakpoints (`set displaced-stepping`).
     pub(crate) step_over: hindsight_control::StepOverMode,
+    /// Runtime address of the executable's `_DYNAMIC` (the way to the loader's link map).
+    pub(crate) dynamic: Option<u64>,
     /// The user breakpoint that caused the last stop (for `continue N`).
     pub(crate) last_breakpoint: Option<u32>,
 }
@@ -77,6 +79,7 @@ impl Session {
             started: false,
             has_debug_info: false,
             last_breakpoint: None,
+            dynamic: None,
             step_over: hindsight_control::StepOverMode::Displaced,
             quiet_steps: false,
             stepped_cleanly: false,
@@ -99,6 +102,7 @@ impl Session {
         self.started = false;
         self.symbols = Program::new();
         self.loaded.clear();
+        self.dynamic = None;
         self.refresh_modules();
         self.has_debug_info = self
             .symbols
@@ -161,13 +165,30 @@ impl Session {
         let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/maps")) else {
             return;
         };
+        let mut fresh = false;
         for (path, start) in file_mappings(&maps) {
             if !self.loaded.insert((path.clone(), start)) {
                 continue;
             }
             // A module whose symbols cannot be read simply has none: not an error.
-            if let Some(bias) = load_bias(&path, start) {
-                let _ = self.symbols.load_module(&path, bias);
+            if let Some((bias, dynamic)) = load_bias(&path, start) {
+                if self.symbols.load_module(&path, bias).is_ok() {
+                    fresh = true;
+                }
+                if self.dynamic.is_none() {
+                    // The executable is the first mapping; its _DYNAMIC leads to the loader's
+                    // list of objects.
+                    self.dynamic = dynamic.map(|d| d.wrapping_add(bias));
+                }
+            }
+        }
+        // The loader may list an object only after it mapped it: look again at every stop
+        // until every library has its name (a few small reads).
+        if fresh || self.symbols.has_unnamed_libraries() {
+            if let (Some(dynamic), Some(inf)) = (self.dynamic, self.inferior.as_ref()) {
+                for (bias, name) in crate::linkmap::loaded_objects(inf, dynamic) {
+                    self.symbols.set_loader_name(bias, name.into());
+                }
             }
         }
     }
@@ -288,9 +309,10 @@ fn file_mappings(maps: &str) -> Vec<(PathBuf, u64)> {
     out
 }
 
-/// The load bias of an ELF file whose offset-0 page is mapped at `start`: `start` minus the
-/// page-aligned virtual address of the PT_LOAD segment that contains file offset 0.
-fn load_bias(path: &Path, start: u64) -> Option<u64> {
+/// The load bias of an ELF file whose offset-0 page is mapped at `start` (`start` minus the
+/// page-aligned virtual address of the PT_LOAD segment that contains file offset 0), and the
+/// file address of its PT_DYNAMIC, if it has one.
+fn load_bias(path: &Path, start: u64) -> Option<(u64, Option<u64>)> {
     let data = std::fs::read(path).ok()?;
     // ELF64 little-endian header: e_phoff at 0x20, e_phentsize at 0x36, e_phnum at 0x38.
     if data.get(0..4)? != b"\x7fELF" || *data.get(4)? != 2 {
@@ -301,14 +323,22 @@ fn load_bias(path: &Path, start: u64) -> Option<u64> {
     let phoff = u64_at(0x20)? as usize;
     let phentsize = u16_at(0x36)? as usize;
     let phnum = u16_at(0x38)? as usize;
+    let mut bias = None;
+    let mut dynamic = None;
     for i in 0..phnum {
         let ph = phoff + i * phentsize;
         let p_type = u32::from_le_bytes(data.get(ph..ph + 4)?.try_into().ok()?);
         let p_offset = u64_at(ph + 8)?;
         let p_vaddr = u64_at(ph + 16)?;
-        if p_type == 1 && p_offset == 0 {
-            return Some(start.wrapping_sub(p_vaddr & !0xfff));
+        match p_type {
+            // PT_LOAD
+            1 if p_offset == 0 && bias.is_none() => {
+                bias = Some(start.wrapping_sub(p_vaddr & !0xfff))
+            }
+            // PT_DYNAMIC
+            2 => dynamic = Some(p_vaddr),
+            _ => {}
         }
     }
-    None
+    Some((bias?, dynamic))
 }

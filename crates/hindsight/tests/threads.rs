@@ -210,3 +210,26 @@ fn a_leader_that_called_pthread_exit_does_not_hang_the_debugger() {
         "exited normally]",
     ]);
 }
+
+#[test]
+fn libraries_are_named_as_the_dynamic_loader_names_them() {
+    // gdb shows the link map's name of a library (what ldd prints), not /proc's resolved path.
+    let prog = compile("race", &[]);
+    let ldd = std::process::Command::new("ldd")
+        .arg(&prog)
+        .output()
+        .expect("ldd");
+    let ldd = String::from_utf8_lossy(&ldd.stdout).into_owned();
+    let libc = ldd
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("libc.so.6 => "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("ldd names libc")
+        .to_string();
+    let r = debug(
+        &prog,
+        &["break count", "run", "info sharedlibrary", "thread 1", "bt"],
+        &[],
+    );
+    r.has(&format!("{libc}\n")).has(&format!(" from {libc}\n"));
+}

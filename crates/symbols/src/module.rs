@@ -64,6 +64,9 @@ pub(crate) struct ElfSym {
 /// One ELF file and what its DWARF says.
 pub struct Module {
     pub(crate) path: PathBuf,
+    /// The name the dynamic loader knows the file by (its link map), which is what gdb
+    /// shows: `/lib/x86_64-linux-gnu/libc.so.6` for what /proc calls `/usr/lib/…`.
+    pub(crate) loader_name: Option<PathBuf>,
     pub(crate) bias: u64,
     /// File-address range covered by its loadable segments.
     pub(crate) lo: u64,
@@ -216,6 +219,7 @@ impl Module {
 
         let mut m = Module {
             path: path.to_path_buf(),
+            loader_name: None,
             bias,
             lo,
             hi,

@@ -1,7 +1,7 @@
 //! Every module of one process, and the debugger's questions answered over all of them in
 //! runtime addresses.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::SymbolsError;
 pub use crate::functions::FunctionInfo;
@@ -50,8 +50,21 @@ impl Program {
     pub fn module_path(&self, m: ModuleId) -> &Path {
         self.modules
             .get(m.0)
-            .map(|m| m.path.as_path())
+            .map(|m| m.loader_name.as_deref().unwrap_or(m.path.as_path()))
             .unwrap_or(Path::new("??"))
+    }
+
+    /// True while a library (any module but the executable) has no loader name yet.
+    pub fn has_unnamed_libraries(&self) -> bool {
+        self.modules.iter().skip(1).any(|m| m.loader_name.is_none())
+    }
+
+    /// Records the name the dynamic loader uses for the module loaded with this bias
+    /// (shown instead of the /proc path, as gdb does).
+    pub fn set_loader_name(&mut self, bias: u64, name: PathBuf) {
+        if let Some(m) = self.modules.iter_mut().find(|m| m.bias == bias) {
+            m.loader_name = Some(name);
+        }
     }
 
     /// Loaded modules, in load order (the executable first).
