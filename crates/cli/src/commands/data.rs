@@ -56,7 +56,7 @@ pub(crate) fn set(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Resul
         .or_else(|| a.strip_prefix("var "))
         .unwrap_or(a)
         .trim();
-    if expr.is_empty() {
+    if expr.is_empty() || a == "var" || a == "variable" {
         bail!("Argument required (expression to compute).");
     }
     if !expr.contains('=') {

@@ -45,6 +45,9 @@ pub(crate) fn info_threads(s: &mut Session) -> anyhow::Result<()> {
 /// `all`, as gdb does), then selects the original thread again.
 fn apply(s: &mut Session, rest: &str) -> anyhow::Result<()> {
     let threads = s.live()?.threads();
+    if rest == "all" {
+        bail!("Please specify a command following the thread ID list");
+    }
     let (which, cmd) = match rest.split_once(char::is_whitespace) {
         Some(("all", c)) => ("all", c.trim()),
         _ => {
