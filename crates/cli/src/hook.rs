@@ -160,9 +160,6 @@ impl StopHook for Hook<'_> {
             Notification::Detached { pid } => {
                 println!("[Detaching after fork from child process {pid}]");
             }
-            Notification::Exec { path } => {
-                println!("process is executing new program: {path}");
-            }
         }
     }
 }
@@ -173,25 +170,36 @@ pub(crate) fn resume_raw(
     how: Resume,
     step_resume: Option<StepResume>,
 ) -> anyhow::Result<(StopEvent, Option<Reason>)> {
-    let inf = s
-        .inferior
-        .as_mut()
-        .filter(|i| i.is_alive())
-        .ok_or_else(|| anyhow::anyhow!("The program is not being run."))?;
-    let mut hook = Hook {
-        symbols: &s.symbols,
-        table: &mut s.breakpoints,
-        watch_values: &mut s.watch_values,
-        watch_types: &s.watch_types,
-        step_resume,
-        reason: None,
-    };
-    let stop = inf
-        .resume(how, &mut hook)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let reason = hook.reason.take();
-    s.started = true;
-    Ok((stop, reason))
+    loop {
+        let inf = s
+            .inferior
+            .as_mut()
+            .filter(|i| i.is_alive())
+            .ok_or_else(|| anyhow::anyhow!("The program is not being run."))?;
+        let mut hook = Hook {
+            symbols: &s.symbols,
+            table: &mut s.breakpoints,
+            watch_values: &mut s.watch_values,
+            watch_types: &s.watch_types,
+            step_resume: step_resume.clone(),
+            reason: None,
+        };
+        let stop = inf
+            .resume(how, &mut hook)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let reason = hook.reason.take();
+        s.started = true;
+        // An exec is not a stop for the user: gdb loads the new program and goes on.
+        if let StopEvent::Exec { path, .. } = &stop {
+            println!(
+                "process {} is executing new program: {path}",
+                s.pid().unwrap_or(0)
+            );
+            s.reload_after_exec();
+            continue;
+        }
+        return Ok((stop, reason));
+    }
 }
 
 /// Resumes, then prints the stop as gdb does.
@@ -215,7 +223,8 @@ pub(crate) fn report_stop(
         StopEvent::Breakpoint { tid, .. }
         | StopEvent::Watchpoint { tid, .. }
         | StopEvent::Stepped { tid }
-        | StopEvent::Signal { tid, .. } => *tid,
+        | StopEvent::Signal { tid, .. }
+        | StopEvent::Exec { tid, .. } => *tid,
         StopEvent::Exited(code) => {
             if *code == 0 {
                 println!("[Inferior 1 (process {pid}) exited normally]");

@@ -114,6 +114,49 @@ impl Session {
         Ok(())
     }
 
+    /// After the program executed another one: its symbols replace the old ones and every
+    /// enabled breakpoint is resolved and planted again (one that no longer resolves keeps
+    /// no location). Watchpoints watched the old memory and stay inert.
+    pub(crate) fn reload_after_exec(&mut self) {
+        self.symbols = Program::new();
+        self.loaded.clear();
+        self.dynamic = None;
+        self.thread = self.pid().map(Tid);
+        self.frame = 0;
+        self.refresh_modules();
+        self.has_debug_info = self
+            .symbols
+            .modules()
+            .next()
+            .map(|m| self.symbols.has_debug_info(m))
+            .unwrap_or(false);
+        let numbers: Vec<(u32, String)> = self
+            .breakpoints
+            .iter()
+            .filter(|b| {
+                b.enabled && b.kind == hindsight_breakpoints::table::BreakpointKind::Breakpoint
+            })
+            .map(|b| (b.number, b.spec.clone()))
+            .collect();
+        for (n, spec) in numbers {
+            let addrs = if spec.is_empty() {
+                Vec::new()
+            } else {
+                crate::commands::breakpoints::resolve_location(self, &spec)
+                    .map(|l| l.addresses)
+                    .unwrap_or_default()
+            };
+            if let Some(inf) = self.inferior.as_mut() {
+                for &a in &addrs {
+                    let _ = inf.insert_site(a);
+                }
+            }
+            if let Some(bp) = self.breakpoints.get_mut(n) {
+                bp.locations = addrs;
+            }
+        }
+    }
+
     /// The process id, while the program runs.
     pub fn pid(&self) -> Option<i32> {
         self.inferior

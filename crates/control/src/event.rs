@@ -37,6 +37,15 @@ pub enum StopEvent {
     Exited(i32),
     /// The process was killed by this signal.
     Killed(i32),
+    /// The process executed a new program: one thread is left, and the breakpoint sites went
+    /// with the old memory. The front end loads the new program's symbols, plants its
+    /// breakpoints again and resumes.
+    Exec {
+        /// The thread (now the only one, with the process id as its tid).
+        tid: Tid,
+        /// The path of the new program, from /proc.
+        path: String,
+    },
 }
 
 /// Things that happen while the program runs and that the user is told about.
@@ -64,11 +73,6 @@ pub enum Notification {
     Detached {
         /// The child's pid.
         pid: i32,
-    },
-    /// The process executed a new program; breakpoint sites are gone with its old memory.
-    Exec {
-        /// The path of the new program, from /proc.
-        path: String,
     },
 }
 

@@ -445,9 +445,10 @@ impl Inferior {
                     let path = std::fs::read_link(format!("/proc/{}/exe", self.pid))
                         .map(|p| p.display().to_string())
                         .unwrap_or_default();
-                    hook.notify(Notification::Exec { path });
-                    self.cont(tid)?;
-                    Ok(None)
+                    Ok(Some(StopEvent::Exec {
+                        tid: Tid(self.pid),
+                        path,
+                    }))
                 }
                 Stop::Signal(libc::SIGTRAP) => self.on_sigtrap(tid, hook),
                 Stop::Signal(sig) => {

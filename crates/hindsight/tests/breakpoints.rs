@@ -602,3 +602,33 @@ fn unpinned_threads_racing_on_two_cpus_are_counted_exactly_under_both_protocols(
         );
     }
 }
+
+#[test]
+fn breakpoints_follow_the_program_through_exec() {
+    let execs = compile("execs", &[]);
+    let target = compile("steps", &[]);
+    let target_arg = target.to_string_lossy().into_owned();
+    let r = debug(
+        &execs,
+        &[
+            "break main",
+            "run",
+            "continue",
+            "bt",
+            "info breakpoints",
+            "continue",
+        ],
+        &[&target_arg],
+    );
+    r.in_order(&[
+        "Breakpoint 1, main (argc=2, argv=0x",
+        "is executing new program: ",
+        "Breakpoint 1, main () at ",
+        "20\t    int v = depth3(3);\n",
+        "#0  main () at ",
+        "in main at ",
+        "\tbreakpoint already hit 2 times\n",
+        "v = 15\n",
+        "exited normally]",
+    ]);
+}
