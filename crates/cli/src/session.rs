@@ -94,12 +94,22 @@ impl Session {
     /// (Re)starts the process and re-plants every breakpoint.
     pub(crate) fn spawn(&mut self) -> anyhow::Result<()> {
         let args: Vec<&OsStr> = self.args.iter().map(|a| a.as_os_str()).collect();
-        let inf =
+        let mut inf =
             Inferior::spawn(&self.program, &args, self.pin).map_err(|e| anyhow::anyhow!("{e}"))?;
-        self.thread = Some(Tid(inf.pid()));
-        self.frame = 0;
+        // `set displaced-stepping` outlives a restart.
+        inf.set_step_over_mode(self.step_over);
         self.inferior = Some(inf);
         self.started = false;
+        self.load_symbols();
+        crate::commands::breakpoints::replant_all(self)?;
+        Ok(())
+    }
+
+    /// Forgets the symbols of the previous program image and loads those of the process as
+    /// it is now (after a spawn or an exec), selecting its main thread.
+    fn load_symbols(&mut self) {
+        self.thread = self.pid().map(Tid);
+        self.frame = 0;
         self.symbols = Program::new();
         self.loaded.clear();
         self.dynamic = None;
@@ -110,26 +120,13 @@ impl Session {
             .next()
             .map(|m| self.symbols.has_debug_info(m))
             .unwrap_or(false);
-        crate::commands::breakpoints::replant_all(self)?;
-        Ok(())
     }
 
     /// After the program executed another one: its symbols replace the old ones and every
     /// enabled breakpoint is resolved and planted again (one that no longer resolves keeps
     /// no location). Watchpoints watched the old memory and stay inert.
     pub(crate) fn reload_after_exec(&mut self) {
-        self.symbols = Program::new();
-        self.loaded.clear();
-        self.dynamic = None;
-        self.thread = self.pid().map(Tid);
-        self.frame = 0;
-        self.refresh_modules();
-        self.has_debug_info = self
-            .symbols
-            .modules()
-            .next()
-            .map(|m| self.symbols.has_debug_info(m))
-            .unwrap_or(false);
+        self.load_symbols();
         let numbers: Vec<(u32, String)> = self
             .breakpoints
             .iter()
