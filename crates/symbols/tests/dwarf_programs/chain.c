@@ -2,7 +2,7 @@
  * registers and a copy of its stack, so that tests can unwind a real stack offline.
  * Usage: chain DUMPFILE. Dump layout: rip, rsp, rbp, &marker, base (little-endian u64
  * each), then STACK_COPY bytes starting at base = rsp - RED_ZONE (leaf functions keep their
- * locals below rsp). */
+ * locals below rsp), zero past the end of the stack mapping. */
 #include <stdio.h>
 #include <string.h>
 #include <stdint.h>
@@ -22,6 +22,31 @@ struct node *head;
 
 static uint64_t regs_out[5];
 static unsigned char stack_copy[STACK_COPY];
+/* End of the [stack] mapping: the copy stops there (the rest stays zero), because with ASLR
+ * the top of the stack can be closer to rsp than STACK_COPY bytes. */
+static uint64_t stack_end;
+
+static void find_stack_end(void)
+{
+    FILE *m = fopen("/proc/self/maps", "r");
+    char line[512];
+    unsigned long lo, hi;
+    if (!m)
+        return;
+    while (fgets(line, sizeof line, m))
+        if (strstr(line, "[stack]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+            stack_end = hi;
+    fclose(m);
+}
+
+/* How much of the stack from `base` can be copied (leaf's locals are what the tests list,
+ * so the computation lives here). */
+static uint64_t copy_length(uint64_t base)
+{
+    if (stack_end && stack_end - base < STACK_COPY)
+        return stack_end - base;
+    return STACK_COPY;
+}
 
 __attribute__((noinline)) int leaf(int depth, point_t p)
 {
@@ -34,7 +59,7 @@ __attribute__((noinline)) int leaf(int depth, point_t p)
     regs_out[2] = rbp;
     regs_out[3] = (uint64_t)&marker;
     regs_out[4] = rsp - RED_ZONE;
-    memcpy(stack_copy, (void *)(rsp - RED_ZONE), sizeof stack_copy);
+    memcpy(stack_copy, (void *)(rsp - RED_ZONE), copy_length(rsp - RED_ZONE));
     return marker + p.x;
 }
 
@@ -70,6 +95,7 @@ int main(int argc, char **argv)
     enum color c = GREEN;
     head = &n;
     num.i = 3;
+    find_stack_end();
     int r = outer(argc, 2);
     FILE *f = fopen(argc > 1 ? argv[1] : "dump.bin", "wb");
     if (!f)
