@@ -36,6 +36,8 @@ pub(crate) enum Reason {
         old: Option<String>,
         new: String,
     },
+    /// A replay reached the end of its recording (why, in words).
+    EndOfHistory(String),
 }
 
 struct Hook<'a> {
@@ -171,6 +173,7 @@ pub(crate) fn resume_raw(
     step_resume: Option<StepResume>,
 ) -> anyhow::Result<(StopEvent, Option<Reason>)> {
     loop {
+        let fallback_tid = s.thread.or(s.pid().map(Tid)).unwrap_or(Tid(0));
         let inf = s
             .inferior
             .as_mut()
@@ -184,10 +187,28 @@ pub(crate) fn resume_raw(
             step_resume: step_resume.clone(),
             reason: None,
         };
-        let stop = inf
-            .resume(how, &mut hook)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        let reason = hook.reason.take();
+        let (stop, mut reason) = match s.replay.as_mut() {
+            None => {
+                let stop = inf
+                    .resume(how, &mut hook)
+                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+                (stop, None)
+            }
+            Some(replay) => match replay
+                .resume(inf, how, &mut hook)
+                .map_err(|e| anyhow::anyhow!("{e}"))?
+            {
+                hindsight_replay::ReplayStop::Program(stop) => (stop, None),
+                hindsight_replay::ReplayStop::EndOfRecording(why) => (
+                    StopEvent::Stepped { tid: fallback_tid },
+                    Some(Reason::EndOfHistory(why)),
+                ),
+                hindsight_replay::ReplayStop::Divergence(d) => anyhow::bail!("{d}"),
+            },
+        };
+        if reason.is_none() {
+            reason = hook.reason.take();
+        }
         s.started = true;
         // An exec is not a stop for the user: gdb loads the new program and goes on.
         if let StopEvent::Exec { path, .. } = &stop {
@@ -224,6 +245,7 @@ pub(crate) fn report_stop(
         | StopEvent::Watchpoint { tid, .. }
         | StopEvent::Stepped { tid }
         | StopEvent::Signal { tid, .. }
+        | StopEvent::Syscall { tid }
         | StopEvent::Exec { tid, .. } => *tid,
         StopEvent::Exited(code) => {
             if *code == 0 {
@@ -319,6 +341,11 @@ pub(crate) fn report_stop(
                 }
                 None => println!("Value = {new}"),
             }
+            let frame = s.selected_frame()?;
+            report::print_stop_location(s, &frame, true);
+        }
+        (_, Some(Reason::EndOfHistory(why))) => {
+            println!("\nNo more reverse-execution history ({why}).");
             let frame = s.selected_frame()?;
             report::print_stop_location(s, &frame, true);
         }

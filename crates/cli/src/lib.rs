@@ -14,6 +14,7 @@ mod report;
 pub mod session;
 mod source;
 mod stepping;
+pub mod traces;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -62,7 +63,7 @@ impl Default for DebugOptions {
 /// Runs `hindsight debug`; returns the process exit status.
 pub fn run_debug(opts: DebugOptions) -> anyhow::Result<u8> {
     let program = opts.program.clone().context("no program to debug")?;
-    let mut session = session::Session::start(&program, &opts.args, opts.pin)?;
+    let session = session::Session::start(&program, &opts.args, opts.pin)?;
     if !opts.quiet && !opts.batch {
         println!(
             "hindsight: {} is stopped before its first instruction (process {}). \
@@ -71,6 +72,44 @@ pub fn run_debug(opts: DebugOptions) -> anyhow::Result<u8> {
             session.pid().unwrap_or(0)
         );
     }
+    Ok(run_session(session, &opts))
+}
+
+/// Options of `hindsight replay`.
+#[derive(Debug, Clone, Default)]
+pub struct ReplayCliOptions {
+    /// The trace as the user named it (None: the latest).
+    pub trace: Option<String>,
+    /// Recorded pid of the process to replay.
+    pub process: Option<i32>,
+    /// The session's options (batch, quiet, commands, pinning).
+    pub session: DebugOptions,
+}
+
+/// Runs `hindsight replay`; returns the process exit status.
+pub fn run_replay(opts: ReplayCliOptions) -> anyhow::Result<u8> {
+    let root = hindsight_trace::default_root()?;
+    let trace = hindsight_trace::resolve(&root, opts.trace.as_deref())?;
+    let replay = hindsight_replay::ReplayOptions {
+        trace: trace.clone(),
+        process: opts.process,
+        quiet: opts.session.quiet,
+        pin: opts.session.pin,
+    };
+    let session = session::Session::start_replay(replay)?;
+    if !opts.session.quiet && !opts.session.batch {
+        println!(
+            "hindsight: replaying {} ({}), stopped before its first instruction. \
+             Type \"continue\" to run it, \"help\" for commands.",
+            trace.display(),
+            session.program.display(),
+        );
+    }
+    Ok(run_session(session, &opts.session))
+}
+
+/// Runs the scripts, then the prompt (unless in batch mode); returns the exit status.
+fn run_session(mut session: session::Session, opts: &DebugOptions) -> u8 {
     let mut failed = false;
     for script in &opts.commands {
         let lines = match script {
@@ -99,7 +138,11 @@ pub fn run_debug(opts: DebugOptions) -> anyhow::Result<u8> {
         commands::repl(&mut session);
     }
     session.kill();
-    Ok(if failed { 1 } else { 0 })
+    if failed {
+        1
+    } else {
+        0
+    }
 }
 
 /// ^C at the terminal goes to the whole foreground process group: the program stops with

@@ -53,12 +53,30 @@ pub struct Session {
     pub(crate) dynamic: Option<u64>,
     /// The user breakpoint that caused the last stop (for `continue N`).
     pub(crate) last_breakpoint: Option<u32>,
+    /// A replay session: what to replay, and the replay in progress.
+    pub(crate) replay_opts: Option<hindsight_replay::ReplayOptions>,
+    pub(crate) replay: Option<hindsight_replay::Replayer>,
 }
 
 impl Session {
     /// Starts `program` stopped before its first instruction and loads its symbols.
     pub fn start(program: &Path, args: &[OsString], pin: bool) -> anyhow::Result<Session> {
         let program = resolve_program(program)?;
+        Session::create(program, args, pin, None)
+    }
+
+    /// Starts replaying a trace, stopped before the program's first instruction.
+    pub fn start_replay(opts: hindsight_replay::ReplayOptions) -> anyhow::Result<Session> {
+        let pin = opts.pin;
+        Session::create(PathBuf::new(), &[], pin, Some(opts))
+    }
+
+    fn create(
+        program: PathBuf,
+        args: &[OsString],
+        pin: bool,
+        replay_opts: Option<hindsight_replay::ReplayOptions>,
+    ) -> anyhow::Result<Session> {
         let mut s = Session {
             program,
             args: args.to_vec(),
@@ -83,6 +101,8 @@ impl Session {
             step_over: hindsight_control::StepOverMode::Displaced,
             quiet_steps: false,
             stepped_cleanly: false,
+            replay_opts,
+            replay: None,
         };
         s.spawn()?;
         if !s.has_debug_info {
@@ -93,11 +113,29 @@ impl Session {
 
     /// (Re)starts the process and re-plants every breakpoint.
     pub(crate) fn spawn(&mut self) -> anyhow::Result<()> {
-        let args: Vec<&OsStr> = self.args.iter().map(|a| a.as_os_str()).collect();
-        let mut inf =
-            Inferior::spawn(&self.program, &args, self.pin).map_err(|e| anyhow::anyhow!("{e}"))?;
-        // `set displaced-stepping` outlives a restart.
-        inf.set_step_over_mode(self.step_over);
+        let inf = if let Some(opts) = &self.replay_opts {
+            let (replay, inf) = hindsight_replay::Replayer::start(opts)
+                .with_context(|| format!("replaying {}", opts.trace.display()))?;
+            self.program = replay.program().to_path_buf();
+            self.args = replay
+                .reader()
+                .header()
+                .args
+                .iter()
+                .skip(1)
+                .map(|a| std::os::unix::ffi::OsStrExt::from_bytes(a.as_slice()))
+                .map(|a: &OsStr| a.to_os_string())
+                .collect();
+            self.replay = Some(replay);
+            inf
+        } else {
+            let args: Vec<&OsStr> = self.args.iter().map(|a| a.as_os_str()).collect();
+            let mut inf = Inferior::spawn(&self.program, &args, self.pin)
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            // `set displaced-stepping` outlives a restart.
+            inf.set_step_over_mode(self.step_over);
+            inf
+        };
         self.inferior = Some(inf);
         self.started = false;
         self.load_symbols();
@@ -286,7 +324,7 @@ impl Session {
 
 /// Finds the program as gdb does: a path with a slash as is, else in the current directory,
 /// then on PATH. Says plainly what is wrong with it.
-fn resolve_program(program: &Path) -> anyhow::Result<PathBuf> {
+pub(crate) fn resolve_program(program: &Path) -> anyhow::Result<PathBuf> {
     let candidates: Vec<PathBuf> = if program.components().count() > 1 || program.exists() {
         vec![program.to_path_buf()]
     } else {

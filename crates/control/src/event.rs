@@ -37,6 +37,13 @@ pub enum StopEvent {
     Exited(i32),
     /// The process was killed by this signal.
     Killed(i32),
+    /// A thread is about to make a syscall (only when the program was started with
+    /// `trap_syscalls`, for recording and replay): the syscall has not run yet; the caller
+    /// decides what it does (see `Stop::Seccomp`).
+    Syscall {
+        /// The thread.
+        tid: Tid,
+    },
     /// The process executed a new program: one thread is left, and the breakpoint sites went
     /// with the old memory. The front end loads the new program's symbols, plants its
     /// breakpoints again and resumes.

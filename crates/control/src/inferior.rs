@@ -63,6 +63,8 @@ pub struct Inferior {
     /// Registers of the thread a `StopHook` is being asked about (pc rewound to the site),
     /// so that the hook reads them without a kernel call or a write-back.
     pub(crate) regs_cache: std::cell::Cell<Option<(Tid, Regs)>>,
+    /// Serial execution (replay): only this thread runs when the program resumes.
+    pub(crate) serial: Option<Tid>,
     /// Number of step-overs done by each strategy (displaced, inline), for tests and benchmarks.
     pub stats: StepOverStats,
 }
@@ -83,13 +85,37 @@ impl Inferior {
         let opts = SpawnOptions {
             disable_aslr: true,
             cpu: pin.then(hindsight_ptrace::thread::current_cpu),
+            ..Default::default()
         };
         let tid = hindsight_ptrace::spawn(program, args, &opts)?;
         let mem = ProcessMemory::open(tid.0)?;
-        Ok(Inferior {
-            pid: tid.0,
+        Ok(Inferior::spawn_adopted(tid.0, mem))
+    }
+
+    /// Starts a program with the given spawn options (recording/replay set `trap_syscalls`
+    /// and `trap_rdtsc`), stopped at its exec.
+    pub fn spawn_with(
+        program: &Path,
+        args: &[&OsStr],
+        opts: &SpawnOptions,
+    ) -> Result<Inferior, ControlError> {
+        let tid = hindsight_ptrace::spawn(program, args, opts)?;
+        let mem = ProcessMemory::open(tid.0)?;
+        Ok(Inferior::spawn_adopted(tid.0, mem))
+    }
+
+    /// Takes over a process that is already traced by us with our options and stopped (a
+    /// child created while replaying its parent).
+    pub fn adopt(pid: i32) -> Result<Inferior, ControlError> {
+        let mem = ProcessMemory::open(pid)?;
+        Ok(Inferior::spawn_adopted(pid, mem))
+    }
+
+    fn spawn_adopted(pid: i32, mem: ProcessMemory) -> Inferior {
+        Inferior {
+            pid,
             mem,
-            threads: vec![Thread::new(tid, 1)],
+            threads: vec![Thread::new(Tid(pid), 1)],
             next_num: 2,
             sites: SiteTable::default(),
             debugregs: DebugRegs::default(),
@@ -100,8 +126,66 @@ impl Inferior {
             protocol: Protocol::new(Strategy::Displaced),
             exit: None,
             regs_cache: std::cell::Cell::new(None),
+            serial: None,
             stats: StepOverStats::default(),
-        })
+        }
+    }
+
+    /// Serial execution: when `Some(tid)`, a resume lets only that thread run (the others stay
+    /// stopped, and a new thread stays stopped at its first stop). Replay runs threads one at
+    /// a time in the recorded order this way.
+    pub fn set_serial(&mut self, tid: Option<Tid>) {
+        self.serial = tid;
+    }
+
+    /// Registers a thread that the caller saw being created (its first stop already
+    /// reaped), stopped. Returns its gdb number.
+    pub fn add_thread(&mut self, tid: Tid) -> u32 {
+        if let Some(t) = self.thread(tid) {
+            return t.num;
+        }
+        let num = self.next_num;
+        self.next_num += 1;
+        let mut t = Thread::new(tid, num);
+        t.announced = true;
+        t.state = ThreadState::Stopped;
+        if let Ok(r) = tid.regs() {
+            t.pthread = r.0.fs_base;
+        }
+        if self.debugregs.dr7 != 0 {
+            let _ = self.apply_debugregs(tid);
+        }
+        self.threads.push(t);
+        num
+    }
+
+    /// Forgets that `tid` trapped at a breakpoint (the caller handled that hit itself): on the
+    /// next resume it is not stepped over a site it is not at.
+    pub fn forget_trap(&mut self, tid: Tid) {
+        let _ = self
+            .protocol
+            .handle(Event::Gone(hindsight_breakpoints::stepover::Tid(tid.0 as u32)));
+    }
+
+    /// Forgets a thread that the caller saw exit (reaped).
+    pub fn remove_thread(&mut self, tid: Tid) {
+        let _ = self
+            .protocol
+            .handle(Event::Gone(hindsight_breakpoints::stepover::Tid(tid.0 as u32)));
+        self.threads.retain(|t| t.tid != tid);
+    }
+
+    /// The process executed a new program (the caller reaped the exec event): one thread is
+    /// left and every site went with the old memory.
+    pub fn reset_after_exec(&mut self, tid: Tid) -> Result<(), ControlError> {
+        self.on_exec_public(tid)
+    }
+
+    /// Records the process's end (the caller reaped it).
+    pub fn set_exited(&mut self, how: StopEvent) {
+        self.threads.clear();
+        self.pending.clear();
+        self.exit = Some(how);
     }
 
     /// The process id.

@@ -73,12 +73,14 @@ impl Inferior {
         }
     }
 
-    /// Stopped threads with nothing queued: those a resume lets go.
+    /// Stopped threads with nothing queued: those a resume lets go (in serial mode, only the
+    /// chosen one).
     fn ready_threads(&self) -> Vec<Tid> {
         let queued: Vec<Tid> = self.pending.iter().map(|(t, _)| *t).collect();
         self.threads
             .iter()
             .filter(|t| t.state == ThreadState::Stopped && !queued.contains(&t.tid))
+            .filter(|t| self.serial.is_none_or(|s| s == t.tid))
             .map(|t| t.tid)
             .collect()
     }
@@ -367,6 +369,8 @@ impl Inferior {
                 self.on_clone(tid)?;
                 Ok(StopEvent::Stepped { tid })
             }
+            // The stepped instruction is a syscall (recording/replay): the caller decides.
+            WaitEvent::Stopped(Stop::Seccomp) => Ok(StopEvent::Syscall { tid }),
             WaitEvent::Stopped(Stop::Fork) => {
                 self.on_fork(tid, false)?;
                 Ok(StopEvent::Stepped { tid })
@@ -429,7 +433,9 @@ impl Inferior {
                 Stop::Clone => {
                     if let Some(child) = self.on_clone(tid)? {
                         self.flush_new_threads(hook);
-                        self.cont(child)?;
+                        if self.serial.is_none() {
+                            self.cont(child)?;
+                        }
                     }
                     self.cont(tid)?;
                     Ok(None)
@@ -451,6 +457,10 @@ impl Inferior {
                     }))
                 }
                 Stop::Signal(libc::SIGTRAP) => self.on_sigtrap(tid, hook),
+                Stop::Seccomp => {
+                    self.stop_all()?;
+                    Ok(Some(StopEvent::Syscall { tid }))
+                }
                 Stop::Signal(sig) => {
                     if !hook.stops_on_signal(sig) {
                         self.set_pending_signal(tid, sig);
@@ -643,6 +653,10 @@ impl Inferior {
         let _ = child.set_debugreg(7, 0);
         let _ = child.detach(0);
         Ok(child.0)
+    }
+
+    pub(crate) fn on_exec_public(&mut self, tid: Tid) -> Result<(), ControlError> {
+        self.on_exec(tid)
     }
 
     /// The process executed a new program: one thread is left, memory is new.

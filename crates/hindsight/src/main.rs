@@ -8,15 +8,27 @@ use hindsight_cli::DebugOptions;
 
 const USAGE: &str = "\
 usage: hindsight debug [--batch] [-q] [-ex CMD]... [-x FILE] [--no-pin] -- PROG [ARGS...]
+       hindsight record [-o DIR] [--no-pin] [--] PROG [ARGS...]
+       hindsight replay [TRACE] [--process PID] [--batch] [-q] [-ex CMD]... [-x FILE]
+       hindsight ls
+       hindsight info [TRACE]
 
 Commands:
   debug   start PROG under the debugger, stopped before its first instruction
+  record  run PROG and record it into a trace (exit status: PROG's)
+  replay  debug a recorded run, as often as you like (default: the latest trace)
+  ls      list the traces
+  info    show a trace: program, processes, events, size
 
-Options of debug:
+Traces live under $HINDSIGHT_DIR (default ~/.local/share/hindsight); the newest is
+`latest-trace`.
+
+Options of debug and replay:
   --batch      run the -ex/-x commands, then exit (the program is killed if still running)
   -ex CMD      execute CMD (gdb command syntax); may be repeated
   -x FILE      execute the commands in FILE
-  -q           do not print the introduction
+  -q           do not print the introduction (replay: nor the program's output)
+  --process P  replay: the recorded process P (see 'hindsight info')
   --no-pin     do not pin hindsight and the program to one CPU";
 
 fn main() -> ExitCode {
@@ -41,6 +53,21 @@ fn run(args: Vec<OsString>) -> anyhow::Result<u8> {
             let opts = parse_debug(it.collect())?;
             hindsight_cli::run_debug(opts)
         }
+        Some("record") => hindsight_cli::traces::record(parse_record(it.collect())?),
+        Some("replay") => hindsight_cli::run_replay(parse_replay(it.collect())?),
+        Some("ls") => {
+            if let Some(extra) = it.next() {
+                anyhow::bail!("ls takes no arguments (got '{}')", extra.to_string_lossy());
+            }
+            hindsight_cli::traces::ls()
+        }
+        Some("info") => {
+            let name = it.next().map(|n| n.to_string_lossy().into_owned());
+            if let Some(extra) = it.next() {
+                anyhow::bail!("info takes one trace (got also '{}')", extra.to_string_lossy());
+            }
+            hindsight_cli::traces::info(name.as_deref())
+        }
         Some("help" | "--help" | "-h") => {
             println!("{USAGE}");
             Ok(0)
@@ -54,6 +81,86 @@ fn run(args: Vec<OsString>) -> anyhow::Result<u8> {
             cmd.to_string_lossy()
         ),
     }
+}
+
+fn parse_record(args: Vec<OsString>) -> anyhow::Result<hindsight_cli::traces::RecordCliOptions> {
+    let mut output = None;
+    let mut pin = true;
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        match a.to_str() {
+            Some("-o" | "--output") => {
+                let d = it
+                    .next()
+                    .ok_or_else(|| anyhow::anyhow!("option -o needs a directory"))?;
+                output = Some(d.into());
+            }
+            Some("--no-pin") => pin = false,
+            Some("--") => {
+                let prog = it
+                    .next()
+                    .ok_or_else(|| anyhow::anyhow!("no program given after '--'"))?;
+                return Ok(hindsight_cli::traces::RecordCliOptions {
+                    output,
+                    program: prog.into(),
+                    args: it.collect(),
+                    pin,
+                });
+            }
+            Some(s) if s.starts_with('-') => {
+                anyhow::bail!("unknown option '{s}' for record (try 'hindsight help')")
+            }
+            _ => {
+                return Ok(hindsight_cli::traces::RecordCliOptions {
+                    output,
+                    program: a.into(),
+                    args: it.collect(),
+                    pin,
+                })
+            }
+        }
+    }
+    anyhow::bail!("no program to record (usage: hindsight record [-o DIR] [--] PROG [ARGS...])")
+}
+
+fn parse_replay(args: Vec<OsString>) -> anyhow::Result<hindsight_cli::ReplayCliOptions> {
+    let mut opts = hindsight_cli::ReplayCliOptions::default();
+    let mut rest = Vec::new();
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        match a.to_str() {
+            Some("--process" | "-p") => {
+                let p = it
+                    .next()
+                    .ok_or_else(|| anyhow::anyhow!("option --process needs a process id"))?;
+                let pid = p
+                    .to_str()
+                    .and_then(|s| s.parse().ok())
+                    .ok_or_else(|| anyhow::anyhow!("--process: '{}' is not a process id", p.to_string_lossy()))?;
+                opts.process = Some(pid);
+            }
+            Some("-ex" | "--ex" | "-eval-command" | "--eval-command" | "-x" | "--command" | "-command") => {
+                rest.push(a);
+                if let Some(v) = it.next() {
+                    rest.push(v);
+                }
+            }
+            Some(s) if s.starts_with('-') => rest.push(a),
+            _ => {
+                if opts.trace.is_some() {
+                    anyhow::bail!("replay takes one trace (got also '{}')", a.to_string_lossy());
+                }
+                opts.trace = Some(a.to_string_lossy().into_owned());
+            }
+        }
+    }
+    // The session options are those of debug (with no program).
+    rest.push("--".into());
+    rest.push("-".into());
+    let mut session = parse_debug(rest)?;
+    session.program = None;
+    opts.session = session;
+    Ok(opts)
 }
 
 fn parse_debug(args: Vec<OsString>) -> anyhow::Result<DebugOptions> {

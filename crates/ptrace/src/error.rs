@@ -36,6 +36,15 @@ impl PtraceError {
     }
 
     /// True when the thread is gone (ESRCH): it exited or was killed meanwhile.
+    /// The OS error number behind this error, if there is one.
+    pub fn raw_os_error(&self) -> Option<i32> {
+        match self {
+            PtraceError::Sys { source, .. } => source.raw_os_error(),
+            _ => None,
+        }
+    }
+
+    /// True when the thread no longer exists (ESRCH).
     pub fn is_gone(&self) -> bool {
         matches!(self, PtraceError::Sys { source, .. } if source.raw_os_error() == Some(libc::ESRCH))
     }

@@ -15,12 +15,14 @@
 //!   exits: the program never outlives hindsight.
 //! - `/proc/PID/mem` must be reopened after `execve`: an open descriptor keeps the old address space.
 
+pub mod auxv;
 pub mod error;
 pub mod inject;
 pub mod memory;
 pub mod regs;
 pub mod spawn;
 pub mod thread;
+pub mod tsc;
 pub mod wait;
 
 pub use error::PtraceError;
@@ -28,4 +30,4 @@ pub use memory::ProcessMemory;
 pub use regs::{FpRegs, Regs};
 pub use spawn::{spawn, SpawnOptions};
 pub use thread::Tid;
-pub use wait::{wait_any, wait_tid, Stop, WaitEvent};
+pub use wait::{wait_any, wait_any_interruptible, wait_tid, Stop, WaitEvent};

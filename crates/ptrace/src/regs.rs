@@ -22,7 +22,23 @@ pub const GDB_ORDER: [&str; 24] = [
     "r14", "r15", "rip", "eflags", "cs", "ss", "ds", "es", "fs", "gs",
 ];
 
+/// Number of 8-byte words in `user_regs_struct`.
+pub const REG_WORDS: usize = 27;
+const _: () = assert!(std::mem::size_of::<libc::user_regs_struct>() == REG_WORDS * 8);
+
 impl Regs {
+    /// The registers as the kernel lays them out: 27 words from r15 to gs.
+    pub fn to_words(&self) -> [u64; REG_WORDS] {
+        // SAFETY: user_regs_struct is exactly 27 u64 fields (checked above), no padding.
+        unsafe { std::mem::transmute::<libc::user_regs_struct, [u64; REG_WORDS]>(self.0) }
+    }
+
+    /// The inverse of [`Regs::to_words`].
+    pub fn from_words(words: &[u64; REG_WORDS]) -> Regs {
+        // SAFETY: as above; every bit pattern is a valid u64.
+        Regs(unsafe { std::mem::transmute::<[u64; REG_WORDS], libc::user_regs_struct>(*words) })
+    }
+
     /// The program counter.
     pub fn pc(&self) -> u64 {
         self.0.rip

@@ -14,13 +14,29 @@ pub struct SpawnOptions {
     pub disable_aslr: bool,
     /// Pin the program to this CPU (the tracer pins itself to the same one).
     pub cpu: Option<usize>,
+    /// Stop the program at every syscall it makes (a seccomp filter returning
+    /// `SECCOMP_RET_TRACE`, installed just before the exec): each one reports a
+    /// [`Stop::Seccomp`] before it runs. For recording and replay.
+    pub trap_syscalls: bool,
+    /// Make `rdtsc`/`rdtscp` fault with SIGSEGV (`PR_SET_TSC`), so that their values can be
+    /// recorded and replayed.
+    pub trap_rdtsc: bool,
+    /// The environment (NAME=value entries); None: hindsight's own.
+    pub env: Option<Vec<std::ffi::OsString>>,
+    /// The working directory; None: hindsight's own.
+    pub cwd: Option<std::path::PathBuf>,
+    /// argv[0] when it differs from the program's path (replay runs a copy of the program).
+    pub argv0: Option<std::ffi::OsString>,
 }
 
 /// The ptrace options every tracee gets. EXITKILL: the program dies with hindsight.
 /// TRACECLONE: new threads are traced from their first instruction. TRACEFORK/VFORK: children
 /// are caught so that the tracer can remove its int3s from their copy of memory before letting
 /// them go. TRACEEXEC: an exec is reported as an event stop instead of a plain SIGTRAP.
+/// TRACESECCOMP: a seccomp filter's `SECCOMP_RET_TRACE` becomes a `Stop::Seccomp` (without
+/// a filter it never happens).
 pub const OPTIONS: i32 = libc::PTRACE_O_EXITKILL
+    | libc::PTRACE_O_TRACESECCOMP
     | libc::PTRACE_O_TRACECLONE
     | libc::PTRACE_O_TRACEFORK
     | libc::PTRACE_O_TRACEVFORK
@@ -39,12 +55,46 @@ fn cstring(s: &OsStr, what: &str) -> Result<CString, PtraceError> {
 /// executed a single instruction.
 pub fn spawn(program: &Path, args: &[&OsStr], opts: &SpawnOptions) -> Result<Tid, PtraceError> {
     let path = cstring(program.as_os_str(), "the program's path")?;
-    let mut argv: Vec<CString> = vec![path.clone()];
+    let argv0 = match &opts.argv0 {
+        Some(a) => cstring(a, "argv[0]")?,
+        None => path.clone(),
+    };
+    let mut argv: Vec<CString> = vec![argv0];
     for a in args {
         argv.push(cstring(a, "an argument")?);
     }
     let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     argv_ptrs.push(std::ptr::null());
+    let env: Option<Vec<CString>> = match &opts.env {
+        Some(e) => Some(
+            e.iter()
+                .map(|v| cstring(v, "an environment entry"))
+                .collect::<Result<_, _>>()?,
+        ),
+        None => None,
+    };
+    let mut env_ptrs: Vec<*const libc::c_char> = env
+        .iter()
+        .flatten()
+        .map(|a| a.as_ptr())
+        .collect();
+    env_ptrs.push(std::ptr::null());
+    let cwd = match &opts.cwd {
+        Some(c) => Some(cstring(c.as_os_str(), "the working directory")?),
+        None => None,
+    };
+    // The seccomp filter: one instruction, "trace every syscall". Built before the fork: the
+    // child may only make async-signal-safe calls.
+    let filter = [libc::sock_filter {
+        code: (libc::BPF_RET | libc::BPF_K) as u16,
+        jt: 0,
+        jf: 0,
+        k: libc::SECCOMP_RET_TRACE,
+    }];
+    let fprog = libc::sock_fprog {
+        len: 1,
+        filter: filter.as_ptr() as *mut libc::sock_filter,
+    };
 
     // `sync`: the child waits on it until it is seized, so its exec is seen. `err`: close-on-exec,
     // so the parent reads EOF on success and the child's errno when execve fails.
@@ -76,7 +126,36 @@ pub fn spawn(program: &Path, args: &[&OsStr], opts: &SpawnOptions) -> Result<Tid
             }
             let mut b = 0u8;
             libc::read(sync[0], (&mut b as *mut u8).cast(), 1);
-            libc::execv(path.as_ptr(), argv_ptrs.as_ptr());
+            // From here on the tracer is attached: a SECCOMP_RET_TRACE without a tracer
+            // would fail every syscall with ENOSYS instead of stopping.
+            if let Some(c) = &cwd {
+                if libc::chdir(c.as_ptr()) == -1 {
+                    let e = *libc::__errno_location();
+                    libc::write(err[1], (&e as *const i32).cast(), 4);
+                    libc::_exit(127);
+                }
+            }
+            if opts.trap_rdtsc {
+                libc::prctl(libc::PR_SET_TSC, libc::PR_TSC_SIGSEGV, 0, 0, 0);
+            }
+            if opts.trap_syscalls {
+                libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+                if libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &fprog as *const libc::sock_fprog,
+                ) == -1
+                {
+                    let e = *libc::__errno_location();
+                    libc::write(err[1], (&e as *const i32).cast(), 4);
+                    libc::_exit(127);
+                }
+            }
+            if env.is_some() {
+                libc::execve(path.as_ptr(), argv_ptrs.as_ptr(), env_ptrs.as_ptr());
+            } else {
+                libc::execv(path.as_ptr(), argv_ptrs.as_ptr());
+            }
             let e = *libc::__errno_location();
             libc::write(err[1], (&e as *const i32).cast(), 4);
             libc::_exit(127);

@@ -37,6 +37,19 @@ fn ptrace(
     Ok(r)
 }
 
+/// What kind of syscall stop a thread is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyscallOp {
+    /// Not a syscall stop.
+    None,
+    /// Syscall-entry stop.
+    Entry,
+    /// Syscall-exit stop.
+    Exit,
+    /// Seccomp stop.
+    Seccomp,
+}
+
 /// Offset of `u_debugreg` in the kernel's `struct user` (x86-64), for PTRACE_POKEUSER.
 const DEBUGREG_OFFSET: usize = std::mem::offset_of!(libc::user, u_debugreg);
 
@@ -44,6 +57,48 @@ impl Tid {
     /// Resumes the thread, delivering `signal` (0 for none).
     pub fn cont(self, signal: i32) -> Result<(), PtraceError> {
         ptrace(libc::PTRACE_CONT, self, 0, signal as usize, "PTRACE_CONT").map(|_| ())
+    }
+
+    /// Resumes the thread until its next syscall entry or exit (`PTRACE_SYSCALL`), delivering
+    /// `signal` (0 for none). From a seccomp stop, this lets the syscall run and stops at its
+    /// exit, where its result and memory effects can be read.
+    pub fn syscall(self, signal: i32) -> Result<(), PtraceError> {
+        ptrace(libc::PTRACE_SYSCALL, self, 0, signal as usize, "PTRACE_SYSCALL").map(|_| ())
+    }
+
+    /// At a syscall stop: whether it is the entry (`SyscallOp::Entry`), the exit, or a
+    /// seccomp stop (`PTRACE_GET_SYSCALL_INFO`). Resuming a syscall-exit stop with
+    /// PTRACE_SYSCALL stops at the *entry* of the next syscall, before its seccomp stop: the
+    /// two look alike in the wait status.
+    pub fn syscall_op(self) -> Result<SyscallOp, PtraceError> {
+        const PTRACE_GET_SYSCALL_INFO: libc::c_uint = 0x420e;
+        let mut info = [0u8; 88];
+        ptrace(
+            PTRACE_GET_SYSCALL_INFO,
+            self,
+            info.len(),
+            info.as_mut_ptr() as usize,
+            "PTRACE_GET_SYSCALL_INFO",
+        )?;
+        Ok(match info[0] {
+            1 => SyscallOp::Entry,
+            2 => SyscallOp::Exit,
+            3 => SyscallOp::Seccomp,
+            _ => SyscallOp::None,
+        })
+    }
+
+    /// Replaces the signal information of the current signal-delivery stop (what the
+    /// program's handler will see).
+    pub fn set_siginfo(self, si: &libc::siginfo_t) -> Result<(), PtraceError> {
+        ptrace(
+            libc::PTRACE_SETSIGINFO,
+            self,
+            0,
+            si as *const libc::siginfo_t as usize,
+            "PTRACE_SETSIGINFO",
+        )
+        .map(|_| ())
     }
 
     /// Executes one instruction (delivering `signal` first if non-zero), then stops with SIGTRAP.

@@ -25,6 +25,9 @@ pub enum Stop {
     EventStop(i32),
     /// Syscall entry or exit (with `PTRACE_O_TRACESYSGOOD`).
     Syscall,
+    /// `PTRACE_EVENT_SECCOMP`: a syscall is about to run (a seccomp filter said "trace").
+    /// `orig_rax` holds its number; setting it to -1 skips it, and `rax` is then its result.
+    Seccomp,
 }
 
 /// What `waitpid` reported for one thread.
@@ -55,20 +58,37 @@ fn decode(status: i32) -> WaitEvent {
         libc::PTRACE_EVENT_VFORK => Stop::Vfork,
         libc::PTRACE_EVENT_EXEC => Stop::Exec,
         libc::PTRACE_EVENT_EXIT => Stop::Exiting,
+        libc::PTRACE_EVENT_SECCOMP => Stop::Seccomp,
         _ => Stop::EventStop(sig),
     })
 }
 
 fn wait_raw(pid: i32, flags: i32) -> Result<Option<(Tid, WaitEvent)>, PtraceError> {
-    let mut status = 0;
     loop {
+        match wait_once(pid, flags) {
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+            other => return other,
+        }
+    }
+}
+
+/// Waits for the next stop of any traced thread, or returns Ok(None) when a signal handler of
+/// hindsight's ran meanwhile (a timer of the recorder: its deadline has come).
+pub fn wait_any_interruptible() -> Result<Option<(Tid, WaitEvent)>, PtraceError> {
+    match wait_once(-1, 0) {
+        Err(e) if e.raw_os_error() == Some(libc::EINTR) => Ok(None),
+        Err(e) => Err(e),
+        Ok(r) => Ok(r),
+    }
+}
+
+fn wait_once(pid: i32, flags: i32) -> Result<Option<(Tid, WaitEvent)>, PtraceError> {
+    let mut status = 0;
+    {
         // __WALL: wait for threads (clone children) too, not only the process leader.
         let r = unsafe { libc::waitpid(pid, &mut status, libc::__WALL | flags) };
         if r == -1 {
             let err = std::io::Error::last_os_error();
-            if err.raw_os_error() == Some(libc::EINTR) {
-                continue;
-            }
             return Err(PtraceError::Sys {
                 what: "waiting for the program".into(),
                 source: err,

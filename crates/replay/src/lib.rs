@@ -1,1 +1,11 @@
-//! (being written)
+//! Layer 6: replay. Re-executes a recorded process with the recorded inputs and no external
+//! effect, through the same execution control as a live session (`hindsight-control`), so
+//! that breakpoints, stepping, watchpoints and every inspection command work on a replay.
+
+pub mod divergence;
+pub mod error;
+pub mod replayer;
+
+pub use divergence::Divergence;
+pub use error::ReplayError;
+pub use replayer::{ReplayOptions, ReplayStop, Replayer};

@@ -1,0 +1,209 @@
+//! The commands that work on traces rather than on a session: `record`, `ls`, `info`.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use hindsight_trace::{ExitStatus, TraceReader};
+
+/// Options of `hindsight record`.
+#[derive(Debug, Clone)]
+pub struct RecordCliOptions {
+    /// `-o DIR`.
+    pub output: Option<PathBuf>,
+    /// The program as typed.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// Pin hindsight and the program to one CPU.
+    pub pin: bool,
+}
+
+/// The shell's convention: the exit code, or 128 + the signal that killed the program.
+pub fn exit_code(status: &ExitStatus) -> u8 {
+    match status {
+        ExitStatus::Exited(c) => *c as u8,
+        ExitStatus::Killed(s) => (128 + *s) as u8,
+    }
+}
+
+/// Runs `hindsight record`: records the program and returns its exit status.
+pub fn record(opts: RecordCliOptions) -> anyhow::Result<u8> {
+    let program = crate::session::resolve_program(&opts.program)?;
+    let (dir, root) = match &opts.output {
+        Some(d) => (d.clone(), None),
+        None => {
+            let root = hindsight_trace::default_root()?;
+            let name = program
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "trace".into());
+            (hindsight_trace::new_trace_path(&root, &name)?, Some(root))
+        }
+    };
+    if dir.exists() {
+        anyhow::bail!(
+            "{} already exists: a trace is never overwritten (choose another -o)",
+            dir.display()
+        );
+    }
+    let outcome = hindsight_record::record(&hindsight_record::RecordOptions {
+        program,
+        argv0: opts.program.clone().into_os_string(),
+        args: opts.args.clone(),
+        trace_dir: dir.clone(),
+        pin: opts.pin,
+        time_slice: Duration::from_millis(10),
+    })
+    .context("recording")?;
+    if let Some(root) = root {
+        hindsight_trace::set_latest(&root, &outcome.trace)?;
+    }
+    if let Some(reason) = &outcome.incomplete {
+        eprintln!("hindsight: the recording stopped: {reason}");
+        eprintln!(
+            "hindsight: trace saved to {} (incomplete: replayable up to there)",
+            outcome.trace.display()
+        );
+        return Ok(2);
+    }
+    eprintln!("hindsight: trace saved to {}", outcome.trace.display());
+    Ok(exit_code(&outcome.exit))
+}
+
+fn status_text(s: Option<&ExitStatus>, incomplete: bool) -> String {
+    match (s, incomplete) {
+        (_, true) => "incomplete".into(),
+        (Some(ExitStatus::Exited(c)), _) => format!("exit {c}"),
+        (Some(ExitStatus::Killed(sig)), _) => {
+            format!("killed by {}", hindsight_replay::divergence::signal_name(*sig))
+        }
+        (None, _) => "?".into(),
+    }
+}
+
+fn size_text(bytes: u64) -> String {
+    if bytes >= 10 << 20 {
+        format!("{} MiB", bytes >> 20)
+    } else if bytes >= 10 << 10 {
+        format!("{} KiB", bytes >> 10)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+fn date_text(unix: u64) -> String {
+    // UTC, as `date -u` shows it: days since the epoch to a civil date.
+    let days = (unix / 86400) as i64;
+    let secs = unix % 86400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+/// Runs `hindsight ls`.
+pub fn ls() -> anyhow::Result<u8> {
+    let root = hindsight_trace::default_root()?;
+    let traces = hindsight_trace::list(&root)?;
+    if traces.is_empty() {
+        println!("No traces in {} (record one with 'hindsight record PROG').", root.display());
+        return Ok(0);
+    }
+    println!("{:<24} {:<20} {:>9}  {:<14} PROGRAM", "TRACE", "DATE (UTC)", "SIZE", "EXIT");
+    for t in traces {
+        let name = t
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match TraceReader::open(&t) {
+            Ok(r) => {
+                let h = r.header();
+                println!(
+                    "{:<24} {:<20} {:>9}  {:<14} {}",
+                    name,
+                    date_text(h.start_time),
+                    size_text(r.size()),
+                    status_text(r.summary().map(|s| &s.exit), r.incomplete().is_some()),
+                    String::from_utf8_lossy(&h.program)
+                );
+            }
+            Err(e) => println!("{name:<24} (unreadable: {e})"),
+        }
+    }
+    Ok(0)
+}
+
+/// Runs `hindsight info [TRACE]`.
+pub fn info(name: Option<&str>) -> anyhow::Result<u8> {
+    let root = hindsight_trace::default_root()?;
+    let dir = hindsight_trace::resolve(&root, name)?;
+    let r = TraceReader::open(&dir)?;
+    print_info(&dir, &r)?;
+    Ok(0)
+}
+
+fn print_info(dir: &Path, r: &TraceReader) -> anyhow::Result<()> {
+    let h = r.header();
+    let args: Vec<String> = h
+        .args
+        .iter()
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    println!("Trace:      {}", dir.display());
+    println!("Program:    {}", String::from_utf8_lossy(&h.program));
+    println!("Arguments:  {}", args.join(" "));
+    println!("Directory:  {}", String::from_utf8_lossy(&h.cwd));
+    println!("Recorded:   {} UTC", date_text(h.start_time));
+    match r.summary() {
+        Some(s) => {
+            println!("Exit:       {}", status_text(Some(&s.exit), false));
+            println!(
+                "Duration:   {:.3} s",
+                Duration::from_nanos(s.duration_ns).as_secs_f64()
+            );
+            println!("Events:     {}", s.events);
+            println!("Threads:    {}", s.threads);
+        }
+        None => println!(
+            "Status:     incomplete{}",
+            r.incomplete()
+                .filter(|x| !x.is_empty())
+                .map(|x| format!(" ({x})"))
+                .unwrap_or_default()
+        ),
+    }
+    println!("Size:       {}", size_text(r.size()));
+    println!("Processes:  {}", r.processes().len());
+    for p in r.processes() {
+        let parent = p
+            .parent
+            .map(|pp| format!(", child of {pp}"))
+            .unwrap_or_default();
+        let args: Vec<String> = p
+            .args
+            .iter()
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        println!(
+            "  process {}{parent}: {} [{}] ({})",
+            p.pid,
+            String::from_utf8_lossy(&p.program),
+            args.join(" "),
+            status_text(r.process_end(p.pid), false)
+        );
+    }
+    Ok(())
+}

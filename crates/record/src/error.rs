@@ -1,0 +1,14 @@
+//! Errors of recording.
+
+use thiserror::Error;
+
+/// Why a recording could not be made or went wrong.
+#[derive(Debug, Error)]
+pub enum RecordError {
+    /// Tracing the program failed.
+    #[error(transparent)]
+    Ptrace(#[from] hindsight_ptrace::PtraceError),
+    /// Writing the trace failed.
+    #[error(transparent)]
+    Trace(#[from] hindsight_trace::TraceError),
+}

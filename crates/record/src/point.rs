@@ -1,0 +1,69 @@
+//! Asynchronous positions: where a thread was stopped in code that makes no syscall (a
+//! preemption, an asynchronous signal), named without an instruction counter.
+//!
+//! DESIGN.md ("Time"): the position is the full register set, a digest of the top of the
+//! stack and the thread's CPU time since its previous event. Replay stops at the first
+//! execution of the pc whose registers and stack digest match. Two executions that match are
+//! indistinguishable to the program's registers and the top of its stack; replay checks the
+//! following events against the recording, so a wrong match cannot pass unnoticed.
+
+use hindsight_ptrace::{ProcessMemory, Regs};
+use hindsight_trace::AsyncPoint;
+
+/// Bytes of stack (from the stack pointer up) that the digest covers.
+const DIGEST_BYTES: usize = 256;
+/// Index of orig_rax in the register words: not part of the program's state in user mode.
+const ORIG_RAX: usize = 15;
+/// Index of eflags: its trap and resume flags belong to the debugger, not the program.
+const EFLAGS: usize = 18;
+const EFLAGS_DEBUG_BITS: u64 = 0x100 | 0x10000;
+
+/// FNV-1a over the top of the stack (less when the stack ends sooner).
+pub fn stack_digest(mem: &ProcessMemory, sp: u64) -> u64 {
+    stack_digest_with(|addr, buf| mem.read(addr, buf).is_ok(), sp)
+}
+
+/// [`stack_digest`] through any reader of program memory (`read` fills the buffer or fails).
+pub fn stack_digest_with(read: impl Fn(u64, &mut [u8]) -> bool, sp: u64) -> u64 {
+    let mut buf = [0u8; DIGEST_BYTES];
+    let mut len = DIGEST_BYTES;
+    while len > 0 && !read(sp, &mut buf[..len]) {
+        len /= 2;
+    }
+    buf[..len].iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// The CPU time (ns) thread `tid` of `pid` has used, from /proc (0 if unreadable).
+pub fn thread_cpu_ns(pid: i32, tid: i32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/schedstat"))
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The position of a thread stopped with `regs`.
+pub fn capture(mem: &ProcessMemory, regs: &Regs, cpu_ns: u64) -> AsyncPoint {
+    AsyncPoint {
+        regs: regs.to_words(),
+        stack_digest: stack_digest(mem, regs.sp()),
+        cpu_ns,
+    }
+}
+
+/// True when a thread stopped with `regs` is at `point` (stack digest included); `read`
+/// reads program memory.
+pub fn matches(point: &AsyncPoint, regs: &Regs, read: impl Fn(u64, &mut [u8]) -> bool) -> bool {
+    same_registers(&point.regs, &regs.to_words())
+        && stack_digest_with(read, regs.sp()) == point.stack_digest
+}
+
+/// Register equality as the program sees it (orig_rax and the debug flags ignored).
+pub fn same_registers(a: &[u64; 27], b: &[u64; 27]) -> bool {
+    a.iter().zip(b.iter()).enumerate().all(|(i, (x, y))| match i {
+        ORIG_RAX => true,
+        EFLAGS => (x | EFLAGS_DEBUG_BITS) == (y | EFLAGS_DEBUG_BITS),
+        _ => x == y,
+    })
+}

@@ -1,0 +1,1218 @@
+//! The recorder: runs the program under ptrace and a "trace every syscall" seccomp filter and
+//! writes down everything it does not determine itself.
+//!
+//! Scheduling (DESIGN.md, "Recording"): in each process at most one thread executes user code
+//! at a time (its *current* thread); the others are stopped, or inside a syscall. The events of
+//! a process are appended in the order its threads run, so that replay, which runs exactly
+//! one thread at a time, follows them: event k of thread T means "T runs from where it is
+//! until this point". Consequences that the code keeps:
+//! - A thread's event is appended only when that thread is the one that runs (a syscall that
+//!   returned while another thread ran waits, with its results, until its thread is chosen).
+//! - Before another thread is chosen, a thread that is inside a syscall gets its
+//!   `SyscallEntry` written: replay must know that it stopped there.
+//! - A current thread that runs for longer than the time slice while others are ready is
+//!   interrupted and its position recorded (`Preempt`); replay stops it at the same position.
+//!
+//! Processes (fork, vfork, clone without CLONE_THREAD) are recorded side by side, each in its
+//! own event stream; they share no memory (a vfork child borrows its parent's, while the parent
+//! is blocked), so each one's order is enough.
+//!
+//! Kernel surprises handled here:
+//! - A new thread's (or process's) first stop and its creator's clone/fork event come in either
+//!   order.
+//! - A `PTRACE_INTERRUPT` that lands while the thread stops for another reason is still owed:
+//!   the thread reports an event stop later, anywhere. Such a stop is a valid preemption point,
+//!   or nothing at all.
+//! - After an exec by a thread that was not the leader, that thread reports with the process
+//!   id, and the other threads vanish without a word.
+//! - A syscall interrupted by a signal reports its exit (with -EINTR or -ERESTART…) before the
+//!   signal-delivery stop.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use hindsight_ptrace::tsc;
+use hindsight_ptrace::{ProcessMemory, Regs, Stop, Tid, WaitEvent};
+use hindsight_syscalls::Replay;
+use hindsight_trace::{
+    Event, ExitStatus, Header, MappedFile, MemWrite, ProcessInfo, SignalPoint, Summary,
+    TraceWriter,
+};
+
+use crate::error::RecordError;
+use crate::point;
+
+/// What to record and where.
+#[derive(Debug, Clone)]
+pub struct RecordOptions {
+    /// The program (a path; resolved by the caller).
+    pub program: PathBuf,
+    /// argv[0], as the user typed the program.
+    pub argv0: OsString,
+    /// argv[1..].
+    pub args: Vec<OsString>,
+    /// The trace directory to create (must not exist).
+    pub trace_dir: PathBuf,
+    /// Pin hindsight and the program to one CPU.
+    pub pin: bool,
+    /// How long a thread runs without a syscall before another ready thread gets its turn.
+    pub time_slice: Duration,
+}
+
+/// How a recording ended.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The trace directory.
+    pub trace: PathBuf,
+    /// How the recorded program ended.
+    pub exit: ExitStatus,
+    /// Why the recording was cut short (the trace is incomplete, replayable up to there).
+    pub incomplete: Option<String>,
+}
+
+/// How long a thread may sit in a syscall that is not known to block before the others run.
+const SYSCALL_PATIENCE: Duration = Duration::from_millis(1);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Stopped, waiting for its turn.
+    Ready,
+    /// The process's current thread, executing user code.
+    User,
+    /// Inside a syscall (resumed with PTRACE_SYSCALL towards its exit).
+    InSyscall,
+    /// Executing exit/exit_group.
+    Exiting,
+}
+
+#[derive(Debug)]
+struct InSyscall {
+    nr: u64,
+    args: [u64; 6],
+    entered: Instant,
+    entry_written: bool,
+    /// Index of this syscall's first event in the process's stream (for fork_event).
+    event_index: u64,
+    /// A child process created by this syscall, registered when the syscall's event is written.
+    child: Option<ProcessInfo>,
+    /// The exec this syscall performed: (path, copy).
+    exec: Option<(Vec<u8>, u32)>,
+}
+
+#[derive(Debug)]
+struct Thread {
+    tid: i32,
+    state: State,
+    /// Events to write when the thread is next chosen to run.
+    pending: Vec<Event>,
+    /// A signal to deliver when it next resumes (already written as an event).
+    signal: i32,
+    /// A signal that arrived while it was not the current thread: written and delivered when
+    /// it is chosen.
+    deferred_signal: Option<(i32, Vec<u8>)>,
+    syscall: Option<InSyscall>,
+    /// Registers when it last resumed user code: a signal stop with the same registers came
+    /// before any instruction ran.
+    resumed_with: Option<[u64; 27]>,
+    /// CPU time at its previous event.
+    cpu_ns: u64,
+    /// We interrupted it to preempt it.
+    interrupted: bool,
+}
+
+impl Thread {
+    fn new(tid: i32, state: State) -> Thread {
+        Thread {
+            tid,
+            state,
+            pending: Vec::new(),
+            signal: 0,
+            deferred_signal: None,
+            syscall: None,
+            resumed_with: None,
+            cpu_ns: 0,
+            interrupted: false,
+        }
+    }
+}
+
+struct Process {
+    pid: i32,
+    mem: ProcessMemory,
+    threads: Vec<Thread>,
+    ready: VecDeque<i32>,
+    current: Option<i32>,
+    /// When the current thread started its turn.
+    since: Instant,
+}
+
+impl Process {
+    fn thread(&mut self, tid: i32) -> Option<&mut Thread> {
+        self.threads.iter_mut().find(|t| t.tid == tid)
+    }
+}
+
+/// A file the program's stdout or stderr was when recording started: writes to it are
+/// output that replay shows again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileKey {
+    dev: u64,
+    ino: u64,
+}
+
+fn file_key(path: impl AsRef<Path>) -> Option<FileKey> {
+    let m = std::fs::metadata(path).ok()?;
+    Some(FileKey {
+        dev: m.dev(),
+        ino: m.ino(),
+    })
+}
+
+struct Recorder {
+    writer: TraceWriter,
+    procs: HashMap<i32, Process>,
+    /// tid → pid of its process.
+    owner: HashMap<i32, i32>,
+    /// Processes' parents (for echoing a child's output in its ancestors' streams).
+    parents: HashMap<i32, i32>,
+    /// First stops that came before their creator's clone/fork event.
+    early: HashSet<i32>,
+    root: i32,
+    root_exit: Option<ExitStatus>,
+    outputs: [Option<FileKey>; 2],
+    threads_seen: u32,
+    processes_seen: u32,
+    events: u64,
+    failure: Option<String>,
+    slice: Duration,
+    timer_armed: bool,
+}
+
+/// Records `opts.program` into a new trace. The program's stdin, stdout and stderr are
+/// hindsight's. Returns when the program (and every process it created) has ended.
+pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
+    let started = Instant::now();
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let mut argv: Vec<Vec<u8>> = vec![opts.argv0.as_bytes().to_vec()];
+    argv.extend(opts.args.iter().map(|a| a.as_bytes().to_vec()));
+    let header = Header {
+        format_version: hindsight_trace::FORMAT_VERSION,
+        hindsight_version: env!("CARGO_PKG_VERSION").to_string(),
+        program: opts.program.as_os_str().as_bytes().to_vec(),
+        executable: 0,
+        args: argv.clone(),
+        env: std::env::vars_os()
+            .map(|(k, v)| {
+                let mut e = k.as_bytes().to_vec();
+                e.push(b'=');
+                e.extend_from_slice(v.as_bytes());
+                e
+            })
+            .collect(),
+        cwd: cwd.as_os_str().as_bytes().to_vec(),
+        start_time: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+        clock: "none".to_string(),
+    };
+    let writer = TraceWriter::create(&opts.trace_dir, header, &opts.program)?;
+
+    let spawn = hindsight_ptrace::SpawnOptions {
+        disable_aslr: true,
+        cpu: opts.pin.then(hindsight_ptrace::thread::current_cpu),
+        trap_syscalls: true,
+        trap_rdtsc: true,
+        argv0: Some(opts.argv0.clone()),
+        ..Default::default()
+    };
+    let args: Vec<&std::ffi::OsStr> = opts.args.iter().map(|a| a.as_os_str()).collect();
+    let tid = match hindsight_ptrace::spawn(&opts.program, &args, &spawn) {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = writer.abandon(&e.to_string());
+            let _ = std::fs::remove_dir_all(&opts.trace_dir);
+            return Err(e.into());
+        }
+    };
+    let pid = tid.0;
+    let mem = ProcessMemory::open(pid)?;
+    let sp = tid.regs()?.sp();
+    hindsight_ptrace::auxv::hide_vdso(&mem, sp)?;
+    let random = at_random(&mem, sp);
+    install_alarm_handler();
+
+    let mut rec = Recorder {
+        writer,
+        procs: HashMap::new(),
+        owner: HashMap::new(),
+        parents: HashMap::new(),
+        early: HashSet::new(),
+        root: pid,
+        root_exit: None,
+        outputs: [file_key("/proc/self/fd/1"), file_key("/proc/self/fd/2")],
+        threads_seen: 1,
+        processes_seen: 1,
+        events: 0,
+        failure: None,
+        slice: opts.time_slice,
+        timer_armed: false,
+    };
+    rec.writer.add_process(ProcessInfo {
+        pid,
+        parent: None,
+        fork_event: None,
+        program: opts.program.as_os_str().as_bytes().to_vec(),
+        args: argv,
+    })?;
+    let mut main = Thread::new(pid, State::Ready);
+    main.cpu_ns = point::thread_cpu_ns(pid, pid);
+    rec.procs.insert(
+        pid,
+        Process {
+            pid,
+            mem,
+            threads: vec![main],
+            ready: VecDeque::from([pid]),
+            current: None,
+            since: Instant::now(),
+        },
+    );
+    rec.owner.insert(pid, pid);
+    rec.append(pid, &Event::KernelWrite { writes: random })?;
+
+    let result = rec.run();
+    set_timer(None);
+    let exit = rec
+        .root_exit
+        .clone()
+        .unwrap_or(ExitStatus::Killed(libc::SIGKILL));
+    let failure = match result {
+        Ok(()) => rec.failure.take(),
+        Err(e) => Some(e.to_string()),
+    };
+    if let Some(reason) = failure {
+        rec.kill_all();
+        let trace = rec.writer.abandon(&reason)?;
+        return Ok(Outcome {
+            trace,
+            exit,
+            incomplete: Some(reason),
+        });
+    }
+    let summary = Summary {
+        exit: exit.clone(),
+        duration_ns: started.elapsed().as_nanos() as u64,
+        events: rec.events,
+        threads: rec.threads_seen,
+        processes: rec.processes_seen,
+    };
+    let trace = rec.writer.finish(&summary)?;
+    Ok(Outcome {
+        trace,
+        exit,
+        incomplete: None,
+    })
+}
+
+extern "C" fn on_alarm(_: libc::c_int) {}
+
+/// SIGALRM interrupts the recorder's wait (no SA_RESTART): that is how time slices end.
+fn install_alarm_handler() {
+    // SAFETY: an empty handler is async-signal-safe; the struct is fully initialised.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_alarm as *const () as usize;
+        sa.sa_flags = 0;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGALRM, &sa, std::ptr::null_mut());
+    }
+}
+
+/// Arms (periodic) or disarms the recorder's timer.
+fn set_timer(period: Option<Duration>) {
+    let tv = |d: Duration| libc::timeval {
+        tv_sec: d.as_secs() as libc::time_t,
+        tv_usec: d.subsec_micros() as libc::suseconds_t,
+    };
+    let d = period.unwrap_or(Duration::ZERO);
+    let it = libc::itimerval {
+        it_interval: tv(d),
+        it_value: tv(d),
+    };
+    // SAFETY: plain syscall with a valid struct.
+    unsafe {
+        libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut());
+    }
+}
+
+/// Syscalls that may wait for another thread or process: when they are entered and another
+/// thread is ready, that one runs at once.
+fn may_block(nr: u64, args: &[u64; 6]) -> bool {
+    let name = hindsight_syscalls::name(nr).unwrap_or("");
+    match name {
+        "futex" => {
+            let op = (args[1] & 0x7f) as i32;
+            !matches!(op, libc::FUTEX_WAKE | libc::FUTEX_WAKE_OP | libc::FUTEX_REQUEUE | libc::FUTEX_CMP_REQUEUE)
+        }
+        "read" | "readv" | "recvfrom" | "recvmsg" | "wait4" | "waitid" | "poll" | "ppoll"
+        | "select" | "pselect6" | "epoll_wait" | "epoll_pwait" | "epoll_pwait2" | "nanosleep"
+        | "clock_nanosleep" | "accept" | "accept4" | "pause" | "rt_sigsuspend"
+        | "rt_sigtimedwait" | "connect" | "sendto" | "sendmsg" | "write" | "writev" | "vfork"
+        | "msgrcv" | "semop" | "flock" | "sched_yield" | "openat" | "open" => true,
+        _ => false,
+    }
+}
+
+fn syscall_args(r: &Regs) -> [u64; 6] {
+    [r.0.rdi, r.0.rsi, r.0.rdx, r.0.r10, r.0.r8, r.0.r9]
+}
+
+struct MemReader<'a>(&'a ProcessMemory);
+
+impl hindsight_syscalls::Memory for MemReader<'_> {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), std::io::Error> {
+        self.0
+            .read(addr, buf)
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    }
+}
+
+fn siginfo_bytes(si: &libc::siginfo_t) -> Vec<u8> {
+    // SAFETY: siginfo_t is plain old data of 128 bytes.
+    unsafe {
+        std::slice::from_raw_parts((si as *const libc::siginfo_t).cast::<u8>(), 128).to_vec()
+    }
+}
+
+/// Signals that an instruction raises (they recur by themselves in replay) when the kernel
+/// sent them (si_code > 0).
+fn is_synchronous(sig: i32, si_code: i32) -> bool {
+    matches!(
+        sig,
+        libc::SIGSEGV | libc::SIGBUS | libc::SIGILL | libc::SIGFPE | libc::SIGTRAP
+    ) && si_code > 0
+}
+
+impl Recorder {
+    fn run(&mut self) -> Result<(), RecordError> {
+        loop {
+            if self.procs.is_empty() || self.failure.is_some() {
+                return Ok(());
+            }
+            self.schedule_all()?;
+            if self.failure.is_some() {
+                return Ok(());
+            }
+            self.update_timer();
+            match hindsight_ptrace::wait_any_interruptible() {
+                Ok(Some((tid, ev))) => self.handle(tid.0, ev)?,
+                Ok(None) => self.deadlines()?,
+                Err(e) if e.raw_os_error() == Some(libc::ECHILD) => return Ok(()),
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// A periodic timer runs while some process has a ready thread waiting behind a running
+    /// or syscall-bound one.
+    fn update_timer(&mut self) {
+        let needed = self.procs.values().any(|p| !p.ready.is_empty());
+        if needed != self.timer_armed {
+            set_timer(needed.then_some(Duration::from_micros(500)));
+            self.timer_armed = needed;
+        }
+    }
+
+    /// Time slices and syscall patience that ran out.
+    fn deadlines(&mut self) -> Result<(), RecordError> {
+        let now = Instant::now();
+        let slice = self.slice;
+        let mut to_interrupt = Vec::new();
+        let mut to_switch = Vec::new();
+        for p in self.procs.values_mut() {
+            if p.ready.is_empty() {
+                continue;
+            }
+            match p.current {
+                Some(cur) => {
+                    if now.duration_since(p.since) >= slice {
+                        if let Some(t) = p.thread(cur) {
+                            if t.state == State::User && !t.interrupted {
+                                t.interrupted = true;
+                                to_interrupt.push(cur);
+                            }
+                        }
+                    }
+                }
+                None => {
+                    if p.threads.iter().any(|t| {
+                        t.state == State::InSyscall
+                            && t.syscall.as_ref().is_some_and(|s| {
+                                !s.entry_written && now.duration_since(s.entered) >= SYSCALL_PATIENCE
+                            })
+                    }) {
+                        to_switch.push(p.pid);
+                    }
+                }
+            }
+        }
+        for tid in to_interrupt {
+            let _ = Tid(tid).interrupt();
+        }
+        for pid in to_switch {
+            self.write_entries(pid)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the `SyscallEntry` of every thread of `pid` that is inside a syscall and has
+    /// not had it written: after this, other threads may be chosen.
+    fn write_entries(&mut self, pid: i32) -> Result<(), RecordError> {
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return Ok(());
+        };
+        let mut entries = Vec::new();
+        let mut children = Vec::new();
+        for t in p.threads.iter_mut() {
+            if let Some(s) = t.syscall.as_mut() {
+                if !s.entry_written {
+                    s.entry_written = true;
+                    entries.push(Event::SyscallEntry {
+                        tid: t.tid,
+                        nr: s.nr,
+                        args: s.args,
+                    });
+                    if let Some(c) = s.child.take() {
+                        children.push(c);
+                    }
+                }
+            }
+        }
+        for e in entries {
+            self.append(pid, &e)?;
+        }
+        for c in children {
+            self.writer.add_process(c)?;
+        }
+        Ok(())
+    }
+
+    fn append(&mut self, pid: i32, event: &Event) -> Result<u64, RecordError> {
+        self.events += 1;
+        Ok(self.writer.append(pid, event)?)
+    }
+
+    /// Gives every process without a current thread one, if it can.
+    fn schedule_all(&mut self) -> Result<(), RecordError> {
+        let pids: Vec<i32> = self.procs.keys().copied().collect();
+        for pid in pids {
+            self.schedule(pid)?;
+        }
+        Ok(())
+    }
+
+    fn schedule(&mut self, pid: i32) -> Result<(), RecordError> {
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return Ok(());
+        };
+        if p.current.is_some() || p.ready.is_empty() {
+            return Ok(());
+        }
+        // A thread that just entered a syscall keeps the process for a moment: most syscalls
+        // return at once, and one event is cheaper than two.
+        if p.threads.iter().any(|t| {
+            t.state == State::InSyscall && t.syscall.as_ref().is_some_and(|s| !s.entry_written)
+        }) {
+            return Ok(());
+        }
+        let Some(tid) = p.ready.pop_front() else {
+            return Ok(());
+        };
+        let Some(t) = p.thread(tid) else {
+            return Ok(());
+        };
+        let pending = std::mem::take(&mut t.pending);
+        let deferred = t.deferred_signal.take();
+        for e in &pending {
+            self.append(pid, e)?;
+        }
+        if let Some((sig, info)) = deferred {
+            self.append(
+                pid,
+                &Event::Signal {
+                    tid,
+                    signo: sig,
+                    siginfo: info,
+                    point: SignalPoint::AtStop,
+                },
+            )?;
+            if let Some(t) = self.procs.get_mut(&pid).and_then(|p| p.thread(tid)) {
+                t.signal = sig;
+            }
+        }
+        self.run_user(pid, tid)
+    }
+
+    /// Makes `tid` the current thread of `pid` and lets it execute user code.
+    fn run_user(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return Ok(());
+        };
+        p.current = Some(tid);
+        p.since = Instant::now();
+        let Some(t) = p.thread(tid) else {
+            return Ok(());
+        };
+        t.state = State::User;
+        t.resumed_with = Tid(tid).regs().ok().map(|r| r.to_words());
+        let sig = std::mem::take(&mut t.signal);
+        match Tid(tid).cont(sig) {
+            Err(e) if e.is_gone() => Ok(()),
+            r => Ok(r?),
+        }
+    }
+
+    fn handle(&mut self, tid: i32, ev: WaitEvent) -> Result<(), RecordError> {
+        let Some(&pid) = self.owner.get(&tid) else {
+            if let WaitEvent::Stopped(_) = ev {
+                // A thread or process whose creator's event has not been handled yet.
+                self.early.insert(tid);
+            }
+            return Ok(());
+        };
+        match ev {
+            WaitEvent::Exited(code) => self.on_gone(pid, tid, ExitStatus::Exited(code)),
+            WaitEvent::Killed(sig) => self.on_gone(pid, tid, ExitStatus::Killed(sig)),
+            WaitEvent::Stopped(stop) => match stop {
+                Stop::Seccomp => self.on_syscall_entry(pid, tid),
+                Stop::Syscall => self.on_syscall_exit(pid, tid),
+                Stop::Clone | Stop::Fork | Stop::Vfork => self.on_new_task(pid, tid, stop),
+                Stop::Exec => self.on_exec(pid, tid),
+                Stop::Signal(sig) => self.on_signal(pid, tid, sig),
+                Stop::EventStop(_) => self.on_event_stop(pid, tid),
+                Stop::Exiting => {
+                    let _ = Tid(tid).cont(0);
+                    Ok(())
+                }
+            },
+        }
+    }
+
+    fn state(&mut self, pid: i32, tid: i32) -> Option<State> {
+        self.procs
+            .get_mut(&pid)
+            .and_then(|p| p.thread(tid))
+            .map(|t| t.state)
+    }
+
+    fn on_syscall_entry(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
+        let mut regs = Tid(tid).regs()?;
+        let nr = regs.0.orig_rax;
+        let args = syscall_args(&regs);
+        let class = match hindsight_syscalls::classify(nr, &args) {
+            Ok(c) => c,
+            Err(e) => {
+                self.failure = Some(format!("unsupported syscall: {e}"));
+                return Ok(());
+            }
+        };
+        if let Replay::Deny(errno) = class {
+            regs.0.orig_rax = u64::MAX;
+            regs.0.rax = (-(errno as i64)) as u64;
+            Tid(tid).set_regs(&regs)?;
+            self.append(
+                pid,
+                &Event::Syscall {
+                    tid,
+                    nr,
+                    args,
+                    result: -(errno as i64),
+                    writes: Vec::new(),
+                    mapped: None,
+                },
+            )?;
+            return self.run_user(pid, tid);
+        }
+        let name = hindsight_syscalls::name(nr).unwrap_or("");
+        if matches!(name, "exit" | "exit_group") {
+            self.append(
+                pid,
+                &Event::Syscall {
+                    tid,
+                    nr,
+                    args,
+                    result: 0,
+                    writes: Vec::new(),
+                    mapped: None,
+                },
+            )?;
+            if let Some(p) = self.procs.get_mut(&pid) {
+                if p.current == Some(tid) {
+                    p.current = None;
+                }
+                if let Some(t) = p.thread(tid) {
+                    t.state = State::Exiting;
+                }
+            }
+            self.writer.flush()?;
+            let _ = Tid(tid).cont(0);
+            return Ok(());
+        }
+        let event_index = self.writer.event_count(pid);
+        let blocking = may_block(nr, &args);
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return Ok(());
+        };
+        if p.current == Some(tid) {
+            p.current = None;
+        }
+        let others_ready = !p.ready.is_empty();
+        if let Some(t) = p.thread(tid) {
+            t.state = State::InSyscall;
+            t.syscall = Some(InSyscall {
+                nr,
+                args,
+                entered: Instant::now(),
+                entry_written: false,
+                event_index,
+                child: None,
+                exec: None,
+            });
+        }
+        if blocking && others_ready {
+            self.write_entries(pid)?;
+        }
+        match Tid(tid).syscall(0) {
+            Err(e) if e.is_gone() => Ok(()),
+            r => Ok(r?),
+        }
+    }
+
+    fn on_syscall_exit(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
+        let regs = Tid(tid).regs()?;
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return Ok(());
+        };
+        let Some(t) = p.thread(tid) else {
+            return Ok(());
+        };
+        let Some(s) = t.syscall.take() else {
+            // Not a syscall we sent towards its exit (a stray stop): go on.
+            let _ = Tid(tid).cont(0);
+            return Ok(());
+        };
+        let result = regs.0.rax as i64;
+        let mem = &p.mem;
+        let mut writes = Vec::new();
+        let mut mapped = None;
+        let mut failure = None;
+        let name = hindsight_syscalls::name(s.nr).unwrap_or("");
+        match hindsight_syscalls::writes(s.nr, &s.args, result, &MemReader(mem)) {
+            Ok(ranges) => {
+                for w in ranges {
+                    let mut data = vec![0u8; w.len];
+                    if mem.read(w.addr, &mut data).is_ok() {
+                        writes.push(MemWrite { addr: w.addr, data });
+                    }
+                }
+            }
+            Err(e) => failure = Some(format!("unsupported syscall: {e}")),
+        }
+        if matches!(name, "clone" | "clone3") && !hindsight_syscalls::is_error(result) {
+            writes.extend(clone_tid_writes(mem, &s.args, name == "clone3"));
+        }
+        if matches!(name, "mmap") && !hindsight_syscalls::is_error(result) {
+            let flags = s.args[3];
+            if flags & libc::MAP_ANONYMOUS as u64 == 0 {
+                let fd = s.args[4] as i32;
+                let target = std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok();
+                match target {
+                    Some(path) if path == Path::new("/dev/zero") => {}
+                    Some(path) if std::fs::metadata(&path).map(|m| m.is_file()).unwrap_or(false) => {
+                        match self.writer.add_file(&path) {
+                            Ok(file) => {
+                                mapped = Some(MappedFile {
+                                    file,
+                                    offset: s.args[5],
+                                })
+                            }
+                            Err(e) => failure = Some(e.to_string()),
+                        }
+                    }
+                    other => {
+                        failure = Some(format!(
+                            "unsupported syscall: mmap of {} (only regular files can be recorded)",
+                            other.map(|p| p.display().to_string()).unwrap_or(format!("fd {fd}"))
+                        ))
+                    }
+                }
+            }
+        }
+        if let Some(f) = failure {
+            self.failure = Some(f);
+            return Ok(());
+        }
+        let outputs = self.output_of(pid, s.nr, &s.args, result);
+        let event = if let Some((path, file)) = s.exec.clone() {
+            Event::Exec { tid, path, file }
+        } else if s.entry_written {
+            Event::SyscallExit {
+                tid,
+                nr: s.nr,
+                result,
+                writes,
+                mapped,
+            }
+        } else {
+            Event::Syscall {
+                tid,
+                nr: s.nr,
+                args: s.args,
+                result,
+                writes,
+                mapped,
+            }
+        };
+        let cpu = point::thread_cpu_ns(pid, tid);
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return Ok(());
+        };
+        let runs_now = !s.entry_written && p.current.is_none();
+        if runs_now {
+            let child = s.child;
+            self.append(pid, &event)?;
+            let pending = self
+                .procs
+                .get_mut(&pid)
+                .and_then(|p| p.thread(tid))
+                .map(|t| std::mem::take(&mut t.pending))
+                .unwrap_or_default();
+            for e in &pending {
+                self.append(pid, e)?;
+            }
+            for (owner, e) in outputs {
+                self.append(owner, &e)?;
+            }
+            if let Some(c) = child {
+                self.writer.add_process(c)?;
+            }
+            if let Some(t) = self.procs.get_mut(&pid).and_then(|p| p.thread(tid)) {
+                t.cpu_ns = cpu;
+            }
+            self.run_user(pid, tid)
+        } else {
+            // Its turn comes later; other processes' copies of the output are written now.
+            let Some(t) = p.thread(tid) else {
+                return Ok(());
+            };
+            t.state = State::Ready;
+            t.cpu_ns = cpu;
+            t.pending.push(event);
+            let mut others = Vec::new();
+            for (owner, e) in outputs {
+                if owner == pid {
+                    t.pending.push(e);
+                } else {
+                    others.push((owner, e));
+                }
+            }
+            p.ready.push_back(tid);
+            // Ancestors show a child's output when they are replayed: in their order now.
+            for (owner, e) in others {
+                self.append(owner, &e)?;
+            }
+            Ok(())
+        }
+    }
+
+    /// Output events for a write to the terminal (or whatever stdout/stderr were when the
+    /// recording started): one in this process's stream and one in each ancestor's, so
+    /// that replaying any of them shows it.
+    fn output_of(&self, pid: i32, nr: u64, args: &[u64; 6], result: i64) -> Vec<(i32, Event)> {
+        let name = hindsight_syscalls::name(nr).unwrap_or("");
+        if result <= 0 || !matches!(name, "write" | "writev") {
+            return Vec::new();
+        }
+        let fd = args[0] as i32;
+        let Some(key) = file_key(format!("/proc/{pid}/fd/{fd}")) else {
+            return Vec::new();
+        };
+        let which = if Some(key) == self.outputs[0] {
+            1
+        } else if Some(key) == self.outputs[1] {
+            2
+        } else {
+            return Vec::new();
+        };
+        let Some(p) = self.procs.get(&pid) else {
+            return Vec::new();
+        };
+        let data = match name {
+            "write" => {
+                let mut d = vec![0u8; result as usize];
+                if p.mem.read(args[1], &mut d).is_err() {
+                    return Vec::new();
+                }
+                d
+            }
+            _ => read_iovecs(&p.mem, args[1], args[2], result as usize),
+        };
+        let mut out = Vec::new();
+        let mut owner = Some(pid);
+        while let Some(o) = owner {
+            out.push((
+                o,
+                Event::Output {
+                    pid,
+                    fd: which,
+                    data: data.clone(),
+                },
+            ));
+            owner = self.parents.get(&o).copied();
+        }
+        out
+    }
+
+    fn on_new_task(&mut self, pid: i32, tid: i32, stop: Stop) -> Result<(), RecordError> {
+        let child = Tid(tid).event_msg()? as i32;
+        let is_thread = stop == Stop::Clone && Tid(child).tgid() == Some(pid);
+        // The child's first stop, unless it came already.
+        if !self.early.remove(&child) {
+            match hindsight_ptrace::wait_tid(Tid(child))? {
+                WaitEvent::Stopped(_) => {}
+                _ => {
+                    let _ = Tid(tid).syscall(0);
+                    return Ok(());
+                }
+            }
+        }
+        let mut t = Thread::new(child, State::Ready);
+        t.cpu_ns = point::thread_cpu_ns(if is_thread { pid } else { child }, child);
+        if is_thread {
+            self.threads_seen += 1;
+            self.owner.insert(child, pid);
+            if let Some(p) = self.procs.get_mut(&pid) {
+                p.threads.push(t);
+                p.ready.push_back(child);
+            }
+        } else {
+            self.threads_seen += 1;
+            self.processes_seen += 1;
+            let mem = ProcessMemory::open(child)?;
+            self.owner.insert(child, child);
+            self.parents.insert(child, pid);
+            let (program, args) = process_identity(child);
+            if let Some(s) = self
+                .procs
+                .get_mut(&pid)
+                .and_then(|p| p.thread(tid))
+                .and_then(|t| t.syscall.as_mut())
+            {
+                s.child = Some(ProcessInfo {
+                    pid: child,
+                    parent: Some(pid),
+                    fork_event: Some(s.event_index),
+                    program,
+                    args,
+                });
+            }
+            self.procs.insert(
+                child,
+                Process {
+                    pid: child,
+                    mem,
+                    threads: vec![t],
+                    ready: VecDeque::from([child]),
+                    current: None,
+                    since: Instant::now(),
+                },
+            );
+        }
+        match Tid(tid).syscall(0) {
+            Err(e) if e.is_gone() => Ok(()),
+            r => Ok(r?),
+        }
+    }
+
+    fn on_exec(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
+        // The exec'ing thread now has the process id; the others are gone.
+        let former = Tid(tid).event_msg().map(|m| m as i32).unwrap_or(tid);
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return Ok(());
+        };
+        let mut t = match p.threads.iter().position(|t| t.tid == former) {
+            Some(i) => p.threads.remove(i),
+            None => Thread::new(pid, State::InSyscall),
+        };
+        for gone in p.threads.drain(..) {
+            self.owner.remove(&gone.tid);
+        }
+        t.tid = pid;
+        p.threads.push(t);
+        p.ready.retain(|r| *r == pid);
+        p.current = None;
+        p.mem = ProcessMemory::open(pid)?;
+        self.owner.insert(pid, pid);
+        let regs = Tid(pid).regs()?;
+        hindsight_ptrace::auxv::hide_vdso(&p.mem, regs.sp())?;
+        let random = at_random(&p.mem, regs.sp());
+        if let Some(t) = p.thread(pid) {
+            // Written right after the exec's own event, before the new program runs.
+            t.pending.push(Event::KernelWrite { writes: random });
+        }
+        let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
+        let file = self.writer.add_file(&exe)?;
+        let (program, args) = process_identity(pid);
+        self.writer.note_exec(pid, &program, args)?;
+        if let Some(s) = self
+            .procs
+            .get_mut(&pid)
+            .and_then(|p| p.thread(pid))
+            .and_then(|t| t.syscall.as_mut())
+        {
+            s.exec = Some((exe.as_os_str().as_bytes().to_vec(), file));
+        }
+        match Tid(pid).syscall(0) {
+            Err(e) if e.is_gone() => Ok(()),
+            r => Ok(r?),
+        }
+    }
+
+    fn on_signal(&mut self, pid: i32, tid: i32, sig: i32) -> Result<(), RecordError> {
+        let si = Tid(tid).siginfo()?;
+        let state = self.state(pid, tid);
+        if state != Some(State::User) {
+            // It arrived while the thread was not executing user code (at a syscall's end):
+            // written and delivered when the thread runs next.
+            if let Some(t) = self.procs.get_mut(&pid).and_then(|p| p.thread(tid)) {
+                t.deferred_signal = Some((sig, siginfo_bytes(&si)));
+                if t.state == State::InSyscall {
+                    // PTRACE_SYSCALL towards the exit again.
+                    let _ = Tid(tid).syscall(0);
+                }
+            }
+            return Ok(());
+        }
+        let mut regs = Tid(tid).regs()?;
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return Ok(());
+        };
+        if sig == libc::SIGSEGV && si.si_code == 0x80 {
+            if let Some(read) = tsc::tsc_read_at(&p.mem, regs.pc()) {
+                let (value, aux) = tsc::read_host(read);
+                let pc = regs.pc();
+                tsc::complete(&mut regs, read, value, aux);
+                Tid(tid).set_regs(&regs)?;
+                self.append(
+                    pid,
+                    &Event::Rdtsc {
+                        tid,
+                        pc,
+                        tsc: value,
+                        aux: (read == tsc::TscRead::Rdtscp).then_some(aux),
+                    },
+                )?;
+                return self.run_user(pid, tid);
+            }
+        }
+        let words = regs.to_words();
+        let t = p.thread(tid);
+        let resumed_with = t.as_ref().and_then(|t| t.resumed_with);
+        let cpu_before = t.map(|t| t.cpu_ns).unwrap_or(0);
+        let point = if is_synchronous(sig, si.si_code) {
+            SignalPoint::Synchronous
+        } else if resumed_with.is_some_and(|r| point::same_registers(&r, &words)) {
+            SignalPoint::AtStop
+        } else {
+            let cpu = point::thread_cpu_ns(pid, tid);
+            SignalPoint::Async(point::capture(&p.mem, &regs, cpu.saturating_sub(cpu_before)))
+        };
+        self.append(
+            pid,
+            &Event::Signal {
+                tid,
+                signo: sig,
+                siginfo: siginfo_bytes(&si),
+                point,
+            },
+        )?;
+        if matches!(sig, libc::SIGSEGV | libc::SIGBUS | libc::SIGILL | libc::SIGFPE | libc::SIGABRT) {
+            // The program may die of it: what is recorded so far must be on disk.
+            self.writer.flush()?;
+        }
+        let cpu = point::thread_cpu_ns(pid, tid);
+        if let Some(t) = self.procs.get_mut(&pid).and_then(|p| p.thread(tid)) {
+            t.signal = sig;
+            t.cpu_ns = cpu;
+        }
+        self.run_user(pid, tid)
+    }
+
+    fn on_event_stop(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return Ok(());
+        };
+        let others_ready = !p.ready.is_empty();
+        let Some(t) = p.thread(tid) else {
+            return Ok(());
+        };
+        let interrupted = std::mem::take(&mut t.interrupted);
+        match t.state {
+            State::User if others_ready => {
+                let _ = interrupted;
+                let regs = Tid(tid).regs()?;
+                let cpu = point::thread_cpu_ns(pid, tid);
+                let before = t.cpu_ns;
+                t.cpu_ns = cpu;
+                t.state = State::Ready;
+                let point = point::capture(&p.mem, &regs, cpu.saturating_sub(before));
+                p.current = None;
+                p.ready.push_back(tid);
+                self.append(pid, &Event::Preempt { tid, point })?;
+                Ok(())
+            }
+            State::User => {
+                // Nobody to give the turn to: the stop is invisible to the program.
+                let _ = Tid(tid).cont(0);
+                Ok(())
+            }
+            State::InSyscall => {
+                let _ = Tid(tid).syscall(0);
+                Ok(())
+            }
+            // Ready threads are stopped already; an exiting one goes on dying.
+            State::Ready => Ok(()),
+            State::Exiting => {
+                let _ = Tid(tid).cont(0);
+                Ok(())
+            }
+        }
+    }
+
+    fn on_gone(&mut self, pid: i32, tid: i32, status: ExitStatus) -> Result<(), RecordError> {
+        self.owner.remove(&tid);
+        if tid == pid {
+            // The leader is reported last: the process is over.
+            if let Some(p) = self.procs.remove(&pid) {
+                for t in &p.threads {
+                    self.owner.remove(&t.tid);
+                }
+            }
+            self.append(pid, &Event::ProcessExit { status: status.clone() })?;
+            self.writer.note_process_end(pid, status.clone())?;
+            self.writer.flush()?;
+            if pid == self.root {
+                self.root_exit = Some(status);
+            }
+            return Ok(());
+        }
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return Ok(());
+        };
+        p.threads.retain(|t| t.tid != tid);
+        p.ready.retain(|t| *t != tid);
+        if p.current == Some(tid) {
+            p.current = None;
+        }
+        self.append(pid, &Event::ThreadExit { tid })?;
+        Ok(())
+    }
+
+    fn kill_all(&mut self) {
+        for pid in self.procs.keys() {
+            // SAFETY: plain kill of our own tracees.
+            unsafe {
+                libc::kill(*pid, libc::SIGKILL);
+            }
+        }
+        while let Ok((_, _)) = hindsight_ptrace::wait_any() {}
+        self.procs.clear();
+    }
+}
+
+/// What the kernel wrote for CLONE_PARENT_SETTID / CLONE_CHILD_SETTID (the child's tid): replay
+/// runs clone for real, gets another tid, and writes these back.
+fn clone_tid_writes(mem: &ProcessMemory, args: &[u64; 6], clone3: bool) -> Vec<MemWrite> {
+    let (flags, parent_tid, child_tid) = if clone3 {
+        let mut ca = [0u8; 32];
+        if mem.read(args[0], &mut ca).is_err() {
+            return Vec::new();
+        }
+        let word = |i: usize| u64::from_le_bytes(ca[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
+        (word(0), word(3), word(2))
+    } else {
+        (args[0], args[2], args[3])
+    };
+    let mut out = Vec::new();
+    let mut grab = |addr: u64| {
+        let mut d = vec![0u8; 4];
+        if addr != 0 && mem.read(addr, &mut d).is_ok() {
+            out.push(MemWrite { addr, data: d });
+        }
+    };
+    if flags & libc::CLONE_PARENT_SETTID as u64 != 0 {
+        grab(parent_tid);
+    }
+    if flags & libc::CLONE_CHILD_SETTID as u64 != 0 && flags & libc::CLONE_VM as u64 != 0 {
+        grab(child_tid);
+    }
+    out
+}
+
+/// Up to `len` bytes gathered from an iovec array.
+fn read_iovecs(mem: &ProcessMemory, iov: u64, count: u64, len: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in 0..count.min(1024) {
+        if out.len() >= len {
+            break;
+        }
+        let Ok(base) = mem.read_u64(iov + i * 16) else {
+            break;
+        };
+        let Ok(n) = mem.read_u64(iov + i * 16 + 8) else {
+            break;
+        };
+        let take = (n as usize).min(len - out.len());
+        let mut d = vec![0u8; take];
+        if mem.read(base, &mut d).is_err() {
+            break;
+        }
+        out.extend_from_slice(&d);
+    }
+    out
+}
+
+/// The 16 random bytes the kernel gave a new program (AT_RANDOM): glibc's stack protector
+/// canary and pointer guard are made of them, so replay must see the same ones.
+fn at_random(mem: &ProcessMemory, sp: u64) -> Vec<MemWrite> {
+    let Ok(Some(addr)) = hindsight_ptrace::auxv::entry(mem, sp, hindsight_ptrace::auxv::AT_RANDOM)
+    else {
+        return Vec::new();
+    };
+    let mut data = vec![0u8; 16];
+    if mem.read(addr, &mut data).is_err() {
+        return Vec::new();
+    }
+    vec![MemWrite { addr, data }]
+}
+
+/// The program and argv of a process, from /proc.
+fn process_identity(pid: i32) -> (Vec<u8>, Vec<Vec<u8>>) {
+    let program = std::fs::read_link(format!("/proc/{pid}/exe"))
+        .map(|p| p.as_os_str().as_bytes().to_vec())
+        .unwrap_or_default();
+    let args = std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|c| {
+            c.split(|b| *b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| a.to_vec())
+                .collect()
+        })
+        .unwrap_or_default();
+    (program, args)
+}

@@ -1,0 +1,1202 @@
+//! The replayer: re-executes one recorded process, one thread at a time in the recorded order,
+//! feeding it the recorded inputs, with no effect on the outside world.
+//!
+//! How the recording is followed (see `hindsight-record` for how it was written): event k of
+//! thread T means "T runs from where it is until this point". Before each resume the replayer
+//! handles the events that need no execution (output to show again, a parked syscall's return,
+//! a signal due at a stop), then lets the thread of the next event run alone (serial mode of
+//! `hindsight-control`) until it reaches the point: a syscall (seccomp stop), an rdtsc (its
+//! SIGSEGV), a fault, or an asynchronous position (an internal breakpoint at the recorded pc
+//! whose registers and stack digest match).
+//!
+//! Syscalls are skipped and their recorded results and memory writes applied, except those
+//! that shape the process (memory map, threads, signal state, exec, exit): those run for real,
+//! memory mappings at their recorded addresses, files mapped from the trace's copies.
+//!
+//! Invariants:
+//! - Between two `resume` calls every thread is stopped, and the event at the head of the
+//!   stream is the next thing to happen.
+//! - A thread parked in a syscall (its `SyscallEntry` seen) stays at its seccomp stop until its
+//!   `SyscallExit` is applied.
+//!
+//! Kernel surprises handled here:
+//! - A syscall skipped at its seccomp stop (orig_rax = -1) is not "in a syscall" for the
+//!   kernel's restart logic: a recorded -ERESTART… result followed by a signal is applied at the
+//!   syscall's exit stop with orig_rax restored, so that the kernel restarts it as it did.
+//! - A signal can only be injected at a signal-delivery stop: the replayer queues it with
+//!   tgkill, lets the thread reach that stop before any instruction runs, and sets the
+//!   recorded siginfo there.
+//! - The kernel copies the path given to execve onto the new stack (AT_EXECFN): replay starts
+//!   the program by the recorded path so that every stack address stays the same.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::{OsStr, OsString};
+use std::io::Write as _;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+
+use hindsight_control::{Inferior, Notification, Resume, StepOverMode, StopEvent, StopHook};
+use hindsight_ptrace::{tsc, ProcessMemory, Regs, Stop, Tid, WaitEvent};
+use hindsight_syscalls::Replay;
+use hindsight_trace::{
+    AsyncPoint, Event, EventStream, ExitStatus, MappedFile, MemWrite, SignalPoint, TraceReader,
+};
+
+use crate::divergence::{describe_event, describe_syscall, Divergence};
+use crate::error::ReplayError;
+
+/// What to replay.
+#[derive(Debug, Clone)]
+pub struct ReplayOptions {
+    /// The trace directory.
+    pub trace: PathBuf,
+    /// Recorded pid of the process to replay (None: the first one).
+    pub process: Option<i32>,
+    /// Do not show the program's output again.
+    pub quiet: bool,
+    /// Pin hindsight and the program to one CPU.
+    pub pin: bool,
+}
+
+/// Why [`Replayer::resume`] returned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReplayStop {
+    /// A stop of the program, as in a live session.
+    Program(StopEvent),
+    /// The recording has nothing more (it was cut short): the program is stopped where it
+    /// ends.
+    EndOfRecording(String),
+    /// The replay did something other than the recording: it stops at the first difference.
+    Divergence(Divergence),
+}
+
+/// The recorded event that the replay expects next, with its index.
+struct Head {
+    index: u64,
+    event: Event,
+}
+
+/// A thread parked at the seccomp stop of a syscall whose return comes later.
+#[derive(Debug, Clone)]
+struct Parked {
+    nr: u64,
+    args: [u64; 6],
+    regs: Regs,
+}
+
+/// A replay in progress.
+pub struct Replayer {
+    reader: TraceReader,
+    /// Recorded pid of the replayed process.
+    pid: i32,
+    live_pid: i32,
+    stream: EventStream,
+    head: Option<Head>,
+    /// Events consumed so far.
+    consumed: u64,
+    /// recorded tid → live tid, and back.
+    live: HashMap<i32, Tid>,
+    recorded: HashMap<i32, i32>,
+    mem: ProcessMemory,
+    parked: HashMap<i32, Parked>,
+    /// The internal breakpoint armed for an asynchronous position: its address.
+    async_site: Option<u64>,
+    /// Threads that are gone (ran exit for real).
+    gone: HashSet<i32>,
+    quiet: bool,
+    /// Program path used to start the replay.
+    program: PathBuf,
+    /// With `--process`: the index of the ancestor's event that creates the next process of
+    /// the chain (that fork runs for real).
+    fork_at: Option<u64>,
+}
+
+impl Replayer {
+    /// Opens the trace and starts its process stopped before its first instruction. Returns
+    /// the replayer and the process, which the caller drives through [`Replayer::resume`].
+    pub fn start(opts: &ReplayOptions) -> Result<(Replayer, Inferior), ReplayError> {
+        let reader = TraceReader::open(&opts.trace)?;
+        let root = reader
+            .processes()
+            .first()
+            .map(|p| p.pid)
+            .ok_or_else(|| ReplayError::Unsupported("the trace records no process".into()))?;
+        let pid = opts.process.unwrap_or(root);
+        if pid != root {
+            if reader.processes().iter().all(|p| p.pid != pid) {
+                let pids: Vec<String> = reader
+                    .processes()
+                    .iter()
+                    .map(|p| p.pid.to_string())
+                    .collect();
+                return Err(ReplayError::Unsupported(format!(
+                    "the trace has no process {pid} (it has {})",
+                    pids.join(", ")
+                )));
+            }
+            return Self::start_child(reader, pid, opts);
+        }
+        let (program, inf) = spawn_root(&reader, opts.pin)?;
+        let stream = reader.events(root)?;
+        let live_pid = inf.pid();
+        let mem = ProcessMemory::open(live_pid)?;
+        let mut r = Replayer {
+            reader,
+            pid: root,
+            live_pid,
+            stream,
+            head: None,
+            consumed: 0,
+            live: HashMap::from([(root, Tid(live_pid))]),
+            recorded: HashMap::from([(live_pid, root)]),
+            mem,
+            parked: HashMap::new(),
+            async_site: None,
+            gone: HashSet::new(),
+            quiet: opts.quiet,
+            program,
+            fork_at: None,
+        };
+        r.apply_kernel_writes()?;
+        Ok((r, inf))
+    }
+
+    /// Replaying a child process on its own: its ancestors are replayed, silently, up to the
+    /// fork that made it, which then runs for real; the replay follows the child and the
+    /// ancestor is killed.
+    fn start_child(
+        reader: TraceReader,
+        pid: i32,
+        opts: &ReplayOptions,
+    ) -> Result<(Replayer, Inferior), ReplayError> {
+        // The chain of processes from the root down to `pid`.
+        let mut chain = vec![pid];
+        let mut cur = pid;
+        while let Some(parent) = reader
+            .processes()
+            .iter()
+            .find(|p| p.pid == cur)
+            .and_then(|p| p.parent)
+        {
+            chain.push(parent);
+            cur = parent;
+        }
+        chain.reverse();
+        let quiet = opts.quiet;
+        let root = ReplayOptions {
+            process: None,
+            quiet: true,
+            ..opts.clone()
+        };
+        let (mut r, mut inf) = Replayer::start(&root)?;
+        for child in chain.iter().skip(1) {
+            let info = r
+                .reader
+                .processes()
+                .iter()
+                .find(|p| p.pid == *child)
+                .cloned()
+                .ok_or_else(|| ReplayError::Unsupported(format!("no process {child}")))?;
+            let fork_event = info.fork_event.ok_or_else(|| {
+                ReplayError::Unsupported(format!("the trace does not say where process {child} was created"))
+            })?;
+            r.fork_at = Some(fork_event);
+            let mut quiet_hook = Silent;
+            let live_child = loop {
+                match r.resume(&mut inf, Resume::Continue, &mut quiet_hook)? {
+                    ReplayStop::Program(StopEvent::Exec { .. }) => continue,
+                    ReplayStop::Program(StopEvent::Syscall { tid }) => break tid,
+                    other => {
+                        return Err(ReplayError::Unsupported(format!(
+                            "could not replay up to the creation of process {child}: {other:?}"
+                        )))
+                    }
+                }
+            };
+            r.fork_at = None;
+            // The ancestor's part is over: the child goes on alone.
+            inf.kill();
+            let mut child_inf = Inferior::adopt(live_child.0)?;
+            child_inf.set_step_over_mode(StepOverMode::NoSwitch);
+            std::mem::swap(&mut inf, &mut child_inf);
+            drop(child_inf);
+            r.pid = *child;
+            r.live_pid = live_child.0;
+            r.stream = r.reader.events(*child)?;
+            r.head = None;
+            r.consumed = 0;
+            r.live = HashMap::from([(*child, live_child)]);
+            r.recorded = HashMap::from([(live_child.0, *child)]);
+            r.mem = ProcessMemory::open(live_child.0)?;
+            r.parked.clear();
+            r.async_site = None;
+            r.gone.clear();
+        }
+        r.quiet = quiet;
+        Ok((r, inf))
+    }
+
+    /// Runs the fork/vfork/clone at `tid`'s seccomp stop for real and returns the new
+    /// process, stopped at its first stop (with `--process`, the way to a child).
+    fn fork_for_real(&mut self, tid: Tid, regs: Regs) -> Result<Tid, ReplayError> {
+        tid.set_regs(&regs)?;
+        tid.syscall(0)?;
+        loop {
+            match hindsight_ptrace::wait_tid(tid)? {
+                WaitEvent::Stopped(Stop::Fork | Stop::Vfork | Stop::Clone) => {
+                    let child = Tid(tid.event_msg()? as i32);
+                    loop {
+                        match hindsight_ptrace::wait_tid(child)? {
+                            WaitEvent::Stopped(_) => return Ok(child),
+                            _ => {
+                                return Err(ReplayError::Unsupported(
+                                    "the new process died at once".into(),
+                                ))
+                            }
+                        }
+                    }
+                }
+                WaitEvent::Stopped(_) => tid.syscall(0)?,
+                _ => {
+                    return Err(ReplayError::Unsupported(
+                        "the process died while creating a child".into(),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// The program the replay runs (for its symbols).
+    pub fn program(&self) -> &Path {
+        &self.program
+    }
+
+    /// The trace being replayed.
+    pub fn reader(&self) -> &TraceReader {
+        &self.reader
+    }
+
+    /// Recorded pid of the replayed process (what the program saw as its pid).
+    pub fn recorded_pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Number of recorded events replayed so far.
+    pub fn events_replayed(&self) -> u64 {
+        self.consumed
+    }
+
+    fn peek(&mut self) -> Result<Option<&Event>, ReplayError> {
+        if self.head.is_none() {
+            let index = self.stream.position();
+            if let Some(event) = self.stream.next_event()? {
+                self.head = Some(Head { index, event });
+            }
+        }
+        Ok(self.head.as_ref().map(|h| &h.event))
+    }
+
+    fn head_index(&self) -> u64 {
+        self.head
+            .as_ref()
+            .map(|h| h.index)
+            .unwrap_or(self.stream.position())
+    }
+
+    fn consume(&mut self) -> Option<Event> {
+        self.consumed += 1;
+        self.head.take().map(|h| h.event)
+    }
+
+    fn diverged(&self, tid: i32, recorded: String, replayed: String) -> ReplayStop {
+        ReplayStop::Divergence(Divergence {
+            event: self.head_index(),
+            tid,
+            recorded,
+            replayed,
+        })
+    }
+
+    fn live_tid(&self, recorded: i32) -> Option<Tid> {
+        self.live.get(&recorded).copied()
+    }
+
+    fn recorded_tid(&self, live: Tid) -> i32 {
+        self.recorded.get(&live.0).copied().unwrap_or(live.0)
+    }
+
+    /// Memory the kernel wrote at the exec (AT_RANDOM): applied before the program runs.
+    fn apply_kernel_writes(&mut self) -> Result<(), ReplayError> {
+        while let Some(Event::KernelWrite { .. }) = self.peek()? {
+            if let Some(Event::KernelWrite { writes }) = self.consume() {
+                self.write_all(&writes)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Shows recorded output again (unless quiet).
+    fn echo(&self, fd: i32, data: &[u8]) {
+        if self.quiet {
+            return;
+        }
+        let _ = if fd == 2 {
+            std::io::stderr().write_all(data)
+        } else {
+            let mut out = std::io::stdout();
+            out.write_all(data).and_then(|_| out.flush())
+        };
+    }
+
+    fn write_all(&self, writes: &[MemWrite]) -> Result<(), ReplayError> {
+        for w in writes {
+            self.mem.write(w.addr, &w.data)?;
+        }
+        Ok(())
+    }
+
+    /// Resumes the replay (`how` as in a live session) and returns at the next stop.
+    pub fn resume(
+        &mut self,
+        inf: &mut Inferior,
+        how: Resume,
+        hook: &mut dyn StopHook,
+    ) -> Result<ReplayStop, ReplayError> {
+        loop {
+            if let Some(stop) = self.instant_events(inf, hook)? {
+                return Ok(stop);
+            }
+            let Some(event) = self.peek()?.cloned() else {
+                return Ok(self.end_of_recording());
+            };
+            let runner = match event.tid() {
+                Some(t) => t,
+                None => {
+                    // ProcessExit with the process still there: something outside killed it.
+                    if let Event::ProcessExit { status } = event {
+                        self.consume();
+                        let sig = match status {
+                            ExitStatus::Killed(s) => s,
+                            ExitStatus::Exited(_) => libc::SIGKILL,
+                        };
+                        inf.kill();
+                        inf.set_exited(StopEvent::Killed(sig));
+                        return Ok(ReplayStop::Program(StopEvent::Killed(sig)));
+                    }
+                    continue;
+                }
+            };
+            let Some(tid) = self.live_tid(runner) else {
+                return Ok(self.diverged(
+                    runner,
+                    describe_event(&event),
+                    "no such thread".into(),
+                ));
+            };
+            inf.set_serial(Some(tid));
+            let target = self.arm_async(inf, &event, tid)?;
+            let step = matches!(how, Resume::Step(t) if t == tid);
+            let mut wrapper = Wrapper {
+                user: hook,
+                target,
+                reached: false,
+                user_stop: false,
+            };
+            let stop = inf.resume(if step { how } else { Resume::Continue }, &mut wrapper)?;
+            let (reached, user_stop) = (wrapper.reached, wrapper.user_stop);
+            match stop {
+                StopEvent::Syscall { tid: t } => {
+                    if let Some(s) = self.on_syscall(inf, t)? {
+                        return Ok(s);
+                    }
+                    if step {
+                        return Ok(ReplayStop::Program(StopEvent::Stepped { tid: t }));
+                    }
+                }
+                StopEvent::Signal { tid: t, signal } => {
+                    if let Some(s) = self.on_signal(inf, hook, t, signal)? {
+                        return Ok(s);
+                    }
+                    if step {
+                        return Ok(ReplayStop::Program(StopEvent::Stepped { tid: t }));
+                    }
+                }
+                StopEvent::Breakpoint { tid: t, addr } if reached => {
+                    let s = self.on_async_point(inf, hook, t)?;
+                    if user_stop {
+                        return Ok(ReplayStop::Program(StopEvent::Breakpoint { tid: t, addr }));
+                    }
+                    if let Some(s) = s {
+                        return Ok(s);
+                    }
+                }
+                StopEvent::Exited(_) | StopEvent::Killed(_) => return Ok(self.on_exit(stop)?),
+                other => return Ok(ReplayStop::Program(other)),
+            }
+        }
+    }
+
+    fn end_of_recording(&self) -> ReplayStop {
+        let why = if self.stream.truncated() {
+            "the trace is truncated".to_string()
+        } else {
+            match self.reader.incomplete() {
+                Some(r) if !r.is_empty() => format!("the recording was cut short: {r}"),
+                Some(_) => "the recording was cut short".to_string(),
+                None => "no more events".to_string(),
+            }
+        };
+        ReplayStop::EndOfRecording(why)
+    }
+
+    /// Handles the events at the head that need no execution.
+    fn instant_events(
+        &mut self,
+        inf: &mut Inferior,
+        hook: &mut dyn StopHook,
+    ) -> Result<Option<ReplayStop>, ReplayError> {
+        loop {
+            let Some(event) = self.peek()?.cloned() else {
+                return Ok(None);
+            };
+            match event {
+                Event::Output { fd, data, .. } => {
+                    self.echo(fd, &data);
+                    self.consume();
+                }
+                Event::KernelWrite { writes } => {
+                    self.consume();
+                    self.write_all(&writes)?;
+                }
+                Event::ThreadExit { tid } => {
+                    self.consume();
+                    if let Some(live) = self.live.get(&tid).copied() {
+                        if !self.gone.contains(&tid) {
+                            // It did not run its exit here: it died with an exec or a kill.
+                            inf.remove_thread(live);
+                        }
+                    }
+                }
+                Event::SyscallExit { tid, .. } if self.parked.contains_key(&tid) => {
+                    let Some(Event::SyscallExit {
+                        tid,
+                        nr,
+                        result,
+                        writes,
+                        mapped,
+                    }) = self.consume()
+                    else {
+                        continue;
+                    };
+                    let Some(p) = self.parked.remove(&tid) else {
+                        continue;
+                    };
+                    let Some(live) = self.live_tid(tid) else {
+                        continue;
+                    };
+                    if p.nr != nr {
+                        return Ok(Some(self.diverged(
+                            tid,
+                            format!("the return of {}", describe_syscall(nr, &p.args)),
+                            describe_syscall(p.nr, &p.args),
+                        )));
+                    }
+                    if let Some(s) =
+                        self.complete_syscall(inf, live, p.regs, nr, &p.args, result, &writes, mapped)?
+                    {
+                        return Ok(Some(s));
+                    }
+                }
+                Event::Signal {
+                    point: SignalPoint::AtStop,
+                    ..
+                } => {
+                    let Some(Event::Signal {
+                        tid,
+                        signo,
+                        siginfo,
+                        ..
+                    }) = self.consume()
+                    else {
+                        continue;
+                    };
+                    let Some(live) = self.live_tid(tid) else {
+                        continue;
+                    };
+                    if let Some(s) = self.inject_signal(inf, hook, live, signo, &siginfo)? {
+                        return Ok(Some(s));
+                    }
+                }
+                _ => return Ok(None),
+            }
+        }
+    }
+
+    /// Arms the internal breakpoint of an asynchronous position that `tid` must reach next.
+    fn arm_async(
+        &mut self,
+        inf: &mut Inferior,
+        event: &Event,
+        tid: Tid,
+    ) -> Result<Option<(Tid, AsyncPoint)>, ReplayError> {
+        let point = match event {
+            Event::Preempt { point, .. } => point,
+            Event::Signal {
+                point: SignalPoint::Async(point),
+                ..
+            } => point,
+            _ => return Ok(None),
+        };
+        let pc = point.regs[16];
+        if self.async_site != Some(pc) {
+            self.disarm_async(inf)?;
+            inf.insert_site(pc)?;
+            self.async_site = Some(pc);
+        }
+        Ok(Some((tid, point.clone())))
+    }
+
+    fn disarm_async(&mut self, inf: &mut Inferior) -> Result<(), ReplayError> {
+        if let Some(pc) = self.async_site.take() {
+            inf.remove_site(pc)?;
+        }
+        Ok(())
+    }
+
+    /// A thread reached the asynchronous position of the head event.
+    fn on_async_point(
+        &mut self,
+        inf: &mut Inferior,
+        hook: &mut dyn StopHook,
+        tid: Tid,
+    ) -> Result<Option<ReplayStop>, ReplayError> {
+        self.disarm_async(inf)?;
+        // The hit was handled: the thread is not "in" a breakpoint any more.
+        inf.forget_trap(tid);
+        match self.consume() {
+            Some(Event::Signal { signo, siginfo, .. }) => {
+                self.inject_signal(inf, hook, tid, signo, &siginfo)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Delivers a recorded signal to a stopped thread, before it executes anything.
+    fn inject_signal(
+        &mut self,
+        inf: &mut Inferior,
+        hook: &mut dyn StopHook,
+        tid: Tid,
+        signo: i32,
+        siginfo: &[u8],
+    ) -> Result<Option<ReplayStop>, ReplayError> {
+        tid.kill(self.live_pid, signo)?;
+        tid.cont(0)?;
+        loop {
+            match hindsight_ptrace::wait_tid(tid)? {
+                WaitEvent::Stopped(Stop::Signal(s)) if s == signo => break,
+                WaitEvent::Stopped(Stop::Syscall) => tid.cont(0)?,
+                WaitEvent::Stopped(other) => {
+                    return Ok(Some(self.diverged(
+                        self.recorded_tid(tid),
+                        format!("signal {}", crate::divergence::signal_name(signo)),
+                        format!("{other:?}"),
+                    )))
+                }
+                WaitEvent::Exited(_) | WaitEvent::Killed(_) => {
+                    return Ok(Some(self.diverged(
+                        self.recorded_tid(tid),
+                        format!("signal {}", crate::divergence::signal_name(signo)),
+                        "the thread exited".into(),
+                    )))
+                }
+            }
+        }
+        if siginfo.len() >= std::mem::size_of::<libc::siginfo_t>() {
+            // SAFETY: siginfo_t is plain data; the slice holds at least its size.
+            let si: libc::siginfo_t =
+                unsafe { std::ptr::read_unaligned(siginfo.as_ptr().cast::<libc::siginfo_t>()) };
+            tid.set_siginfo(&si)?;
+        }
+        inf.set_pending_signal(tid, signo);
+        if hook.stops_on_signal(signo) {
+            return Ok(Some(ReplayStop::Program(StopEvent::Signal {
+                tid,
+                signal: signo,
+            })));
+        }
+        Ok(None)
+    }
+
+    /// A thread stopped at a syscall: it must be the head event's.
+    fn on_syscall(&mut self, inf: &mut Inferior, tid: Tid) -> Result<Option<ReplayStop>, ReplayError> {
+        let regs = tid.regs()?;
+        let nr = regs.0.orig_rax;
+        let args = [regs.0.rdi, regs.0.rsi, regs.0.rdx, regs.0.r10, regs.0.r8, regs.0.r9];
+        let rtid = self.recorded_tid(tid);
+        let replayed = describe_syscall(nr, &args);
+        let Some(event) = self.peek()?.cloned() else {
+            return Ok(Some(self.end_of_recording()));
+        };
+        let same = |t: i32, n: u64, a: &[u64; 6]| t == rtid && n == nr && a[..3] == args[..3];
+        if self.fork_at.is_some() && self.fork_at == self.head.as_ref().map(|h| h.index) {
+            let child = self.fork_for_real(tid, regs)?;
+            return Ok(Some(ReplayStop::Program(StopEvent::Syscall { tid: child })));
+        }
+        match event {
+            Event::Syscall {
+                tid: t,
+                nr: n,
+                args: a,
+                result,
+                writes,
+                mapped,
+            } if same(t, n, &a) => {
+                self.consume();
+                self.complete_syscall(inf, tid, regs, nr, &args, result, &writes, mapped)
+            }
+            Event::SyscallEntry {
+                tid: t,
+                nr: n,
+                args: a,
+            } if same(t, n, &a) => {
+                self.consume();
+                self.parked.insert(rtid, Parked { nr, args, regs });
+                Ok(None)
+            }
+            Event::Exec { tid: t, path, .. } if t == rtid && is_exec(nr) => {
+                self.consume();
+                self.exec(inf, tid, &path)
+            }
+            other => Ok(Some(self.diverged(rtid, describe_event(&other), replayed))),
+        }
+    }
+
+    /// Finishes a syscall whose result is known: skipped with the recorded result, or run for
+    /// real when it shapes the process.
+    #[allow(clippy::too_many_arguments)]
+    fn complete_syscall(
+        &mut self,
+        inf: &mut Inferior,
+        tid: Tid,
+        regs: Regs,
+        nr: u64,
+        args: &[u64; 6],
+        result: i64,
+        writes: &[MemWrite],
+        mapped: Option<MappedFile>,
+    ) -> Result<Option<ReplayStop>, ReplayError> {
+        let name = hindsight_syscalls::name(nr).unwrap_or("");
+        let class = hindsight_syscalls::classify(nr, args).unwrap_or(Replay::Emulate);
+        let creates_process = matches!(name, "fork" | "vfork")
+            || (matches!(name, "clone") && args[0] & libc::CLONE_THREAD as u64 == 0)
+            || (name == "clone3" && self.clone3_flags(args[0]) & libc::CLONE_THREAD as u64 == 0);
+        let failed = hindsight_syscalls::is_error(result);
+        let execute = class == Replay::Execute && !creates_process && (!failed || name == "exit_group");
+        if !execute {
+            self.skip(tid, regs, nr, result)?;
+            self.write_all(writes)?;
+            return Ok(None);
+        }
+        match name {
+            "exit_group" => {
+                tid.cont(0)?;
+                // Every thread dies; the leader is reported last.
+                loop {
+                    match hindsight_ptrace::wait_any()? {
+                        (t, WaitEvent::Exited(code)) if t.0 == self.live_pid => {
+                            inf.set_exited(StopEvent::Exited(code));
+                            return Ok(Some(self.on_exit(StopEvent::Exited(code))?));
+                        }
+                        (t, WaitEvent::Killed(sig)) if t.0 == self.live_pid => {
+                            inf.set_exited(StopEvent::Killed(sig));
+                            return Ok(Some(self.on_exit(StopEvent::Killed(sig))?));
+                        }
+                        (t, WaitEvent::Stopped(_)) => {
+                            let _ = t.cont(0);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            "exit" => {
+                tid.cont(0)?;
+                if tid.0 != self.live_pid {
+                    loop {
+                        match hindsight_ptrace::wait_tid(tid)? {
+                            WaitEvent::Exited(_) | WaitEvent::Killed(_) => break,
+                            WaitEvent::Stopped(_) => tid.cont(0)?,
+                        }
+                    }
+                }
+                inf.remove_thread(tid);
+                self.gone.insert(self.recorded_tid(tid));
+                Ok(None)
+            }
+            // Runs when the thread resumes; it restores the registers itself.
+            "rt_sigreturn" => Ok(None),
+            "clone" | "clone3" => self.execute_clone(inf, tid, regs, result, writes),
+            "mmap" => self.execute_mmap(tid, regs, args, result, mapped),
+            _ => {
+                let mut r = regs;
+                tid.set_regs(&r)?;
+                let actual = self.run_to_exit(tid)?;
+                if matches!(name, "brk" | "mremap") && actual != result {
+                    return Ok(Some(self.diverged(
+                        self.recorded_tid(tid),
+                        format!("{} = {result:#x}", describe_syscall(nr, args)),
+                        format!("{} = {actual:#x}", describe_syscall(nr, args)),
+                    )));
+                }
+                r = tid.regs()?;
+                r.0.rax = result as u64;
+                tid.set_regs(&r)?;
+                self.write_all(writes)?;
+                Ok(None)
+            }
+        }
+    }
+
+    fn clone3_flags(&self, args_addr: u64) -> u64 {
+        self.mem.read_u64(args_addr).unwrap_or(0)
+    }
+
+    /// Skips the syscall at a seccomp stop, with `result` as its return value.
+    fn skip(&mut self, tid: Tid, mut regs: Regs, nr: u64, result: i64) -> Result<(), ReplayError> {
+        regs.0.orig_rax = u64::MAX;
+        regs.0.rax = result as u64;
+        tid.set_regs(&regs)?;
+        if (-516..=-512).contains(&result) {
+            // A restartable result: the kernel restarts the call when the coming signal is
+            // handled, but only if it sees a syscall at its exit.
+            self.run_to_exit(tid)?;
+            regs.0.orig_rax = nr;
+            regs.0.rax = result as u64;
+            tid.set_regs(&regs)?;
+        }
+        Ok(())
+    }
+
+    /// Lets the syscall at `tid`'s seccomp stop run and waits for its exit; returns rax.
+    fn run_to_exit(&mut self, tid: Tid) -> Result<i64, ReplayError> {
+        tid.syscall(0)?;
+        loop {
+            match hindsight_ptrace::wait_tid(tid)? {
+                WaitEvent::Stopped(Stop::Syscall)
+                    if tid.syscall_op()? == hindsight_ptrace::thread::SyscallOp::Exit =>
+                {
+                    return Ok(tid.regs()?.0.rax as i64)
+                }
+                WaitEvent::Stopped(Stop::Seccomp | Stop::Syscall) => tid.syscall(0)?,
+                WaitEvent::Stopped(Stop::Signal(sig)) => tid.syscall(sig)?,
+                WaitEvent::Stopped(_) => tid.syscall(0)?,
+                WaitEvent::Exited(_) | WaitEvent::Killed(_) => {
+                    return Err(ReplayError::Unsupported(format!(
+                        "thread {} exited during a syscall that replay ran",
+                        tid.0
+                    )))
+                }
+            }
+        }
+    }
+
+    /// Executes syscall `nr(args)` in `tid`, which is stopped at a syscall's exit with the pc
+    /// just past a `syscall` instruction: the pc is moved back onto that instruction, which
+    /// runs again with our registers (through its seccomp stop) up to its exit.
+    fn rerun_syscall(&mut self, tid: Tid, base: &Regs, nr: u64, args: [u64; 6]) -> Result<i64, ReplayError> {
+        let mut r = *base;
+        r.0.rip = base.0.rip - 2;
+        r.0.rax = nr;
+        r.0.orig_rax = u64::MAX;
+        r.0.rdi = args[0];
+        r.0.rsi = args[1];
+        r.0.rdx = args[2];
+        r.0.r10 = args[3];
+        r.0.r8 = args[4];
+        r.0.r9 = args[5];
+        tid.set_regs(&r)?;
+        tid.syscall(0)?;
+        loop {
+            match hindsight_ptrace::wait_tid(tid)? {
+                WaitEvent::Stopped(Stop::Seccomp) => tid.syscall(0)?,
+                WaitEvent::Stopped(Stop::Syscall) => {
+                    // The entry stop comes first (then the seccomp stop), then the exit.
+                    if tid.syscall_op()? == hindsight_ptrace::thread::SyscallOp::Exit {
+                        return Ok(tid.regs()?.0.rax as i64);
+                    }
+                    tid.syscall(0)?;
+                }
+                WaitEvent::Stopped(_) => tid.syscall(0)?,
+                WaitEvent::Exited(_) | WaitEvent::Killed(_) => {
+                    return Err(ReplayError::Unsupported(format!(
+                        "thread {} exited during a syscall that replay ran",
+                        tid.0
+                    )))
+                }
+            }
+        }
+    }
+
+    /// mmap at the recorded address; a file from the trace's copy of it.
+    fn execute_mmap(
+        &mut self,
+        tid: Tid,
+        regs: Regs,
+        args: &[u64; 6],
+        result: i64,
+        mapped: Option<MappedFile>,
+    ) -> Result<Option<ReplayStop>, ReplayError> {
+        let addr = result as u64;
+        let fixed = |flags: u64| (flags & !0x10_0000 & !0x03) | 0x02 | libc::MAP_FIXED as u64;
+        let rtid = self.recorded_tid(tid);
+        let actual = match mapped {
+            None => {
+                let mut r = regs;
+                r.0.rdi = addr;
+                r.0.r10 = (args[3] & !0x10_0000) | libc::MAP_FIXED as u64;
+                tid.set_regs(&r)?;
+                self.run_to_exit(tid)?
+            }
+            Some(m) => {
+                let copy = self.reader.file_path(m.file)?;
+                let mut path = copy.as_os_str().as_bytes().to_vec();
+                path.push(0);
+                // Scratch space for the path: below the red zone, saved and restored.
+                let scratch = (regs.0.rsp - 128 - 4096) & !15;
+                let mut saved = vec![0u8; path.len()];
+                self.mem.read(scratch, &mut saved)?;
+                self.mem.write(scratch, &path)?;
+                // This stop's syscall becomes the openat; mmap and close follow.
+                let mut r = regs;
+                r.0.orig_rax = libc::SYS_openat as u64;
+                r.0.rdi = libc::AT_FDCWD as u64;
+                r.0.rsi = scratch;
+                r.0.rdx = (libc::O_RDONLY | libc::O_CLOEXEC) as u64;
+                tid.set_regs(&r)?;
+                let fd = self.run_to_exit(tid)?;
+                if fd < 0 {
+                    self.mem.write(scratch, &saved)?;
+                    return Ok(Some(self.diverged(
+                        rtid,
+                        format!("mmap of {}", copy.display()),
+                        format!("cannot open the trace's copy (error {})", -fd),
+                    )));
+                }
+                let a = self.rerun_syscall(
+                    tid,
+                    &regs,
+                    libc::SYS_mmap as u64,
+                    [addr, args[1], args[2], fixed(args[3]), fd as u64, m.offset],
+                )?;
+                self.rerun_syscall(tid, &regs, libc::SYS_close as u64, [fd as u64, 0, 0, 0, 0, 0])?;
+                self.mem.write(scratch, &saved)?;
+                a
+            }
+        };
+        // Leave the thread at the exit stop with the original registers and the result.
+        let mut r = regs;
+        r.0.orig_rax = u64::MAX;
+        r.0.rax = result as u64;
+        tid.set_regs(&r)?;
+        if actual != result {
+            return Ok(Some(self.diverged(
+                rtid,
+                format!("mmap = {result:#x}"),
+                format!("mmap = {actual:#x}"),
+            )));
+        }
+        Ok(None)
+    }
+
+    /// A new thread, for real; the program sees the recorded tid.
+    fn execute_clone(
+        &mut self,
+        inf: &mut Inferior,
+        tid: Tid,
+        regs: Regs,
+        result: i64,
+        writes: &[MemWrite],
+    ) -> Result<Option<ReplayStop>, ReplayError> {
+        tid.set_regs(&regs)?;
+        tid.syscall(0)?;
+        let mut child = None;
+        loop {
+            match hindsight_ptrace::wait_tid(tid)? {
+                WaitEvent::Stopped(Stop::Clone) => {
+                    let c = Tid(tid.event_msg()? as i32);
+                    // Its first stop (a new thread starts with a stop of its own).
+                    loop {
+                        match hindsight_ptrace::wait_tid(c)? {
+                            WaitEvent::Stopped(_) => break,
+                            _ => {
+                                return Err(ReplayError::Unsupported(
+                                    "a new thread died before its first instruction".into(),
+                                ))
+                            }
+                        }
+                    }
+                    inf.add_thread(c);
+                    child = Some(c);
+                    tid.syscall(0)?;
+                }
+                WaitEvent::Stopped(Stop::Syscall) => break,
+                WaitEvent::Stopped(_) => tid.syscall(0)?,
+                WaitEvent::Exited(_) | WaitEvent::Killed(_) => {
+                    return Err(ReplayError::Unsupported(format!(
+                        "thread {} exited during clone",
+                        tid.0
+                    )))
+                }
+            }
+        }
+        let mut r = tid.regs()?;
+        r.0.rax = result as u64;
+        tid.set_regs(&r)?;
+        self.write_all(writes)?;
+        match child {
+            Some(c) => {
+                self.live.insert(result as i32, c);
+                self.recorded.insert(c.0, result as i32);
+                Ok(None)
+            }
+            None => Ok(Some(self.diverged(
+                self.recorded_tid(tid),
+                format!("clone = {result}"),
+                "no thread was created".into(),
+            ))),
+        }
+    }
+
+    /// The program executes a new one, for real (by the recorded path).
+    fn exec(&mut self, inf: &mut Inferior, tid: Tid, path: &[u8]) -> Result<Option<ReplayStop>, ReplayError> {
+        tid.syscall(0)?;
+        loop {
+            match hindsight_ptrace::wait_any()? {
+                (_, WaitEvent::Stopped(Stop::Exec)) => break,
+                (t, WaitEvent::Stopped(Stop::Syscall)) if t == tid => {
+                    // execve failed here although it succeeded when recorded.
+                    return Ok(Some(self.diverged(
+                        self.recorded_tid(tid),
+                        format!("exec of {}", String::from_utf8_lossy(path)),
+                        format!("exec failed (error {})", -(t.regs()?.0.rax as i64)),
+                    )));
+                }
+                (t, WaitEvent::Stopped(_)) if t == tid => tid.syscall(0)?,
+                _ => {}
+            }
+        }
+        let leader = Tid(self.live_pid);
+        let old = self.recorded_tid(tid);
+        inf.reset_after_exec(leader)?;
+        self.mem = ProcessMemory::open(self.live_pid)?;
+        hindsight_ptrace::auxv::hide_vdso(&self.mem, leader.regs()?.sp())?;
+        // Only the exec'ing thread is left, with the process id.
+        self.live.retain(|_, l| l.0 == self.live_pid || *l == tid);
+        self.live.insert(self.pid, leader);
+        self.recorded.clear();
+        self.recorded.insert(self.live_pid, self.pid);
+        let _ = old;
+        self.parked.clear();
+        self.async_site = None;
+        leader.syscall(0)?;
+        loop {
+            match hindsight_ptrace::wait_tid(leader)? {
+                WaitEvent::Stopped(Stop::Syscall) => break,
+                WaitEvent::Stopped(_) => leader.syscall(0)?,
+                _ => break,
+            }
+        }
+        self.apply_kernel_writes()?;
+        let path = std::fs::read_link(format!("/proc/{}/exe", self.live_pid))
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| String::from_utf8_lossy(path).into_owned());
+        Ok(Some(ReplayStop::Program(StopEvent::Exec { tid: leader, path })))
+    }
+
+    /// A signal stopped a thread: an rdtsc, a recorded fault, or the user's interrupt.
+    fn on_signal(
+        &mut self,
+        inf: &mut Inferior,
+        hook: &mut dyn StopHook,
+        tid: Tid,
+        signal: i32,
+    ) -> Result<Option<ReplayStop>, ReplayError> {
+        let rtid = self.recorded_tid(tid);
+        let event = self.peek()?.cloned();
+        if signal == libc::SIGSEGV {
+            let mut regs = tid.regs()?;
+            if let Some(read) = tsc::tsc_read_at(&self.mem, regs.pc()) {
+                return match event {
+                    Some(Event::Rdtsc { tid: t, pc, tsc: value, aux }) if t == rtid && pc == regs.pc() => {
+                        self.consume();
+                        tsc::complete(&mut regs, read, value, aux.unwrap_or(0));
+                        tid.set_regs(&regs)?;
+                        inf.set_pending_signal(tid, 0);
+                        Ok(None)
+                    }
+                    other => Ok(Some(self.diverged(
+                        rtid,
+                        other.as_ref().map(describe_event).unwrap_or("the end".into()),
+                        format!("rdtsc at {:#x}", regs.pc()),
+                    ))),
+                };
+            }
+        }
+        match event {
+            Some(Event::Signal {
+                tid: t,
+                signo,
+                point: SignalPoint::Synchronous,
+                ..
+            }) if t == rtid && signo == signal => {
+                self.consume();
+                if hook.stops_on_signal(signal) {
+                    return Ok(Some(ReplayStop::Program(StopEvent::Signal { tid, signal })));
+                }
+                Ok(None)
+            }
+            // Not in the recording: the user's ^C, or a signal from outside. It is not
+            // delivered (the recorded run did not get it).
+            _ => {
+                inf.set_pending_signal(tid, 0);
+                Ok(Some(ReplayStop::Program(StopEvent::Signal { tid, signal })))
+            }
+        }
+    }
+
+    /// The process ended: it must have ended this way in the recording.
+    fn on_exit(&mut self, stop: StopEvent) -> Result<ReplayStop, ReplayError> {
+        let status = match stop {
+            StopEvent::Exited(c) => ExitStatus::Exited(c),
+            StopEvent::Killed(s) => ExitStatus::Killed(s),
+            _ => return Ok(ReplayStop::Program(stop)),
+        };
+        // Output and thread ends recorded before the process's end.
+        while let Some(e) = self.peek()?.cloned() {
+            match e {
+                Event::Output { fd, data, .. } => {
+                    self.echo(fd, &data);
+                    self.consume();
+                }
+                Event::ThreadExit { .. } | Event::KernelWrite { .. } => {
+                    self.consume();
+                }
+                _ => break,
+            }
+        }
+        match self.peek()?.cloned() {
+            Some(Event::ProcessExit { status: recorded }) => {
+                self.consume();
+                if recorded == status {
+                    Ok(ReplayStop::Program(stop))
+                } else {
+                    Ok(self.diverged(self.pid, format!("exit {recorded:?}"), format!("exit {status:?}")))
+                }
+            }
+            None if self.reader.incomplete().is_some() => Ok(ReplayStop::Program(stop)),
+            other => Ok(self.diverged(
+                self.pid,
+                other.as_ref().map(describe_event).unwrap_or("the end".into()),
+                format!("exit {status:?}"),
+            )),
+        }
+    }
+}
+
+fn is_exec(nr: u64) -> bool {
+    matches!(hindsight_syscalls::name(nr), Some("execve" | "execveat"))
+}
+
+/// Starts the recorded program, stopped at its exec. The recorded path is used when the file
+/// there is still the recorded one (same bytes), so that the kernel lays out the stack as it
+/// did; otherwise the trace's copy.
+fn spawn_root(reader: &TraceReader, pin: bool) -> Result<(PathBuf, Inferior), ReplayError> {
+    let h = reader.header();
+    let original = PathBuf::from(OsString::from_vec(h.program.clone()));
+    let copy = reader.file_path(h.executable)?;
+    let same = match (std::fs::read(&original), std::fs::read(&copy)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    let program = if same { original } else { copy };
+    let args: Vec<OsString> = h
+        .args
+        .iter()
+        .skip(1)
+        .map(|a| OsString::from_vec(a.clone()))
+        .collect();
+    let arg_refs: Vec<&OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    let cwd = PathBuf::from(OsString::from_vec(h.cwd.clone()));
+    let spawn = hindsight_ptrace::SpawnOptions {
+        disable_aslr: true,
+        cpu: pin.then(hindsight_ptrace::thread::current_cpu),
+        trap_syscalls: true,
+        trap_rdtsc: true,
+        env: Some(h.env.iter().map(|e| OsString::from_vec(e.clone())).collect()),
+        cwd: cwd.is_dir().then_some(cwd),
+        argv0: h.args.first().map(|a| OsString::from_vec(a.clone())),
+    };
+    let mut inf = Inferior::spawn_with(&program, &arg_refs, &spawn)?;
+    // One thread runs at a time: nothing else can pass a lifted breakpoint, and no scratch
+    // page (which would move the recorded memory map) is needed.
+    inf.set_step_over_mode(StepOverMode::NoSwitch);
+    let mem = ProcessMemory::open(inf.pid())?;
+    let sp = Tid(inf.pid()).regs()?.sp();
+    hindsight_ptrace::auxv::hide_vdso(&mem, sp)?;
+    Ok((program, inf))
+}
+
+/// A hook that stops for nothing (replaying ancestors of a process on the way to it).
+struct Silent;
+
+impl StopHook for Silent {
+    fn breakpoint_hit(&mut self, _: &Inferior, _: Tid, _: u64) -> bool {
+        false
+    }
+    fn watchpoint_hit(&mut self, _: &Inferior, _: Tid, _: u8) -> bool {
+        false
+    }
+    fn notify(&mut self, _: Notification) {}
+    fn stops_on_signal(&mut self, _: i32) -> bool {
+        false
+    }
+}
+
+/// The front end's hook, wrapped: the replayer's own breakpoint (an asynchronous position)
+/// is checked first, and every signal comes back to the replayer.
+struct Wrapper<'a> {
+    user: &'a mut dyn StopHook,
+    target: Option<(Tid, AsyncPoint)>,
+    reached: bool,
+    user_stop: bool,
+}
+
+impl StopHook for Wrapper<'_> {
+    fn breakpoint_hit(&mut self, inf: &Inferior, tid: Tid, addr: u64) -> bool {
+        if let Some((t, point)) = &self.target {
+            if *t == tid && point.regs[16] == addr {
+                if let Ok(regs) = inf.regs(tid) {
+                    if hindsight_record::point::matches(point, &regs, |a, b| {
+                        inf.read_memory(a, b).is_ok()
+                    }) {
+                        self.reached = true;
+                    }
+                }
+            }
+        }
+        self.user_stop = self.user.breakpoint_hit(inf, tid, addr);
+        self.reached || self.user_stop
+    }
+
+    fn watchpoint_hit(&mut self, inf: &Inferior, tid: Tid, slots: u8) -> bool {
+        self.user.watchpoint_hit(inf, tid, slots)
+    }
+
+    fn notify(&mut self, note: Notification) {
+        self.user.notify(note)
+    }
+
+    fn stops_on_signal(&mut self, _signal: i32) -> bool {
+        true
+    }
+}
