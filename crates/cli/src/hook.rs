@@ -247,6 +247,10 @@ pub(crate) fn report_stop(
         | StopEvent::Signal { tid, .. }
         | StopEvent::Syscall { tid }
         | StopEvent::Exec { tid, .. } => *tid,
+        StopEvent::Interrupted => match s.thread {
+            Some(t) => t,
+            None => return Ok(()),
+        },
         StopEvent::Exited(code) => {
             if *code == 0 {
                 println!("[Inferior 1 (process {pid}) exited normally]");

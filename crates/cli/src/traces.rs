@@ -146,13 +146,49 @@ pub fn ls() -> anyhow::Result<u8> {
     Ok(0)
 }
 
-/// Runs `hindsight info [TRACE]`.
-pub fn info(name: Option<&str>) -> anyhow::Result<u8> {
+/// Runs `hindsight info [--events] [TRACE]`.
+pub fn info(name: Option<&str>, events: bool) -> anyhow::Result<u8> {
     let root = hindsight_trace::default_root()?;
     let dir = hindsight_trace::resolve(&root, name)?;
     let r = TraceReader::open(&dir)?;
     print_info(&dir, &r)?;
+    if events {
+        for p in r.processes() {
+            println!("Events of process {}:", p.pid);
+            let mut stream = r.events(p.pid)?;
+            loop {
+                let i = stream.position();
+                match stream.next_event()? {
+                    Some(e) => println!("  {i:>6}  {}", event_line(&e)),
+                    None => break,
+                }
+            }
+            if stream.truncated() {
+                println!("  (the stream is cut off here)");
+            }
+        }
+    }
     Ok(0)
+}
+
+/// One event in a line.
+fn event_line(e: &hindsight_trace::Event) -> String {
+    use hindsight_trace::Event;
+    let what = hindsight_replay::divergence::describe_event(e);
+    match e {
+        Event::Syscall { tid, result, writes, .. } => {
+            let bytes: usize = writes.iter().map(|w| w.data.len()).sum();
+            format!("[{tid}] {what} = {result:#x}{}", if bytes > 0 { format!(" ({bytes} bytes written)") } else { String::new() })
+        }
+        Event::SyscallExit { tid, result, .. } => format!("[{tid}] {what} = {result:#x}"),
+        Event::SyscallEntry { tid, .. } => format!("[{tid}] {what} (blocks)"),
+        Event::Rdtsc { tid, tsc, .. } => format!("[{tid}] {what} = {tsc}"),
+        Event::Output { pid, fd, data } => format!("output of process {pid} to fd {fd}: {} bytes", data.len()),
+        other => match other.tid() {
+            Some(t) => format!("[{t}] {what}"),
+            None => what,
+        },
+    }
 }
 
 fn print_info(dir: &Path, r: &TraceReader) -> anyhow::Result<()> {

@@ -33,6 +33,9 @@ pub enum StopEvent {
         /// The signal number.
         signal: i32,
     },
+    /// [`crate::Inferior::resume_polled`]'s condition came true: every thread is stopped
+    /// wherever it was.
+    Interrupted,
     /// The process exited with this status.
     Exited(i32),
     /// The process was killed by this signal.

@@ -73,6 +73,59 @@ impl Inferior {
         }
     }
 
+    /// Like [`Inferior::resume`] with `Resume::Continue`, but `until` is asked while the
+    /// program runs how long to let it run before asking again; when it says None, every
+    /// thread is stopped where it is and `StopEvent::Interrupted` returned. (Replay uses it to
+    /// run a thread up to a CPU time: the tracer sleeps meanwhile, which leaves the CPU to the
+    /// program.)
+    pub fn resume_polled(
+        &mut self,
+        hook: &mut dyn StopHook,
+        until: &mut dyn FnMut() -> Option<std::time::Duration>,
+    ) -> Result<StopEvent, ControlError> {
+        if self.exit.is_some() {
+            return Err(ControlError::NotRunning);
+        }
+        self.flush_new_threads(hook);
+        while let Some((tid, ev)) = self.pending.pop_front() {
+            if let Some(stop) = self.handle(tid, ev, hook)? {
+                return Ok(stop);
+            }
+        }
+        self.resume_ready()?;
+        install_alarm_handler();
+        let mut deadline = until();
+        loop {
+            let next = match self.pending.pop_front() {
+                Some(p) => Some(p),
+                None => match deadline {
+                    None => None,
+                    Some(d) => {
+                        // Wait for the next stop, or for the timer (EINTR) to ask again.
+                        set_alarm(d);
+                        let r = hindsight_ptrace::wait_any_interruptible();
+                        set_alarm(std::time::Duration::ZERO);
+                        r?
+                    }
+                },
+            };
+            match next {
+                Some((tid, ev)) => {
+                    if let Some(stop) = self.handle(tid, ev, hook)? {
+                        return Ok(stop);
+                    }
+                }
+                None => {
+                    deadline = until();
+                    if deadline.is_none() {
+                        self.stop_all()?;
+                        return Ok(StopEvent::Interrupted);
+                    }
+                }
+            }
+        }
+    }
+
     /// Stopped threads with nothing queued: those a resume lets go (in serial mode, only the
     /// chosen one).
     fn ready_threads(&self) -> Vec<Tid> {
@@ -144,6 +197,9 @@ impl Inferior {
         regs: Option<(Tid, Regs)>,
     ) -> Result<(), ControlError> {
         for command in commands {
+            if std::env::var_os("HINDSIGHT_TRACE_CONTROL").is_some() {
+                eprintln!("control: {command:?}");
+            }
             match command {
                 Command::ReportHit { .. } => {}
                 Command::StopAll => {
@@ -406,6 +462,9 @@ impl Inferior {
         ev: WaitEvent,
         hook: &mut dyn StopHook,
     ) -> Result<Option<StopEvent>, ControlError> {
+        if std::env::var_os("HINDSIGHT_TRACE_CONTROL").is_some() {
+            eprintln!("control: {} {ev:?}", tid.0);
+        }
         // Threads registered while stopping everyone or stepping inline are announced here.
         self.flush_new_threads(hook);
         // The leader's exit is the process's end, even when the leader left our table early
@@ -720,6 +779,41 @@ impl Inferior {
             }
         }
         Ok(())
+    }
+}
+
+extern "C" fn on_alarm(_: libc::c_int) {}
+
+/// SIGALRM interrupts the tracer's wait (no SA_RESTART): how `resume_polled` wakes up.
+fn install_alarm_handler() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: an empty handler is async-signal-safe; the struct is fully initialised.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_alarm as *const () as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(libc::SIGALRM, &sa, std::ptr::null_mut());
+        }
+    });
+}
+
+/// Arms a real-time timer (zero disarms it). It repeats: a signal that lands just before the
+/// wait begins (the race of every timed wait on signals) is followed by another.
+fn set_alarm(d: std::time::Duration) {
+    // A zero value would disarm: ask for at least a microsecond.
+    let d = if d.is_zero() { d } else { d.max(std::time::Duration::from_micros(1)) };
+    let tv = libc::timeval {
+        tv_sec: d.as_secs() as libc::time_t,
+        tv_usec: d.subsec_micros() as libc::suseconds_t,
+    };
+    let it = libc::itimerval {
+        it_interval: tv,
+        it_value: tv,
+    };
+    // SAFETY: plain syscall with a valid struct.
+    unsafe {
+        libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut());
     }
 }
 

@@ -11,14 +11,14 @@ usage: hindsight debug [--batch] [-q] [-ex CMD]... [-x FILE] [--no-pin] -- PROG 
        hindsight record [-o DIR] [--no-pin] [--] PROG [ARGS...]
        hindsight replay [TRACE] [--process PID] [--batch] [-q] [-ex CMD]... [-x FILE]
        hindsight ls
-       hindsight info [TRACE]
+       hindsight info [--events] [TRACE]
 
 Commands:
   debug   start PROG under the debugger, stopped before its first instruction
   record  run PROG and record it into a trace (exit status: PROG's)
   replay  debug a recorded run, as often as you like (default: the latest trace)
   ls      list the traces
-  info    show a trace: program, processes, events, size
+  info    show a trace: program, processes, events, size (--events: every event)
 
 Traces live under $HINDSIGHT_DIR (default ~/.local/share/hindsight); the newest is
 `latest-trace`.
@@ -62,11 +62,22 @@ fn run(args: Vec<OsString>) -> anyhow::Result<u8> {
             hindsight_cli::traces::ls()
         }
         Some("info") => {
-            let name = it.next().map(|n| n.to_string_lossy().into_owned());
-            if let Some(extra) = it.next() {
-                anyhow::bail!("info takes one trace (got also '{}')", extra.to_string_lossy());
+            let mut name = None;
+            let mut events = false;
+            for a in it {
+                match a.to_str() {
+                    Some("--events") => events = true,
+                    Some(s) if s.starts_with('-') => {
+                        anyhow::bail!("unknown option '{s}' for info (try 'hindsight help')")
+                    }
+                    _ if name.is_some() => anyhow::bail!(
+                        "info takes one trace (got also '{}')",
+                        a.to_string_lossy()
+                    ),
+                    _ => name = Some(a.to_string_lossy().into_owned()),
+                }
             }
-            hindsight_cli::traces::info(name.as_deref())
+            hindsight_cli::traces::info(name.as_deref(), events)
         }
         Some("help" | "--help" | "-h") => {
             println!("{USAGE}");

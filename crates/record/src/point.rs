@@ -11,7 +11,7 @@ use hindsight_ptrace::{ProcessMemory, Regs};
 use hindsight_trace::AsyncPoint;
 
 /// Bytes of stack (from the stack pointer up) that the digest covers.
-const DIGEST_BYTES: usize = 256;
+pub const DIGEST_BYTES: usize = 256;
 /// Index of orig_rax in the register words: not part of the program's state in user mode.
 const ORIG_RAX: usize = 15;
 /// Index of eflags: its trap and resume flags belong to the debugger, not the program.
@@ -43,11 +43,23 @@ pub fn thread_cpu_ns(pid: i32, tid: i32) -> u64 {
         .unwrap_or(0)
 }
 
+/// The top of the stack (up to [`DIGEST_BYTES`] bytes; less when the stack ends sooner).
+pub fn stack_top_with(read: impl Fn(u64, &mut [u8]) -> bool, sp: u64) -> Vec<u8> {
+    let mut buf = vec![0u8; DIGEST_BYTES];
+    let mut len = DIGEST_BYTES;
+    while len > 0 && !read(sp, &mut buf[..len]) {
+        len /= 2;
+    }
+    buf.truncate(len);
+    buf
+}
+
 /// The position of a thread stopped with `regs`.
 pub fn capture(mem: &ProcessMemory, regs: &Regs, cpu_ns: u64) -> AsyncPoint {
     AsyncPoint {
         regs: regs.to_words(),
         stack_digest: stack_digest(mem, regs.sp()),
+        stack: stack_top_with(|a, b| mem.read(a, b).is_ok(), regs.sp()),
         cpu_ns,
     }
 }

@@ -2,6 +2,7 @@
 //! effect, through the same execution control as a live session (`hindsight-control`), so
 //! that breakpoints, stepping, watchpoints and every inspection command work on a replay.
 
+pub mod approach;
 pub mod divergence;
 pub mod error;
 pub mod replayer;

@@ -106,6 +106,14 @@ pub struct Replayer {
     quiet: bool,
     /// Program path used to start the replay.
     program: PathBuf,
+    /// CPU time (ns) of each live thread when its last event was replayed: the base of the
+    /// recorded `cpu_ns` of its next asynchronous position.
+    cpu_mark: HashMap<i32, u64>,
+    /// The approach towards the head event's asynchronous position: (event index, samples
+    /// taken on the way, done).
+    approach: Option<(u64, Vec<crate::approach::Sample>, bool)>,
+    /// Replay CPU time over recorded CPU time, as measured at the positions found so far.
+    cpu_ratio: f64,
     /// With `--process`: the index of the ancestor's event that creates the next process of
     /// the chain (that fork runs for real).
     fork_at: Option<u64>,
@@ -115,6 +123,12 @@ impl Replayer {
     /// Opens the trace and starts its process stopped before its first instruction. Returns
     /// the replayer and the process, which the caller drives through [`Replayer::resume`].
     pub fn start(opts: &ReplayOptions) -> Result<(Replayer, Inferior), ReplayError> {
+        // Sleeps of the tracer time the program's free runs: they must not be rounded up by
+        // the default 50 µs timer slack.
+        // SAFETY: prctl with plain integer arguments.
+        unsafe {
+            libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0);
+        }
         let reader = TraceReader::open(&opts.trace)?;
         let root = reader
             .processes()
@@ -156,6 +170,9 @@ impl Replayer {
             quiet: opts.quiet,
             program,
             fork_at: None,
+            cpu_mark: HashMap::new(),
+            approach: None,
+            cpu_ratio: 1.0,
         };
         r.apply_kernel_writes()?;
         Ok((r, inf))
@@ -217,6 +234,7 @@ impl Replayer {
             // The ancestor's part is over: the child goes on alone.
             inf.kill();
             let mut child_inf = Inferior::adopt(live_child.0)?;
+            yield_to_tracer(live_child.0);
             child_inf.set_step_over_mode(StepOverMode::NoSwitch);
             std::mem::swap(&mut inf, &mut child_inf);
             drop(child_inf);
@@ -305,6 +323,32 @@ impl Replayer {
 
     fn consume(&mut self) -> Option<Event> {
         self.consumed += 1;
+        if let Some(t) = self
+            .head
+            .as_ref()
+            .and_then(|h| h.event.tid())
+            .and_then(|t| self.live_tid(t))
+        {
+            let cpu = hindsight_record::point::thread_cpu_ns(self.live_pid, t.0);
+            if let Some(Event::Preempt { point, .. } | Event::Signal { point: SignalPoint::Async(point), .. }) =
+                self.head.as_ref().map(|h| &h.event)
+            {
+                // Calibrate: how replay's CPU time compares with the recording's.
+                let mark = self.cpu_mark.get(&t.0).copied().unwrap_or(0);
+                if point.cpu_ns > 1_000_000 && mark > 0 && cpu > mark {
+                    let r = (cpu - mark) as f64 / point.cpu_ns as f64;
+                    if (0.5..2.0).contains(&r) {
+                        self.cpu_ratio = 0.5 * self.cpu_ratio + 0.5 * r;
+                    }
+                }
+            }
+            self.cpu_mark.insert(t.0, cpu);
+        }
+        if std::env::var_os("HINDSIGHT_TRACE_REPLAY").is_some() {
+            if let Some(h) = &self.head {
+                eprintln!("replay: event {} {}", h.index, describe_event(&h.event));
+            }
+        }
         self.head.take().map(|h| h.event)
     }
 
@@ -394,16 +438,53 @@ impl Replayer {
                 ));
             };
             inf.set_serial(Some(tid));
-            let target = self.arm_async(inf, &event, tid)?;
             let step = matches!(how, Resume::Step(t) if t == tid);
+            let free_run = if step { None } else { self.free_run_target(&event, tid) };
+            let target = match free_run {
+                Some(_) => None,
+                None => self.arm_async(inf, &event, tid)?,
+            };
             let mut wrapper = Wrapper {
                 user: hook,
                 target,
                 reached: false,
                 user_stop: false,
             };
-            let stop = inf.resume(if step { how } else { Resume::Continue }, &mut wrapper)?;
+            let give_up = if wrapper.target.is_some() && !step {
+                self.scan_limit(&event, tid)
+            } else {
+                None
+            };
+            let live_pid = self.live_pid;
+            // Sleep until the thread should have used its CPU time (it has the CPU meanwhile),
+            // then look again.
+            let until_cpu = |limit: u64, min_sleep: u64| {
+                let now = hindsight_record::point::thread_cpu_ns(live_pid, tid.0);
+                if std::env::var_os("HINDSIGHT_TRACE_REPLAY").is_some() {
+                    eprintln!("replay: poll cpu {now} limit {limit}");
+                }
+                (now < limit).then(|| std::time::Duration::from_nanos((limit - now).max(min_sleep)))
+            };
+            let stop = match (free_run, give_up) {
+                (Some(cpu_target), _) => {
+                    inf.resume_polled(&mut wrapper, &mut || until_cpu(cpu_target, 2_000))?
+                }
+                (None, Some(limit)) => {
+                    inf.resume_polled(&mut wrapper, &mut || until_cpu(limit, 20_000_000))?
+                }
+                (None, None) => inf.resume(if step { how } else { Resume::Continue }, &mut wrapper)?,
+            };
+            if stop == StopEvent::Interrupted && give_up.is_some() && free_run.is_none() {
+                return Ok(self.diverged(
+                    runner,
+                    describe_event(&event),
+                    "the thread ran well past the recorded CPU time without reaching it".into(),
+                ));
+            }
             let (reached, user_stop) = (wrapper.reached, wrapper.user_stop);
+            if std::env::var_os("HINDSIGHT_TRACE_REPLAY").is_some() {
+                eprintln!("replay: stop {stop:?} (free run {free_run:?}, limit {give_up:?})");
+            }
             match stop {
                 StopEvent::Syscall { tid: t } => {
                     if let Some(s) = self.on_syscall(inf, t)? {
@@ -431,6 +512,8 @@ impl Replayer {
                     }
                 }
                 StopEvent::Exited(_) | StopEvent::Killed(_) => return Ok(self.on_exit(stop)?),
+                // A look at the thread on its way to the position.
+                StopEvent::Interrupted => self.sample_approach(inf, tid)?,
                 other => return Ok(ReplayStop::Program(other)),
             }
         }
@@ -530,6 +613,129 @@ impl Replayer {
                 _ => return Ok(None),
             }
         }
+    }
+
+    /// A recorded asynchronous position far into its thread's run (by CPU time) is approached
+    /// by running the thread freely and looking at it now and then (see [`crate::approach`]);
+    /// only the last stretch is covered by breakpoint hits. Returns the CPU time (ns) to run
+    /// up to before the next look, if another look is worth it.
+    fn free_run_target(&mut self, event: &Event, tid: Tid) -> Option<u64> {
+        let point = match event {
+            Event::Preempt { point, .. } => point,
+            Event::Signal {
+                point: SignalPoint::Async(point),
+                ..
+            } => point,
+            _ => return None,
+        };
+        let index = self.head_index();
+        if point.cpu_ns < 2_000_000 {
+            return None;
+        }
+        if self.approach.as_ref().map(|a| a.0) != Some(index) {
+            self.approach = Some((index, Vec::new(), false));
+        }
+        let (_, samples, done) = self.approach.as_ref()?;
+        if *done {
+            return None;
+        }
+        let mark = *self.cpu_mark.get(&tid.0)?;
+        let now = hindsight_record::point::thread_cpu_ns(self.live_pid, tid.0);
+        if std::env::var_os("HINDSIGHT_TRACE_REPLAY").is_some() && samples.is_empty() {
+            let t = crate::approach::Sample::new(0, &point.regs, &point.stack);
+            eprintln!(
+                "replay: target pc {:#x} rsp {:#x} words {:x?}",
+                t.pc,
+                t.rsp,
+                &t.words[15..t.words.len().min(22)]
+            );
+        }
+        let expected = point.cpu_ns as f64 * self.cpu_ratio;
+        // By CPU time alone, stop short by a margin that covers two runs' differences.
+        let by_time = mark + (expected * 0.94 - 150_000.0).max(0.0) as u64;
+        let next = match samples.len() {
+            0 => mark + (expected * 0.5) as u64,
+            1 => mark + (expected * 0.7) as u64,
+            n => {
+                let target = crate::approach::Sample::new(0, &point.regs, &point.stack);
+                if std::env::var_os("HINDSIGHT_TRACE_REPLAY").is_some() {
+                    eprintln!(
+                        "replay: samples at cpu {} and {}: {:?}",
+                        samples[n - 2].cpu,
+                        samples[n - 1].cpu,
+                        crate::approach::remaining(&samples[n - 2], &samples[n - 1], &target)
+                    );
+                }
+                match crate::approach::remaining(&samples[n - 2], &samples[n - 1], &target) {
+                    // Close enough for breakpoint hits.
+                    Some(left) if left < 60_000.0 => return self.approach_done(),
+                    // Stop short: the look itself comes some microseconds late.
+                    Some(left) => now + (left - (left * 0.3).max(40_000.0)) as u64,
+                    None if now < by_time => by_time,
+                    None => return self.approach_done(),
+                }
+            }
+        };
+        if std::env::var_os("HINDSIGHT_TRACE_REPLAY").is_some() {
+            eprintln!(
+                "replay: approach {index}: {} samples, cpu {} of {} recorded (mark {mark}), next look at {}",
+                samples.len(),
+                now.saturating_sub(mark),
+                point.cpu_ns,
+                next.saturating_sub(mark)
+            );
+        }
+        if next <= now {
+            return self.approach_done();
+        }
+        Some(next)
+    }
+
+    /// The CPU time past which a thread looking for its asynchronous position has missed it
+    /// (None: no limit known).
+    fn scan_limit(&self, event: &Event, tid: Tid) -> Option<u64> {
+        let point = match event {
+            Event::Preempt { point, .. } => point,
+            Event::Signal {
+                point: SignalPoint::Async(point),
+                ..
+            } => point,
+            _ => return None,
+        };
+        let mark = *self.cpu_mark.get(&tid.0)?;
+        // Breakpoint hits make the thread slower in CPU time too (each hit enters the
+        // kernel): the limit is generous.
+        Some(mark + point.cpu_ns * 4 + 2_000_000_000)
+    }
+
+    fn approach_done(&mut self) -> Option<u64> {
+        if let Some(a) = self.approach.as_mut() {
+            a.2 = true;
+        }
+        None
+    }
+
+    /// Takes a look at `tid` on its way to the head event's position.
+    fn sample_approach(&mut self, inf: &Inferior, tid: Tid) -> Result<(), ReplayError> {
+        let regs = inf.regs(tid)?;
+        let stack = hindsight_record::point::stack_top_with(
+            |a, b| inf.read_memory(a, b).is_ok(),
+            regs.sp(),
+        );
+        let cpu = hindsight_record::point::thread_cpu_ns(self.live_pid, tid.0);
+        if let Some((_, samples, _)) = self.approach.as_mut() {
+            let sample = crate::approach::Sample::new(cpu, &regs.to_words(), &stack);
+            if std::env::var_os("HINDSIGHT_TRACE_REPLAY").is_some() {
+                eprintln!(
+                    "replay: sample pc {:#x} rsp {:#x} words {:x?}",
+                    sample.pc,
+                    sample.rsp,
+                    &sample.words[15..sample.words.len().min(22)]
+                );
+            }
+            samples.push(sample);
+        }
+        Ok(())
     }
 
     /// Arms the internal breakpoint of an asynchronous position that `tid` must reach next.
@@ -1137,6 +1343,7 @@ fn spawn_root(reader: &TraceReader, pin: bool) -> Result<(PathBuf, Inferior), Re
         argv0: h.args.first().map(|a| OsString::from_vec(a.clone())),
     };
     let mut inf = Inferior::spawn_with(&program, &arg_refs, &spawn)?;
+    yield_to_tracer(inf.pid());
     // One thread runs at a time: nothing else can pass a lifted breakpoint, and no scratch
     // page (which would move the recorded memory map) is needed.
     inf.set_step_over_mode(StepOverMode::NoSwitch);
@@ -1144,6 +1351,18 @@ fn spawn_root(reader: &TraceReader, pin: bool) -> Result<(PathBuf, Inferior), Re
     let sp = Tid(inf.pid()).regs()?.sp();
     hindsight_ptrace::auxv::hide_vdso(&mem, sp)?;
     Ok((program, inf))
+}
+
+/// Puts the replayed process in the SCHED_IDLE class (its threads inherit it): when the tracer
+/// wakes up to look at a thread running freely towards a position, it gets the CPU at once
+/// instead of after the program's time slice (milliseconds, during which the program would
+/// run past the position). Scheduling does not change what a replay computes.
+fn yield_to_tracer(pid: i32) {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: plain syscall on our own child with a valid parameter block.
+    unsafe {
+        libc::sched_setscheduler(pid, libc::SCHED_IDLE, &param);
+    }
 }
 
 /// A hook that stops for nothing (replaying ancestors of a process on the way to it).

@@ -58,6 +58,7 @@ impl Enc {
             self.u64(r);
         }
         self.u64(p.stack_digest);
+        self.bytes(&p.stack);
         self.u64(p.cpu_ns);
     }
     fn status(&mut self, s: &ExitStatus) {
@@ -376,6 +377,7 @@ impl<'a> Dec<'a> {
         Ok(AsyncPoint {
             regs,
             stack_digest: self.u64()?,
+            stack: self.bytes()?,
             cpu_ns: self.u64()?,
         })
     }

@@ -21,6 +21,9 @@ pub struct AsyncPoint {
     pub regs: RegWords,
     /// A digest of the top of the stack.
     pub stack_digest: u64,
+    /// The top of the stack itself (up to 256 bytes from the stack pointer): replay finds
+    /// loop counters in it to approach the position quickly.
+    pub stack: Vec<u8>,
     /// The thread's CPU time (ns) since its previous event.
     pub cpu_ns: u64,
 }
