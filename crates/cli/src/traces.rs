@@ -54,7 +54,7 @@ pub fn record(opts: RecordCliOptions) -> anyhow::Result<u8> {
         args: opts.args.clone(),
         trace_dir: dir.clone(),
         pin: opts.pin,
-        time_slice: Duration::from_millis(10),
+        time_slice: Duration::from_millis(50),
     })
     .context("recording")?;
     if let Some(root) = root {

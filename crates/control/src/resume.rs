@@ -93,35 +93,27 @@ impl Inferior {
             }
         }
         self.resume_ready()?;
-        install_alarm_handler();
+        let sigchld = sigchld_fd();
         let mut deadline = until();
         loop {
             let next = match self.pending.pop_front() {
                 Some(p) => Some(p),
-                None => match deadline {
-                    None => None,
-                    Some(d) => {
-                        // Wait for the next stop, or for the timer (EINTR) to ask again.
-                        set_alarm(d);
-                        let r = hindsight_ptrace::wait_any_interruptible();
-                        set_alarm(std::time::Duration::ZERO);
-                        r?
-                    }
-                },
+                None => hindsight_ptrace::wait::poll_any()?,
             };
-            match next {
-                Some((tid, ev)) => {
-                    if let Some(stop) = self.handle(tid, ev, hook)? {
-                        return Ok(stop);
-                    }
+            if let Some((tid, ev)) = next {
+                if let Some(stop) = self.handle(tid, ev, hook)? {
+                    return Ok(stop);
                 }
-                None => {
-                    deadline = until();
-                    if deadline.is_none() {
-                        self.stop_all()?;
-                        return Ok(StopEvent::Interrupted);
-                    }
-                }
+                continue;
+            }
+            let Some(d) = deadline else {
+                self.stop_all()?;
+                return Ok(StopEvent::Interrupted);
+            };
+            // Nothing to reap: sleep until a child changes state (SIGCHLD, read through a
+            // signalfd: no race with the wait above) or the time is up.
+            if !wait_sigchld(sigchld, d) {
+                deadline = until();
             }
         }
     }
@@ -782,38 +774,46 @@ impl Inferior {
     }
 }
 
-extern "C" fn on_alarm(_: libc::c_int) {}
-
-/// SIGALRM interrupts the tracer's wait (no SA_RESTART): how `resume_polled` wakes up.
-fn install_alarm_handler() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: an empty handler is async-signal-safe; the struct is fully initialised.
+/// A signalfd for SIGCHLD (blocked in hindsight from the first call on: the kernel sends it
+/// for every stop of a tracee, and `waitpid` reaps them), or -1 if it cannot be had.
+fn sigchld_fd() -> i32 {
+    static FD: std::sync::OnceLock<i32> = std::sync::OnceLock::new();
+    *FD.get_or_init(|| {
+        // SAFETY: plain signal-mask and signalfd calls on a zeroed, then filled, sigset.
         unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_alarm as *const () as usize;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(libc::SIGALRM, &sa, std::ptr::null_mut());
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGCHLD);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK)
         }
-    });
+    })
 }
 
-/// Arms a real-time timer (zero disarms it). It repeats: a signal that lands just before the
-/// wait begins (the race of every timed wait on signals) is followed by another.
-fn set_alarm(d: std::time::Duration) {
-    // A zero value would disarm: ask for at least a microsecond.
-    let d = if d.is_zero() { d } else { d.max(std::time::Duration::from_micros(1)) };
-    let tv = libc::timeval {
+/// Waits up to `d` for a SIGCHLD; true if one came (drained).
+fn wait_sigchld(fd: i32, d: std::time::Duration) -> bool {
+    if fd < 0 {
+        std::thread::sleep(d);
+        return false;
+    }
+    let ts = libc::timespec {
         tv_sec: d.as_secs() as libc::time_t,
-        tv_usec: d.subsec_micros() as libc::suseconds_t,
+        tv_nsec: d.subsec_nanos() as libc::c_long,
     };
-    let it = libc::itimerval {
-        it_interval: tv,
-        it_value: tv,
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
     };
-    // SAFETY: plain syscall with a valid struct.
+    // SAFETY: one valid pollfd, a valid timespec; the read drains into a local buffer.
     unsafe {
-        libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut());
+        let n = libc::ppoll(&mut pfd, 1, &ts, std::ptr::null());
+        if n <= 0 {
+            return false;
+        }
+        let mut buf = [0u8; 128 * 16];
+        while libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) > 0 {}
+        true
     }
 }
 

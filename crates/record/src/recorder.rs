@@ -10,8 +10,11 @@
 //!   returned while another thread ran waits, with its results, until its thread is chosen).
 //! - Before another thread is chosen, a thread that is inside a syscall gets its
 //!   `SyscallEntry` written: replay must know that it stopped there.
-//! - A current thread that runs for longer than the time slice while others are ready is
+//! - A current thread that runs for longer than its time slice while others are ready is
 //!   interrupted and its position recorded (`Preempt`); replay stops it at the same position.
+//!   Finding such a position again costs replay far more than a syscall does (no instruction
+//!   counter), so slices are long, and a thread preempted again without making a syscall in
+//!   between gets a slice twice as long: a busy thread is rarely interrupted for one that spins.
 //!
 //! Processes (fork, vfork, clone without CLONE_THREAD) are recorded side by side, each in its
 //! own event stream; they share no memory (a vfork child borrows its parent's, while the parent
@@ -122,6 +125,8 @@ struct Thread {
     cpu_ns: u64,
     /// We interrupted it to preempt it.
     interrupted: bool,
+    /// Its time slice: doubled at each preemption, reset by a syscall.
+    slice: Duration,
 }
 
 impl Thread {
@@ -136,6 +141,7 @@ impl Thread {
             resumed_with: None,
             cpu_ns: 0,
             interrupted: false,
+            slice: Duration::ZERO,
         }
     }
 }
@@ -440,8 +446,9 @@ impl Recorder {
             }
             match p.current {
                 Some(cur) => {
-                    if now.duration_since(p.since) >= slice {
-                        if let Some(t) = p.thread(cur) {
+                    let since = p.since;
+                    if let Some(t) = p.thread(cur) {
+                        if now.duration_since(since) >= t.slice.max(slice) {
                             if t.state == State::User && !t.interrupted {
                                 t.interrupted = true;
                                 to_interrupt.push(cur);
@@ -611,6 +618,9 @@ impl Recorder {
     }
 
     fn on_syscall_entry(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
+        if let Some(t) = self.procs.get_mut(&pid).and_then(|p| p.thread(tid)) {
+            t.slice = Duration::ZERO;
+        }
         let mut regs = Tid(tid).regs()?;
         let nr = regs.0.orig_rax;
         let args = syscall_args(&regs);
@@ -1054,6 +1064,7 @@ impl Recorder {
     }
 
     fn on_event_stop(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
+        let base_slice = self.slice;
         let Some(p) = self.procs.get_mut(&pid) else {
             return Ok(());
         };
@@ -1070,6 +1081,7 @@ impl Recorder {
                 let before = t.cpu_ns;
                 t.cpu_ns = cpu;
                 t.state = State::Ready;
+                t.slice = (t.slice.max(base_slice) * 2).min(Duration::from_secs(2));
                 let point = point::capture(&p.mem, &regs, cpu.saturating_sub(before));
                 p.current = None;
                 p.ready.push_back(tid);
