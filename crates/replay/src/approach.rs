@@ -97,6 +97,24 @@ pub fn remaining(a: &Sample, b: &Sample, target: &Sample) -> Option<f64> {
     best
 }
 
+/// True when a counter went past its target value between samples `a` and `b`: the thread ran
+/// beyond the position (which cannot be undone without checkpoints).
+pub fn went_past(a: &Sample, b: &Sample, target: &Sample) -> bool {
+    let stack_ok = a.rsp == b.rsp && b.rsp == target.rsp;
+    let n = a.words.len().min(b.words.len()).min(target.words.len());
+    (GPRS..n).any(|k| {
+        if !stack_ok {
+            return false;
+        }
+        let (x, y, t) = (
+            a.words[k] as i64 as i128,
+            b.words[k] as i64 as i128,
+            target.words[k] as i64 as i128,
+        );
+        (y - x).abs() <= MAX_DELTA && ((x < t && t < y) || (y < t && t < x))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,6 +161,14 @@ mod tests {
         let b = sample(1000, 0x7fff_0000_0000, 0);
         let t = sample(0, 0x7fff_0000_1000, 0);
         assert_eq!(remaining(&a, &b, &t), None);
+    }
+
+    #[test]
+    fn a_stack_counter_past_its_target_is_seen() {
+        let a = sample(0, 0, 100);
+        let b = sample(1000, 0, 300);
+        assert!(went_past(&a, &b, &sample(0, 0, 250)));
+        assert!(!went_past(&a, &b, &sample(0, 0, 350)));
     }
 
     #[test]

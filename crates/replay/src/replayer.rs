@@ -114,6 +114,8 @@ pub struct Replayer {
     approach: Option<(u64, Vec<crate::approach::Sample>, bool)>,
     /// Replay CPU time over recorded CPU time, as measured at the positions found so far.
     cpu_ratio: f64,
+    /// The head event whose asynchronous position the replay ran past.
+    missed: Option<u64>,
     /// With `--process`: the index of the ancestor's event that creates the next process of
     /// the chain (that fork runs for real).
     fork_at: Option<u64>,
@@ -172,6 +174,7 @@ impl Replayer {
             fork_at: None,
             cpu_mark: HashMap::new(),
             approach: None,
+            missed: None,
             cpu_ratio: 1.0,
         };
         r.apply_kernel_writes()?;
@@ -440,6 +443,13 @@ impl Replayer {
             inf.set_serial(Some(tid));
             let step = matches!(how, Resume::Step(t) if t == tid);
             let free_run = if step { None } else { self.free_run_target(&event, tid) };
+            if self.missed == Some(self.head_index()) {
+                return Ok(self.diverged(
+                    runner,
+                    describe_event(&event),
+                    "the thread ran past that position (found by CPU time) before it could be stopped there".into(),
+                ));
+            }
             let target = match free_run {
                 Some(_) => None,
                 None => self.arm_async(inf, &event, tid)?,
@@ -460,10 +470,10 @@ impl Replayer {
             // then look again.
             let until_cpu = |limit: u64, min_sleep: u64| {
                 let now = hindsight_record::point::thread_cpu_ns(live_pid, tid.0);
-                if std::env::var_os("HINDSIGHT_TRACE_REPLAY").is_some() {
-                    eprintln!("replay: poll cpu {now} limit {limit}");
-                }
-                (now < limit).then(|| std::time::Duration::from_nanos((limit - now).max(min_sleep)))
+                // A few microseconds early is as good as on time (and sleeps that short
+                // are not kept reliably).
+                (now + 10_000 < limit)
+                    .then(|| std::time::Duration::from_nanos((limit - now).max(min_sleep)))
             };
             let stop = match (free_run, give_up) {
                 (Some(cpu_target), _) => {
@@ -653,6 +663,15 @@ impl Replayer {
         let expected = point.cpu_ns as f64 * self.cpu_ratio;
         // By CPU time alone, stop short by a margin that covers two runs' differences.
         let by_time = mark + (expected * 0.94 - 150_000.0).max(0.0) as u64;
+        if samples.len() >= 2 {
+            let target = crate::approach::Sample::new(0, &point.regs, &point.stack);
+            let n = samples.len();
+            if crate::approach::went_past(&samples[n - 2], &samples[n - 1], &target) {
+                self.approach = Some((index, Vec::new(), true));
+                self.missed = Some(index);
+                return None;
+            }
+        }
         let next = match samples.len() {
             0 => mark + (expected * 0.5) as u64,
             1 => mark + (expected * 0.7) as u64,
@@ -668,9 +687,10 @@ impl Replayer {
                 }
                 match crate::approach::remaining(&samples[n - 2], &samples[n - 1], &target) {
                     // Close enough for breakpoint hits.
-                    Some(left) if left < 60_000.0 => return self.approach_done(),
-                    // Stop short: the look itself comes some microseconds late.
-                    Some(left) => now + (left - (left * 0.3).max(40_000.0)) as u64,
+                    Some(left) if left < 120_000.0 => return self.approach_done(),
+                    // Stop short: the look itself may come late (the tracer is woken up by
+                    // the scheduler, not by the program).
+                    Some(left) => now + (left - (left * 0.4).max(100_000.0)) as u64,
                     None if now < by_time => by_time,
                     None => return self.approach_done(),
                 }
