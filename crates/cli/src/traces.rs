@@ -77,7 +77,10 @@ fn status_text(s: Option<&ExitStatus>, incomplete: bool) -> String {
         (_, true) => "incomplete".into(),
         (Some(ExitStatus::Exited(c)), _) => format!("exit {c}"),
         (Some(ExitStatus::Killed(sig)), _) => {
-            format!("killed by {}", hindsight_replay::divergence::signal_name(*sig))
+            format!(
+                "killed by {}",
+                hindsight_replay::divergence::signal_name(*sig)
+            )
         }
         (None, _) => "?".into(),
     }
@@ -119,10 +122,16 @@ pub fn ls() -> anyhow::Result<u8> {
     let root = hindsight_trace::default_root()?;
     let traces = hindsight_trace::list(&root)?;
     if traces.is_empty() {
-        println!("No traces in {} (record one with 'hindsight record PROG').", root.display());
+        println!(
+            "No traces in {} (record one with 'hindsight record PROG').",
+            root.display()
+        );
         return Ok(0);
     }
-    println!("{:<24} {:<20} {:>9}  {:<14} PROGRAM", "TRACE", "DATE (UTC)", "SIZE", "EXIT");
+    println!(
+        "{:<24} {:<20} {:>9}  {:<14} PROGRAM",
+        "TRACE", "DATE (UTC)", "SIZE", "EXIT"
+    );
     for t in traces {
         let name = t
             .file_name()
@@ -176,14 +185,28 @@ fn event_line(e: &hindsight_trace::Event) -> String {
     use hindsight_trace::Event;
     let what = hindsight_replay::divergence::describe_event(e);
     match e {
-        Event::Syscall { tid, result, writes, .. } => {
+        Event::Syscall {
+            tid,
+            result,
+            writes,
+            ..
+        } => {
             let bytes: usize = writes.iter().map(|w| w.data.len()).sum();
-            format!("[{tid}] {what} = {result:#x}{}", if bytes > 0 { format!(" ({bytes} bytes written)") } else { String::new() })
+            format!(
+                "[{tid}] {what} = {result:#x}{}",
+                if bytes > 0 {
+                    format!(" ({bytes} bytes written)")
+                } else {
+                    String::new()
+                }
+            )
         }
         Event::SyscallExit { tid, result, .. } => format!("[{tid}] {what} = {result:#x}"),
         Event::SyscallEntry { tid, .. } => format!("[{tid}] {what} (blocks)"),
         Event::Rdtsc { tid, tsc, .. } => format!("[{tid}] {what} = {tsc}"),
-        Event::Output { pid, fd, data } => format!("output of process {pid} to fd {fd}: {} bytes", data.len()),
+        Event::Output { pid, fd, data } => {
+            format!("output of process {pid} to fd {fd}: {} bytes", data.len())
+        }
         other => match other.tid() {
             Some(t) => format!("[{t}] {what}"),
             None => what,

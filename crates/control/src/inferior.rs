@@ -164,14 +164,18 @@ impl Inferior {
     pub fn forget_trap(&mut self, tid: Tid) {
         let _ = self
             .protocol
-            .handle(Event::Gone(hindsight_breakpoints::stepover::Tid(tid.0 as u32)));
+            .handle(Event::Gone(hindsight_breakpoints::stepover::Tid(
+                tid.0 as u32,
+            )));
     }
 
     /// Forgets a thread that the caller saw exit (reaped).
     pub fn remove_thread(&mut self, tid: Tid) {
         let _ = self
             .protocol
-            .handle(Event::Gone(hindsight_breakpoints::stepover::Tid(tid.0 as u32)));
+            .handle(Event::Gone(hindsight_breakpoints::stepover::Tid(
+                tid.0 as u32,
+            )));
         self.threads.retain(|t| t.tid != tid);
     }
 

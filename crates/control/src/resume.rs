@@ -189,9 +189,6 @@ impl Inferior {
         regs: Option<(Tid, Regs)>,
     ) -> Result<(), ControlError> {
         for command in commands {
-            if std::env::var_os("HINDSIGHT_TRACE_CONTROL").is_some() {
-                eprintln!("control: {command:?}");
-            }
             match command {
                 Command::ReportHit { .. } => {}
                 Command::StopAll => {
@@ -454,9 +451,6 @@ impl Inferior {
         ev: WaitEvent,
         hook: &mut dyn StopHook,
     ) -> Result<Option<StopEvent>, ControlError> {
-        if std::env::var_os("HINDSIGHT_TRACE_CONTROL").is_some() {
-            eprintln!("control: {} {ev:?}", tid.0);
-        }
         // Threads registered while stopping everyone or stepping inline are announced here.
         self.flush_new_threads(hook);
         // The leader's exit is the process's end, even when the leader left our table early

@@ -70,10 +70,9 @@ fn run(args: Vec<OsString>) -> anyhow::Result<u8> {
                     Some(s) if s.starts_with('-') => {
                         anyhow::bail!("unknown option '{s}' for info (try 'hindsight help')")
                     }
-                    _ if name.is_some() => anyhow::bail!(
-                        "info takes one trace (got also '{}')",
-                        a.to_string_lossy()
-                    ),
+                    _ if name.is_some() => {
+                        anyhow::bail!("info takes one trace (got also '{}')", a.to_string_lossy())
+                    }
                     _ => name = Some(a.to_string_lossy().into_owned()),
                 }
             }
@@ -144,13 +143,15 @@ fn parse_replay(args: Vec<OsString>) -> anyhow::Result<hindsight_cli::ReplayCliO
                 let p = it
                     .next()
                     .ok_or_else(|| anyhow::anyhow!("option --process needs a process id"))?;
-                let pid = p
-                    .to_str()
-                    .and_then(|s| s.parse().ok())
-                    .ok_or_else(|| anyhow::anyhow!("--process: '{}' is not a process id", p.to_string_lossy()))?;
+                let pid = p.to_str().and_then(|s| s.parse().ok()).ok_or_else(|| {
+                    anyhow::anyhow!("--process: '{}' is not a process id", p.to_string_lossy())
+                })?;
                 opts.process = Some(pid);
             }
-            Some("-ex" | "--ex" | "-eval-command" | "--eval-command" | "-x" | "--command" | "-command") => {
+            Some(
+                "-ex" | "--ex" | "-eval-command" | "--eval-command" | "-x" | "--command"
+                | "-command",
+            ) => {
                 rest.push(a);
                 if let Some(v) = it.next() {
                     rest.push(v);
@@ -159,7 +160,10 @@ fn parse_replay(args: Vec<OsString>) -> anyhow::Result<hindsight_cli::ReplayCliO
             Some(s) if s.starts_with('-') => rest.push(a),
             _ => {
                 if opts.trace.is_some() {
-                    anyhow::bail!("replay takes one trace (got also '{}')", a.to_string_lossy());
+                    anyhow::bail!(
+                        "replay takes one trace (got also '{}')",
+                        a.to_string_lossy()
+                    );
                 }
                 opts.trace = Some(a.to_string_lossy().into_owned());
             }

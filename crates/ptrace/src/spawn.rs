@@ -73,11 +73,7 @@ pub fn spawn(program: &Path, args: &[&OsStr], opts: &SpawnOptions) -> Result<Tid
         ),
         None => None,
     };
-    let mut env_ptrs: Vec<*const libc::c_char> = env
-        .iter()
-        .flatten()
-        .map(|a| a.as_ptr())
-        .collect();
+    let mut env_ptrs: Vec<*const libc::c_char> = env.iter().flatten().map(|a| a.as_ptr()).collect();
     env_ptrs.push(std::ptr::null());
     let cwd = match &opts.cwd {
         Some(c) => Some(cstring(c.as_os_str(), "the working directory")?),

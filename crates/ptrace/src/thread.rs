@@ -63,7 +63,14 @@ impl Tid {
     /// `signal` (0 for none). From a seccomp stop, this lets the syscall run and stops at its
     /// exit, where its result and memory effects can be read.
     pub fn syscall(self, signal: i32) -> Result<(), PtraceError> {
-        ptrace(libc::PTRACE_SYSCALL, self, 0, signal as usize, "PTRACE_SYSCALL").map(|_| ())
+        ptrace(
+            libc::PTRACE_SYSCALL,
+            self,
+            0,
+            signal as usize,
+            "PTRACE_SYSCALL",
+        )
+        .map(|_| ())
     }
 
     /// At a syscall stop: whether it is the entry (`SyscallOp::Entry`), the exit, or a

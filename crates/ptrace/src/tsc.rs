@@ -16,7 +16,7 @@ pub enum TscRead {
 
 impl TscRead {
     /// Length of the instruction in bytes.
-    pub fn len(self) -> u64 {
+    pub fn length(self) -> u64 {
         match self {
             TscRead::Rdtsc => 2,
             TscRead::Rdtscp => 3,
@@ -47,7 +47,7 @@ pub fn complete(regs: &mut Regs, read: TscRead, tsc: u64, aux: u32) {
     if read == TscRead::Rdtscp {
         regs.0.rcx = u64::from(aux);
     }
-    regs.0.rip += read.len();
+    regs.0.rip += read.length();
 }
 
 /// Reads this CPU's TSC (and TSC_AUX) the way the program asked for.
@@ -62,4 +62,3 @@ pub fn read_host(read: TscRead) -> (u64, u32) {
     };
     (tsc, aux)
 }
-

@@ -97,7 +97,7 @@ fn wait_once(pid: i32, flags: i32) -> Result<Option<(Tid, WaitEvent)>, PtraceErr
         if r == 0 {
             return Ok(None);
         }
-        return Ok(Some((Tid(r), decode(status))));
+        Ok(Some((Tid(r), decode(status))))
     }
 }
 

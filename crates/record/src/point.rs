@@ -73,9 +73,12 @@ pub fn matches(point: &AsyncPoint, regs: &Regs, read: impl Fn(u64, &mut [u8]) ->
 
 /// Register equality as the program sees it (orig_rax and the debug flags ignored).
 pub fn same_registers(a: &[u64; 27], b: &[u64; 27]) -> bool {
-    a.iter().zip(b.iter()).enumerate().all(|(i, (x, y))| match i {
-        ORIG_RAX => true,
-        EFLAGS => (x | EFLAGS_DEBUG_BITS) == (y | EFLAGS_DEBUG_BITS),
-        _ => x == y,
-    })
+    a.iter()
+        .zip(b.iter())
+        .enumerate()
+        .all(|(i, (x, y))| match i {
+            ORIG_RAX => true,
+            EFLAGS => (x | EFLAGS_DEBUG_BITS) == (y | EFLAGS_DEBUG_BITS),
+            _ => x == y,
+        })
 }

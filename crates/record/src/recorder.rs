@@ -42,8 +42,7 @@ use hindsight_ptrace::tsc;
 use hindsight_ptrace::{ProcessMemory, Regs, Stop, Tid, WaitEvent};
 use hindsight_syscalls::Replay;
 use hindsight_trace::{
-    Event, ExitStatus, Header, MappedFile, MemWrite, ProcessInfo, SignalPoint, Summary,
-    TraceWriter,
+    Event, ExitStatus, Header, MappedFile, MemWrite, ProcessInfo, SignalPoint, Summary, TraceWriter,
 };
 
 use crate::error::RecordError;
@@ -363,7 +362,13 @@ fn may_block(nr: u64, args: &[u64; 6]) -> bool {
     match name {
         "futex" => {
             let op = (args[1] & 0x7f) as i32;
-            !matches!(op, libc::FUTEX_WAKE | libc::FUTEX_WAKE_OP | libc::FUTEX_REQUEUE | libc::FUTEX_CMP_REQUEUE)
+            !matches!(
+                op,
+                libc::FUTEX_WAKE
+                    | libc::FUTEX_WAKE_OP
+                    | libc::FUTEX_REQUEUE
+                    | libc::FUTEX_CMP_REQUEUE
+            )
         }
         "read" | "readv" | "recvfrom" | "recvmsg" | "wait4" | "waitid" | "poll" | "ppoll"
         | "select" | "pselect6" | "epoll_wait" | "epoll_pwait" | "epoll_pwait2" | "nanosleep"
@@ -390,9 +395,7 @@ impl hindsight_syscalls::Memory for MemReader<'_> {
 
 fn siginfo_bytes(si: &libc::siginfo_t) -> Vec<u8> {
     // SAFETY: siginfo_t is plain old data of 128 bytes.
-    unsafe {
-        std::slice::from_raw_parts((si as *const libc::siginfo_t).cast::<u8>(), 128).to_vec()
-    }
+    unsafe { std::slice::from_raw_parts((si as *const libc::siginfo_t).cast::<u8>(), 128).to_vec() }
 }
 
 /// Signals that an instruction raises (they recur by themselves in replay) when the kernel
@@ -448,11 +451,12 @@ impl Recorder {
                 Some(cur) => {
                     let since = p.since;
                     if let Some(t) = p.thread(cur) {
-                        if now.duration_since(since) >= t.slice.max(slice) {
-                            if t.state == State::User && !t.interrupted {
-                                t.interrupted = true;
-                                to_interrupt.push(cur);
-                            }
+                        if now.duration_since(since) >= t.slice.max(slice)
+                            && t.state == State::User
+                            && !t.interrupted
+                        {
+                            t.interrupted = true;
+                            to_interrupt.push(cur);
                         }
                     }
                 }
@@ -460,7 +464,8 @@ impl Recorder {
                     if p.threads.iter().any(|t| {
                         t.state == State::InSyscall
                             && t.syscall.as_ref().is_some_and(|s| {
-                                !s.entry_written && now.duration_since(s.entered) >= SYSCALL_PATIENCE
+                                !s.entry_written
+                                    && now.duration_since(s.entered) >= SYSCALL_PATIENCE
                             })
                     }) {
                         to_switch.push(p.pid);
@@ -743,7 +748,11 @@ impl Recorder {
                 let target = std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok();
                 match target {
                     Some(path) if path == Path::new("/dev/zero") => {}
-                    Some(path) if std::fs::metadata(&path).map(|m| m.is_file()).unwrap_or(false) => {
+                    Some(path)
+                        if std::fs::metadata(&path)
+                            .map(|m| m.is_file())
+                            .unwrap_or(false) =>
+                    {
                         match self.writer.add_file(&path) {
                             Ok(file) => {
                                 mapped = Some(MappedFile {
@@ -755,7 +764,8 @@ impl Recorder {
                         }
                     }
                     other => {
-                        failure = Some(format!(
+                        failure =
+                            Some(format!(
                             "unsupported syscall: mmap of {} (only regular files can be recorded)",
                             other.map(|p| p.display().to_string()).unwrap_or(format!("fd {fd}"))
                         ))
@@ -1040,7 +1050,11 @@ impl Recorder {
             SignalPoint::AtStop
         } else {
             let cpu = point::thread_cpu_ns(pid, tid);
-            SignalPoint::Async(point::capture(&p.mem, &regs, cpu.saturating_sub(cpu_before)))
+            SignalPoint::Async(Box::new(point::capture(
+                &p.mem,
+                &regs,
+                cpu.saturating_sub(cpu_before),
+            )))
         };
         self.append(
             pid,
@@ -1051,7 +1065,10 @@ impl Recorder {
                 point,
             },
         )?;
-        if matches!(sig, libc::SIGSEGV | libc::SIGBUS | libc::SIGILL | libc::SIGFPE | libc::SIGABRT) {
+        if matches!(
+            sig,
+            libc::SIGSEGV | libc::SIGBUS | libc::SIGILL | libc::SIGFPE | libc::SIGABRT
+        ) {
             // The program may die of it: what is recorded so far must be on disk.
             self.writer.flush()?;
         }
@@ -1115,7 +1132,12 @@ impl Recorder {
                     self.owner.remove(&t.tid);
                 }
             }
-            self.append(pid, &Event::ProcessExit { status: status.clone() })?;
+            self.append(
+                pid,
+                &Event::ProcessExit {
+                    status: status.clone(),
+                },
+            )?;
             self.writer.note_process_end(pid, status.clone())?;
             self.writer.flush()?;
             if pid == self.root {

@@ -45,6 +45,14 @@ use hindsight_trace::{
 use crate::divergence::{describe_event, describe_syscall, Divergence};
 use crate::error::ReplayError;
 
+/// Below this much CPU time, an asynchronous position is searched with breakpoint hits from
+/// the start (the approach's looks cost more than they save).
+const APPROACH_MIN_NS: u64 = 300_000;
+/// The approach ends, and breakpoint hits take over, this close to the position.
+const APPROACH_SCAN_NS: f64 = 40_000.0;
+/// Each look stops at least this much CPU time short of the estimate (a look can come late).
+const APPROACH_SAFETY_NS: f64 = 30_000.0;
+
 /// What to replay.
 #[derive(Debug, Clone)]
 pub struct ReplayOptions {
@@ -218,7 +226,9 @@ impl Replayer {
                 .cloned()
                 .ok_or_else(|| ReplayError::Unsupported(format!("no process {child}")))?;
             let fork_event = info.fork_event.ok_or_else(|| {
-                ReplayError::Unsupported(format!("the trace does not say where process {child} was created"))
+                ReplayError::Unsupported(format!(
+                    "the trace does not say where process {child} was created"
+                ))
             })?;
             r.fork_at = Some(fork_event);
             let mut quiet_hook = Silent;
@@ -266,16 +276,12 @@ impl Replayer {
             match hindsight_ptrace::wait_tid(tid)? {
                 WaitEvent::Stopped(Stop::Fork | Stop::Vfork | Stop::Clone) => {
                     let child = Tid(tid.event_msg()? as i32);
-                    loop {
-                        match hindsight_ptrace::wait_tid(child)? {
-                            WaitEvent::Stopped(_) => return Ok(child),
-                            _ => {
-                                return Err(ReplayError::Unsupported(
-                                    "the new process died at once".into(),
-                                ))
-                            }
-                        }
-                    }
+                    return match hindsight_ptrace::wait_tid(child)? {
+                        WaitEvent::Stopped(_) => Ok(child),
+                        _ => Err(ReplayError::Unsupported(
+                            "the new process died at once".into(),
+                        )),
+                    };
                 }
                 WaitEvent::Stopped(_) => tid.syscall(0)?,
                 _ => {
@@ -333,9 +339,7 @@ impl Replayer {
             .and_then(|t| self.live_tid(t))
         {
             let cpu = hindsight_record::point::thread_cpu_ns(self.live_pid, t.0);
-            if let Some(Event::Preempt { point, .. } | Event::Signal { point: SignalPoint::Async(point), .. }) =
-                self.head.as_ref().map(|h| &h.event)
-            {
+            if let Some(point) = self.head.as_ref().and_then(|h| async_point(&h.event)) {
                 // Calibrate: how replay's CPU time compares with the recording's.
                 let mark = self.cpu_mark.get(&t.0).copied().unwrap_or(0);
                 if point.cpu_ns > 1_000_000 && mark > 0 && cpu > mark {
@@ -347,7 +351,7 @@ impl Replayer {
             }
             self.cpu_mark.insert(t.0, cpu);
         }
-        if std::env::var_os("HINDSIGHT_TRACE_REPLAY").is_some() {
+        if tracing() {
             if let Some(h) = &self.head {
                 eprintln!("replay: event {} {}", h.index, describe_event(&h.event));
             }
@@ -434,15 +438,15 @@ impl Replayer {
                 }
             };
             let Some(tid) = self.live_tid(runner) else {
-                return Ok(self.diverged(
-                    runner,
-                    describe_event(&event),
-                    "no such thread".into(),
-                ));
+                return Ok(self.diverged(runner, describe_event(&event), "no such thread".into()));
             };
             inf.set_serial(Some(tid));
             let step = matches!(how, Resume::Step(t) if t == tid);
-            let free_run = if step { None } else { self.free_run_target(&event, tid) };
+            let free_run = if step {
+                None
+            } else {
+                self.free_run_target(&event, tid)
+            };
             if self.missed == Some(self.head_index()) {
                 return Ok(self.diverged(
                     runner,
@@ -482,7 +486,9 @@ impl Replayer {
                 (None, Some(limit)) => {
                     inf.resume_polled(&mut wrapper, &mut || until_cpu(limit, 20_000_000))?
                 }
-                (None, None) => inf.resume(if step { how } else { Resume::Continue }, &mut wrapper)?,
+                (None, None) => {
+                    inf.resume(if step { how } else { Resume::Continue }, &mut wrapper)?
+                }
             };
             if stop == StopEvent::Interrupted && give_up.is_some() && free_run.is_none() {
                 return Ok(self.diverged(
@@ -492,7 +498,7 @@ impl Replayer {
                 ));
             }
             let (reached, user_stop) = (wrapper.reached, wrapper.user_stop);
-            if std::env::var_os("HINDSIGHT_TRACE_REPLAY").is_some() {
+            if tracing() {
                 eprintln!("replay: stop {stop:?} (free run {free_run:?}, limit {give_up:?})");
             }
             match stop {
@@ -521,7 +527,7 @@ impl Replayer {
                         return Ok(s);
                     }
                 }
-                StopEvent::Exited(_) | StopEvent::Killed(_) => return Ok(self.on_exit(stop)?),
+                StopEvent::Exited(_) | StopEvent::Killed(_) => return self.on_exit(stop),
                 // A look at the thread on its way to the position.
                 StopEvent::Interrupted => self.sample_approach(inf, tid)?,
                 other => return Ok(ReplayStop::Program(other)),
@@ -594,8 +600,8 @@ impl Replayer {
                             describe_syscall(p.nr, &p.args),
                         )));
                     }
-                    if let Some(s) =
-                        self.complete_syscall(inf, live, p.regs, nr, &p.args, result, &writes, mapped)?
+                    if let Some(s) = self
+                        .complete_syscall(inf, live, p.regs, nr, &p.args, result, &writes, mapped)?
                     {
                         return Ok(Some(s));
                     }
@@ -630,16 +636,9 @@ impl Replayer {
     /// only the last stretch is covered by breakpoint hits. Returns the CPU time (ns) to run
     /// up to before the next look, if another look is worth it.
     fn free_run_target(&mut self, event: &Event, tid: Tid) -> Option<u64> {
-        let point = match event {
-            Event::Preempt { point, .. } => point,
-            Event::Signal {
-                point: SignalPoint::Async(point),
-                ..
-            } => point,
-            _ => return None,
-        };
+        let point = async_point(event)?;
         let index = self.head_index();
-        if point.cpu_ns < 2_000_000 {
+        if point.cpu_ns < APPROACH_MIN_NS {
             return None;
         }
         if self.approach.as_ref().map(|a| a.0) != Some(index) {
@@ -651,7 +650,7 @@ impl Replayer {
         }
         let mark = *self.cpu_mark.get(&tid.0)?;
         let now = hindsight_record::point::thread_cpu_ns(self.live_pid, tid.0);
-        if std::env::var_os("HINDSIGHT_TRACE_REPLAY").is_some() && samples.is_empty() {
+        if tracing() && samples.is_empty() {
             let t = crate::approach::Sample::new(0, &point.regs, &point.stack);
             eprintln!(
                 "replay: target pc {:#x} rsp {:#x} words {:x?}",
@@ -677,7 +676,7 @@ impl Replayer {
             1 => mark + (expected * 0.7) as u64,
             n => {
                 let target = crate::approach::Sample::new(0, &point.regs, &point.stack);
-                if std::env::var_os("HINDSIGHT_TRACE_REPLAY").is_some() {
+                if tracing() {
                     eprintln!(
                         "replay: samples at cpu {} and {}: {:?}",
                         samples[n - 2].cpu,
@@ -685,18 +684,25 @@ impl Replayer {
                         crate::approach::remaining(&samples[n - 2], &samples[n - 1], &target)
                     );
                 }
-                match crate::approach::remaining(&samples[n - 2], &samples[n - 1], &target) {
+                // The smallest estimate over every baseline ending at the last look: a long
+                // baseline measures the pace well, a short one reacts to a change of pace.
+                let left = (0..n - 1)
+                    .filter_map(|i| {
+                        crate::approach::remaining(&samples[i], &samples[n - 1], &target)
+                    })
+                    .reduce(f64::min);
+                match left {
                     // Close enough for breakpoint hits.
-                    Some(left) if left < 120_000.0 => return self.approach_done(),
+                    Some(left) if left < APPROACH_SCAN_NS => return self.approach_done(),
                     // Stop short: the look itself may come late (the tracer is woken up by
                     // the scheduler, not by the program).
-                    Some(left) => now + (left - (left * 0.4).max(100_000.0)) as u64,
+                    Some(left) => now + (left - (left * 0.4).max(APPROACH_SAFETY_NS)) as u64,
                     None if now < by_time => by_time,
                     None => return self.approach_done(),
                 }
             }
         };
-        if std::env::var_os("HINDSIGHT_TRACE_REPLAY").is_some() {
+        if tracing() {
             eprintln!(
                 "replay: approach {index}: {} samples, cpu {} of {} recorded (mark {mark}), next look at {}",
                 samples.len(),
@@ -714,14 +720,7 @@ impl Replayer {
     /// The CPU time past which a thread looking for its asynchronous position has missed it
     /// (None: no limit known).
     fn scan_limit(&self, event: &Event, tid: Tid) -> Option<u64> {
-        let point = match event {
-            Event::Preempt { point, .. } => point,
-            Event::Signal {
-                point: SignalPoint::Async(point),
-                ..
-            } => point,
-            _ => return None,
-        };
+        let point = async_point(event)?;
         let mark = *self.cpu_mark.get(&tid.0)?;
         // Breakpoint hits make the thread slower in CPU time too (each hit enters the
         // kernel): the limit is generous.
@@ -745,7 +744,7 @@ impl Replayer {
         let cpu = hindsight_record::point::thread_cpu_ns(self.live_pid, tid.0);
         if let Some((_, samples, _)) = self.approach.as_mut() {
             let sample = crate::approach::Sample::new(cpu, &regs.to_words(), &stack);
-            if std::env::var_os("HINDSIGHT_TRACE_REPLAY").is_some() {
+            if tracing() {
                 eprintln!(
                     "replay: sample pc {:#x} rsp {:#x} words {:x?}",
                     sample.pc,
@@ -765,13 +764,8 @@ impl Replayer {
         event: &Event,
         tid: Tid,
     ) -> Result<Option<(Tid, AsyncPoint)>, ReplayError> {
-        let point = match event {
-            Event::Preempt { point, .. } => point,
-            Event::Signal {
-                point: SignalPoint::Async(point),
-                ..
-            } => point,
-            _ => return Ok(None),
+        let Some(point) = async_point(event) else {
+            return Ok(None);
         };
         let pc = point.regs[16];
         if self.async_site != Some(pc) {
@@ -855,10 +849,16 @@ impl Replayer {
     }
 
     /// A thread stopped at a syscall: it must be the head event's.
-    fn on_syscall(&mut self, inf: &mut Inferior, tid: Tid) -> Result<Option<ReplayStop>, ReplayError> {
+    fn on_syscall(
+        &mut self,
+        inf: &mut Inferior,
+        tid: Tid,
+    ) -> Result<Option<ReplayStop>, ReplayError> {
         let regs = tid.regs()?;
         let nr = regs.0.orig_rax;
-        let args = [regs.0.rdi, regs.0.rsi, regs.0.rdx, regs.0.r10, regs.0.r8, regs.0.r9];
+        let args = [
+            regs.0.rdi, regs.0.rsi, regs.0.rdx, regs.0.r10, regs.0.r8, regs.0.r9,
+        ];
         let rtid = self.recorded_tid(tid);
         let replayed = describe_syscall(nr, &args);
         let Some(event) = self.peek()?.cloned() else {
@@ -918,7 +918,8 @@ impl Replayer {
             || (matches!(name, "clone") && args[0] & libc::CLONE_THREAD as u64 == 0)
             || (name == "clone3" && self.clone3_flags(args[0]) & libc::CLONE_THREAD as u64 == 0);
         let failed = hindsight_syscalls::is_error(result);
-        let execute = class == Replay::Execute && !creates_process && (!failed || name == "exit_group");
+        let execute =
+            class == Replay::Execute && !creates_process && (!failed || name == "exit_group");
         if !execute {
             self.skip(tid, regs, nr, result)?;
             self.write_all(writes)?;
@@ -1029,7 +1030,13 @@ impl Replayer {
     /// Executes syscall `nr(args)` in `tid`, which is stopped at a syscall's exit with the pc
     /// just past a `syscall` instruction: the pc is moved back onto that instruction, which
     /// runs again with our registers (through its seccomp stop) up to its exit.
-    fn rerun_syscall(&mut self, tid: Tid, base: &Regs, nr: u64, args: [u64; 6]) -> Result<i64, ReplayError> {
+    fn rerun_syscall(
+        &mut self,
+        tid: Tid,
+        base: &Regs,
+        nr: u64,
+        args: [u64; 6],
+    ) -> Result<i64, ReplayError> {
         let mut r = *base;
         r.0.rip = base.0.rip - 2;
         r.0.rax = nr;
@@ -1114,7 +1121,12 @@ impl Replayer {
                     libc::SYS_mmap as u64,
                     [addr, args[1], args[2], fixed(args[3]), fd as u64, m.offset],
                 )?;
-                self.rerun_syscall(tid, &regs, libc::SYS_close as u64, [fd as u64, 0, 0, 0, 0, 0])?;
+                self.rerun_syscall(
+                    tid,
+                    &regs,
+                    libc::SYS_close as u64,
+                    [fd as u64, 0, 0, 0, 0, 0],
+                )?;
                 self.mem.write(scratch, &saved)?;
                 a
             }
@@ -1151,15 +1163,10 @@ impl Replayer {
                 WaitEvent::Stopped(Stop::Clone) => {
                     let c = Tid(tid.event_msg()? as i32);
                     // Its first stop (a new thread starts with a stop of its own).
-                    loop {
-                        match hindsight_ptrace::wait_tid(c)? {
-                            WaitEvent::Stopped(_) => break,
-                            _ => {
-                                return Err(ReplayError::Unsupported(
-                                    "a new thread died before its first instruction".into(),
-                                ))
-                            }
-                        }
+                    if !matches!(hindsight_ptrace::wait_tid(c)?, WaitEvent::Stopped(_)) {
+                        return Err(ReplayError::Unsupported(
+                            "a new thread died before its first instruction".into(),
+                        ));
                     }
                     inf.add_thread(c);
                     child = Some(c);
@@ -1194,7 +1201,12 @@ impl Replayer {
     }
 
     /// The program executes a new one, for real (by the recorded path).
-    fn exec(&mut self, inf: &mut Inferior, tid: Tid, path: &[u8]) -> Result<Option<ReplayStop>, ReplayError> {
+    fn exec(
+        &mut self,
+        inf: &mut Inferior,
+        tid: Tid,
+        path: &[u8],
+    ) -> Result<Option<ReplayStop>, ReplayError> {
         tid.syscall(0)?;
         loop {
             match hindsight_ptrace::wait_any()? {
@@ -1236,7 +1248,10 @@ impl Replayer {
         let path = std::fs::read_link(format!("/proc/{}/exe", self.live_pid))
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| String::from_utf8_lossy(path).into_owned());
-        Ok(Some(ReplayStop::Program(StopEvent::Exec { tid: leader, path })))
+        Ok(Some(ReplayStop::Program(StopEvent::Exec {
+            tid: leader,
+            path,
+        })))
     }
 
     /// A signal stopped a thread: an rdtsc, a recorded fault, or the user's interrupt.
@@ -1253,18 +1268,28 @@ impl Replayer {
             let mut regs = tid.regs()?;
             if let Some(read) = tsc::tsc_read_at(&self.mem, regs.pc()) {
                 return match event {
-                    Some(Event::Rdtsc { tid: t, pc, tsc: value, aux }) if t == rtid && pc == regs.pc() => {
+                    Some(Event::Rdtsc {
+                        tid: t,
+                        pc,
+                        tsc: value,
+                        aux,
+                    }) if t == rtid && pc == regs.pc() => {
                         self.consume();
                         tsc::complete(&mut regs, read, value, aux.unwrap_or(0));
                         tid.set_regs(&regs)?;
                         inf.set_pending_signal(tid, 0);
                         Ok(None)
                     }
-                    other => Ok(Some(self.diverged(
-                        rtid,
-                        other.as_ref().map(describe_event).unwrap_or("the end".into()),
-                        format!("rdtsc at {:#x}", regs.pc()),
-                    ))),
+                    other => Ok(Some(
+                        self.diverged(
+                            rtid,
+                            other
+                                .as_ref()
+                                .map(describe_event)
+                                .unwrap_or("the end".into()),
+                            format!("rdtsc at {:#x}", regs.pc()),
+                        ),
+                    )),
                 };
             }
         }
@@ -1316,16 +1341,35 @@ impl Replayer {
                 if recorded == status {
                     Ok(ReplayStop::Program(stop))
                 } else {
-                    Ok(self.diverged(self.pid, format!("exit {recorded:?}"), format!("exit {status:?}")))
+                    Ok(self.diverged(
+                        self.pid,
+                        format!("exit {recorded:?}"),
+                        format!("exit {status:?}"),
+                    ))
                 }
             }
             None if self.reader.incomplete().is_some() => Ok(ReplayStop::Program(stop)),
             other => Ok(self.diverged(
                 self.pid,
-                other.as_ref().map(describe_event).unwrap_or("the end".into()),
+                other
+                    .as_ref()
+                    .map(describe_event)
+                    .unwrap_or("the end".into()),
                 format!("exit {status:?}"),
             )),
         }
+    }
+}
+
+/// The asynchronous position an event happens at, if it has one.
+fn async_point(e: &Event) -> Option<&AsyncPoint> {
+    match e {
+        Event::Preempt { point, .. } => Some(point),
+        Event::Signal {
+            point: SignalPoint::Async(point),
+            ..
+        } => Some(point),
+        _ => None,
     }
 }
 
@@ -1358,7 +1402,12 @@ fn spawn_root(reader: &TraceReader, pin: bool) -> Result<(PathBuf, Inferior), Re
         cpu: pin.then(hindsight_ptrace::thread::current_cpu),
         trap_syscalls: true,
         trap_rdtsc: true,
-        env: Some(h.env.iter().map(|e| OsString::from_vec(e.clone())).collect()),
+        env: Some(
+            h.env
+                .iter()
+                .map(|e| OsString::from_vec(e.clone()))
+                .collect(),
+        ),
         cwd: cwd.is_dir().then_some(cwd),
         argv0: h.args.first().map(|a| OsString::from_vec(a.clone())),
     };
@@ -1371,6 +1420,13 @@ fn spawn_root(reader: &TraceReader, pin: bool) -> Result<(PathBuf, Inferior), Re
     let sp = Tid(inf.pid()).regs()?.sp();
     hindsight_ptrace::auxv::hide_vdso(&mem, sp)?;
     Ok((program, inf))
+}
+
+/// `HINDSIGHT_TRACE_REPLAY=1`: the replay says on stderr what it does (events consumed,
+/// stops, the approach of asynchronous positions), for hindsight's developers.
+fn tracing() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("HINDSIGHT_TRACE_REPLAY").is_some())
 }
 
 /// Puts the replayed process in the SCHED_IDLE class (its threads inherit it): when the tracer

@@ -949,27 +949,16 @@ pub(crate) fn rule(nr: u64, args: &[u64; 6]) -> Result<Rule, SyscallError> {
                 "the program is already traced by the recorder",
             ))
         }
-        "restart_syscall" => {
-            return Err(unsupported(
-                name,
-                nr,
-                "it resumes an interrupted syscall whose effects only the recorder knows",
-            ))
-        }
+        // The kernel resumes a sleep interrupted by a signal (nanosleep, clock_nanosleep,
+        // poll, futex with a timeout): its result is recorded; what it writes (a remaining
+        // time, only if interrupted again) is not.
+        "restart_syscall" => (Emu, nothing()),
+        // Linux AIO and io_uring complete asynchronously into kernel-written rings: refused
+        // with ENOSYS (as rr does), so that programs that probe them fall back to plain
+        // syscalls.
         "io_setup" | "io_destroy" | "io_getevents" | "io_submit" | "io_cancel"
-        | "io_pgetevents" => {
-            return Err(unsupported(
-                name,
-                nr,
-                "Linux AIO completes asynchronously into a kernel-written ring",
-            ))
-        }
-        "io_uring_setup" | "io_uring_enter" | "io_uring_register" => {
-            return Err(unsupported(
-                name,
-                nr,
-                "io_uring shares kernel-written rings with the program",
-            ))
+        | "io_pgetevents" | "io_uring_setup" | "io_uring_enter" | "io_uring_register" => {
+            (Deny(libc::ENOSYS), nothing())
         }
         "modify_ldt" | "set_thread_area" | "get_thread_area" => {
             return Err(unsupported(

@@ -429,7 +429,7 @@ impl<'a> Dec<'a> {
                 point: match self.u64()? {
                     0 => SignalPoint::Synchronous,
                     1 => SignalPoint::AtStop,
-                    2 => SignalPoint::Async(self.point()?),
+                    2 => SignalPoint::Async(Box::new(self.point()?)),
                     _ => return self.err("bad tag"),
                 },
             },
@@ -513,5 +513,80 @@ impl<'a> Dec<'a> {
             threads: self.u32()?,
             processes: self.u32()?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_round_trip_at_the_edges() {
+        let us = [
+            0,
+            1,
+            127,
+            128,
+            255,
+            16_383,
+            16_384,
+            u64::from(u32::MAX),
+            u64::MAX - 1,
+            u64::MAX,
+        ];
+        let is = [0, 1, -1, 63, -64, 64, -65, i64::MAX, i64::MIN, i64::MIN + 1];
+        let mut e = Enc::default();
+        us.iter().for_each(|v| e.u64(*v));
+        is.iter().for_each(|v| e.i64(*v));
+        let mut d = Dec::new(&e.0);
+        for v in us {
+            assert_eq!(d.u64().unwrap(), v);
+        }
+        for v in is {
+            assert_eq!(d.i64().unwrap(), v);
+        }
+        assert!(d.done());
+    }
+
+    #[test]
+    fn overlong_varints_and_lengths_are_errors() {
+        // 11 continuation bytes.
+        assert!(Dec::new(&[0xff; 11]).u64().is_err());
+        // A 10th byte carrying more than the top bit.
+        let mut b = vec![0xff; 9];
+        b.push(0x02);
+        assert!(Dec::new(&b).u64().is_err());
+        // A byte string longer than what is there.
+        let mut e = Enc::default();
+        e.u64(u64::MAX);
+        assert!(Dec::new(&e.0).bytes().is_err());
+        let mut e = Enc::default();
+        e.u64(5);
+        e.0.extend_from_slice(b"abcd");
+        assert!(Dec::new(&e.0).bytes().is_err());
+        // An i32 out of range.
+        let mut e = Enc::default();
+        e.u64(7); // ThreadExit
+        e.i64(i64::from(i32::MAX) + 1);
+        assert!(Dec::new(&e.0).event().is_err());
+    }
+
+    #[test]
+    fn random_bytes_never_panic() {
+        let mut seed = 0x0123_4567_89ab_cdefu64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..20_000 {
+            let len = (next() % 64) as usize;
+            let buf: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            let _ = Dec::new(&buf).event();
+            let _ = Dec::new(&buf).process_record();
+            let _ = Dec::new(&buf).header(1);
+            let _ = Dec::new(&buf).summary();
+        }
     }
 }

@@ -43,7 +43,11 @@ pub enum TraceError {
 }
 
 impl TraceError {
-    pub(crate) fn io(path: impl Into<PathBuf>, what: impl Into<String>, source: std::io::Error) -> Self {
+    pub(crate) fn io(
+        path: impl Into<PathBuf>,
+        what: impl Into<String>,
+        source: std::io::Error,
+    ) -> Self {
         TraceError::Io {
             path: path.into(),
             what: what.into(),

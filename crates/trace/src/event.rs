@@ -36,7 +36,7 @@ pub enum SignalPoint {
     /// Delivered before the thread executed an instruction since its previous event.
     AtStop,
     /// In the middle of user code.
-    Async(AsyncPoint),
+    Async(Box<AsyncPoint>),
 }
 
 /// A file mapping's source.
@@ -165,7 +165,9 @@ pub enum Event {
 }
 
 impl Event {
-    /// The thread the event belongs to (None for process-wide events).
+    /// The thread that runs up to this event. None for the events that no thread runs to:
+    /// `ProcessExit`, `Output` and `KernelWrite` (process-wide) and `ThreadExit` (the thread is
+    /// gone; replay handles it without running anything).
     pub fn tid(&self) -> Option<i32> {
         match self {
             Event::Syscall { tid, .. }

@@ -1,77 +1,274 @@
-//! Frames: how records reach the disk. A frame is a 20-byte header — magic `HSFR`, payload
-//! length, uncompressed length, record count, crc32 of the payload — and an lz4 payload holding
-//! `count` encoded records. A file is a sequence of frames; a frame cut off at the end of the
-//! file is a truncation (the recording stopped there), anything else that does not check out is
-//! corruption.
+//! Frames: how records reach the disk.
+//!
+//! A frame is a 24-byte header — magic `HSFR`, payload length, uncompressed length, record
+//! count, crc32 of the payload, crc32 of the 20 header bytes before it — and an lz4 payload
+//! holding the encoded records. A file is a sequence of frames.
+//!
+//! Invariants:
+//! - Every byte of a frame is covered by a checksum, so a damaged length can never pass for a
+//!   cut-off frame: a frame is *truncated* only when the file really ends inside it (the
+//!   recording stopped there); anything else that does not check out is *corruption*.
+//! - No frame is larger than [`MAX_FRAME`], compressed or not: a larger declared length is
+//!   corruption, never an allocation.
+//! - A frame with a record count of 0 is a *continuation*: its bytes are the beginning of what
+//!   the next frames hold (one record too large for a single frame is cut into several). The
+//!   records of a chain of frames are the concatenation of their bytes, counted by the count of
+//!   the chain's last frame; a chain is never longer than [`MAX_CHAIN`] bytes.
 
-use crate::encode::DecodeError;
+use std::io::Read as _;
 
+/// The first bytes of every frame.
 const MAGIC: &[u8; 4] = b"HSFR";
 /// Size of a frame header.
-pub const HEADER: usize = 20;
-/// No frame is larger than this, compressed or not: a length beyond it is corruption, never an
-/// allocation.
+pub const HEADER: usize = 24;
+/// No frame is larger than this, compressed or not.
 pub const MAX_FRAME: usize = 64 << 20;
+/// The writer cuts what it writes into frames of at most this many uncompressed bytes (lz4 may
+/// grow incompressible data a little: this leaves room under [`MAX_FRAME`]).
+pub const CHUNK: usize = 32 << 20;
+/// No chain of continued frames holds more than this many bytes (uncompressed).
+pub const MAX_CHAIN: usize = 4 << 30;
 
-/// Makes a frame of `count` records encoded in `raw`.
+/// Makes the frames holding `raw`, the encoding of `count` records (`count` ≥ 1): one frame,
+/// or a chain of continued frames when `raw` is larger than [`CHUNK`].
 pub fn encode(raw: &[u8], count: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut chunks = raw.chunks(CHUNK).peekable();
+    if chunks.peek().is_none() {
+        encode_one(&mut out, &[], count);
+    }
+    while let Some(c) = chunks.next() {
+        let last = chunks.peek().is_none();
+        encode_one(&mut out, c, if last { count } else { 0 });
+    }
+    out
+}
+
+/// Appends one frame holding `raw` to `out`.
+fn encode_one(out: &mut Vec<u8>, raw: &[u8], count: u32) {
     let payload = lz4_flex::compress(raw);
-    let mut out = Vec::with_capacity(HEADER + payload.len());
+    let start = out.len();
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
     out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
     out.extend_from_slice(&count.to_le_bytes());
     out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+    let head_crc = crc32fast::hash(&out[start..]);
+    out.extend_from_slice(&head_crc.to_le_bytes());
     out.extend_from_slice(&payload);
-    out
 }
 
-/// What reading a frame at some offset gave.
+/// What reading frames at some position gave.
 #[derive(Debug)]
 pub enum Read {
-    /// A whole frame: its records' bytes, their count, and the frame's total length.
-    Frame(Vec<u8>, u32, usize),
-    /// Nothing more.
+    /// Whole frames (one, or a chain): their records' bytes, the records' count, and how
+    /// many bytes of the file they took.
+    Frame(Vec<u8>, u32, u64),
+    /// Nothing more: the file ends between frames.
     End,
-    /// The file ends inside the frame.
+    /// The file ends inside a frame.
     Truncated,
 }
 
-fn word(b: &[u8], i: usize) -> u32 {
-    u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
+/// Why frames could not be read: a description (without position) and the offset, relative to
+/// where reading started, of the frame at fault.
+#[derive(Debug)]
+pub enum FrameError {
+    /// The bytes are not a valid frame.
+    Corrupt {
+        /// Offset of the bad frame from where reading started.
+        at: u64,
+        /// What is wrong ("checksum mismatch", ...).
+        what: String,
+    },
+    /// Reading the file failed.
+    Io(std::io::Error),
 }
 
-/// Reads the frame at the start of `data`.
-pub fn decode(data: &[u8]) -> Result<Read, DecodeError> {
-    if data.is_empty() {
-        return Ok(Read::End);
+/// Reads as many bytes as there are, up to `buf.len()`; returns how many.
+fn fill(r: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
     }
-    if data.len() < HEADER {
-        return Ok(Read::Truncated);
+    Ok(n)
+}
+
+fn word(b: &[u8], i: usize) -> u32 {
+    let mut w = [0u8; 4];
+    w.copy_from_slice(&b[i..i + 4]);
+    u32::from_le_bytes(w)
+}
+
+/// One frame as read: its bytes, its count (0: continued), its length in the file.
+enum One {
+    Frame(Vec<u8>, u32, u64),
+    End,
+    Truncated,
+}
+
+fn read_one(r: &mut impl std::io::Read, at: u64) -> Result<One, FrameError> {
+    let bad = |what: &str| FrameError::Corrupt {
+        at,
+        what: what.to_string(),
+    };
+    let mut head = [0u8; HEADER];
+    let n = fill(r, &mut head).map_err(FrameError::Io)?;
+    if n == 0 {
+        return Ok(One::End);
     }
-    if &data[..4] != MAGIC {
-        return Err(DecodeError("not a frame (bad magic)".into()));
+    if n < HEADER {
+        return Ok(One::Truncated);
+    }
+    if &head[..4] != MAGIC {
+        return Err(bad("not a frame (bad magic)"));
+    }
+    if crc32fast::hash(&head[..20]) != word(&head, 20) {
+        return Err(bad("checksum mismatch in the frame header"));
     }
     let (len, raw_len, count, crc) = (
-        word(data, 4) as usize,
-        word(data, 8) as usize,
-        word(data, 12),
-        word(data, 16),
+        word(&head, 4) as usize,
+        word(&head, 8) as usize,
+        word(&head, 12),
+        word(&head, 16),
     );
     if len > MAX_FRAME || raw_len > MAX_FRAME {
-        return Err(DecodeError(format!("frame length {len}/{raw_len} is absurd")));
+        return Err(bad(&format!(
+            "frame lengths {len}/{raw_len} exceed the limit of {MAX_FRAME}"
+        )));
     }
-    if data.len() < HEADER + len {
-        return Ok(Read::Truncated);
+    let mut payload = Vec::new();
+    let got = r
+        .by_ref()
+        .take(len as u64)
+        .read_to_end(&mut payload)
+        .map_err(FrameError::Io)?;
+    if got < len {
+        return Ok(One::Truncated);
     }
-    let payload = &data[HEADER..HEADER + len];
-    if crc32fast::hash(payload) != crc {
-        return Err(DecodeError("checksum mismatch".into()));
+    if crc32fast::hash(&payload) != crc {
+        return Err(bad("checksum mismatch"));
     }
-    let raw = lz4_flex::decompress(payload, raw_len)
-        .map_err(|e| DecodeError(format!("cannot decompress: {e}")))?;
+    let raw = lz4_flex::decompress(&payload, raw_len)
+        .map_err(|e| bad(&format!("cannot decompress: {e}")))?;
     if raw.len() != raw_len {
-        return Err(DecodeError("decompressed length differs".into()));
+        return Err(bad("decompressed length differs from the declared one"));
     }
-    Ok(Read::Frame(raw, count, HEADER + len))
+    Ok(One::Frame(raw, count, (HEADER + len) as u64))
+}
+
+/// Reads the next frame (or chain of continued frames) from `r`; `at` is its offset in the
+/// file, for error messages only.
+pub fn read_from(r: &mut impl std::io::Read, at: u64) -> Result<Read, FrameError> {
+    let mut raw: Vec<u8> = Vec::new();
+    let mut taken = 0u64;
+    loop {
+        match read_one(r, at + taken)? {
+            One::End if taken == 0 => return Ok(Read::End),
+            // A chain cut off: the recording stopped while writing it.
+            One::End | One::Truncated => return Ok(Read::Truncated),
+            One::Frame(bytes, count, len) => {
+                taken += len;
+                if raw.is_empty() && count != 0 {
+                    return Ok(Read::Frame(bytes, count, taken));
+                }
+                if raw.len() + bytes.len() > MAX_CHAIN {
+                    return Err(FrameError::Corrupt {
+                        at,
+                        what: format!("chain of frames longer than {MAX_CHAIN} bytes"),
+                    });
+                }
+                raw.extend_from_slice(&bytes);
+                if count != 0 {
+                    return Ok(Read::Frame(raw, count, taken));
+                }
+            }
+        }
+    }
+}
+
+/// Reads the frame (or chain) at the start of `data`.
+pub fn decode(data: &[u8]) -> Result<Read, FrameError> {
+    read_from(&mut &data[..], 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(raw: &[u8], count: u32) -> Vec<u8> {
+        encode(raw, count)
+    }
+
+    #[test]
+    fn frames_round_trip() {
+        let f = frame(b"some records", 3);
+        match decode(&f) {
+            Ok(Read::Frame(raw, 3, len)) => {
+                assert_eq!(raw, b"some records");
+                assert_eq!(len as usize, f.len());
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(decode(&[]), Ok(Read::End)));
+        for cut in 1..f.len() {
+            assert!(
+                matches!(decode(&f[..cut]), Ok(Read::Truncated)),
+                "cut {cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_valid_checksum_over_bad_lz4_is_an_error() {
+        // A frame whose checksums are right but whose payload is not lz4 of its length.
+        let payload = [0xf0u8, 1, 2];
+        let mut f = Vec::new();
+        f.extend_from_slice(MAGIC);
+        f.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        f.extend_from_slice(&1000u32.to_le_bytes());
+        f.extend_from_slice(&1u32.to_le_bytes());
+        f.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        let c = crc32fast::hash(&f);
+        f.extend_from_slice(&c.to_le_bytes());
+        f.extend_from_slice(&payload);
+        assert!(matches!(decode(&f), Err(FrameError::Corrupt { at: 0, .. })));
+    }
+
+    #[test]
+    fn absurd_lengths_are_refused_before_any_allocation() {
+        let mut f = Vec::new();
+        f.extend_from_slice(MAGIC);
+        f.extend_from_slice(&u32::MAX.to_le_bytes());
+        f.extend_from_slice(&u32::MAX.to_le_bytes());
+        f.extend_from_slice(&1u32.to_le_bytes());
+        f.extend_from_slice(&0u32.to_le_bytes());
+        let c = crc32fast::hash(&f);
+        f.extend_from_slice(&c.to_le_bytes());
+        match decode(&f) {
+            Err(FrameError::Corrupt { what, .. }) => assert!(what.contains("limit"), "{what}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_cut_off_chain_is_a_truncation() {
+        let raw: Vec<u8> = (0..CHUNK + 100).map(|i| (i * 7 % 251) as u8).collect();
+        let f = encode(&raw, 1);
+        match decode(&f) {
+            Ok(Read::Frame(back, 1, len)) => {
+                assert!(back == raw);
+                assert_eq!(len as usize, f.len());
+            }
+            other => panic!("{other:?}"),
+        }
+        // Only the first (continued) frame: the chain is cut off.
+        let first = HEADER + word(&f, 4) as usize;
+        assert!(matches!(decode(&f[..first]), Ok(Read::Truncated)));
+    }
 }

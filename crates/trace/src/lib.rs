@@ -18,7 +18,7 @@ pub mod writer;
 
 pub use error::TraceError;
 pub use event::*;
-pub use reader::{EventStream, TraceReader};
+pub use reader::{read_header, EventStream, TraceReader};
 pub use store::{default_root, list, new_trace_path, resolve, set_latest};
 pub use writer::TraceWriter;
 

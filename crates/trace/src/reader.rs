@@ -3,12 +3,14 @@
 //! error naming the file and the byte offset.
 
 use std::collections::VecDeque;
+use std::fs::File;
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use crate::encode::{Dec, ProcessRecord};
 use crate::error::TraceError;
 use crate::event::*;
-use crate::frame::{self, Read};
+use crate::frame::{self, FrameError, Read};
 use crate::{FORMAT_VERSION, MAGIC};
 
 /// A trace opened for reading.
@@ -28,19 +30,35 @@ fn corrupt(path: &Path, what: impl Into<String>) -> TraceError {
     }
 }
 
-/// Every whole frame of a file: (records, count) each; and whether the file ended inside one.
-fn frames(path: &Path, data: &[u8]) -> Result<(Vec<(Vec<u8>, u32)>, bool), TraceError> {
+/// A frame's records and their count.
+type Frame = (Vec<u8>, u32);
+
+/// Every whole frame of a small file (header, processes, summary): (records, count) each; and
+/// whether the file ended inside one.
+fn frames(path: &Path, data: &[u8]) -> Result<(Vec<Frame>, bool), TraceError> {
     let mut out = Vec::new();
-    let mut off = 0;
+    let mut rest = data;
+    let mut off = 0u64;
     loop {
-        match frame::decode(&data[off..]) {
+        match frame::read_from(&mut rest, off) {
             Ok(Read::Frame(raw, count, len)) => {
                 out.push((raw, count));
                 off += len;
             }
             Ok(Read::End) => return Ok((out, false)),
             Ok(Read::Truncated) => return Ok((out, true)),
-            Err(e) => return Err(corrupt(path, format!("corrupted at byte {off} ({})", e.0))),
+            Err(e) => return Err(frame_error(path, "", e)),
+        }
+    }
+}
+
+/// The error for a bad frame of file `path`; `whose` says what the file holds ("events of
+/// process 12 are "), or is empty.
+fn frame_error(path: &Path, whose: &str, e: FrameError) -> TraceError {
+    match e {
+        FrameError::Io(e) => TraceError::io(path, "reading", e),
+        FrameError::Corrupt { at, what } => {
+            corrupt(path, format!("{whose}corrupted at byte {at} ({what})"))
         }
     }
 }
@@ -49,40 +67,61 @@ fn read_file(path: &Path) -> Result<Vec<u8>, TraceError> {
     std::fs::read(path).map_err(|e| TraceError::io(path, "reading", e))
 }
 
-impl TraceReader {
-    /// Opens the trace in `dir`.
-    pub fn open(dir: &Path) -> Result<TraceReader, TraceError> {
-        let hp = dir.join("header");
-        if !dir.is_dir() {
-            return Err(TraceError::NotFound(format!("{}: no such trace", dir.display())));
+/// Reads only the header of the trace in `dir` (checking its magic and version first).
+pub fn read_header(dir: &Path) -> Result<Header, TraceError> {
+    let hp = dir.join("header");
+    if !dir.is_dir() {
+        return Err(TraceError::NotFound(format!(
+            "{}: no such trace",
+            dir.display()
+        )));
+    }
+    let data = match std::fs::read(&hp) {
+        Ok(d) => d,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(corrupt(dir, "not a hindsight trace (no header)"))
         }
-        let data = match std::fs::read(&hp) {
-            Ok(d) => d,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(corrupt(dir, "not a hindsight trace (no header)"))
-            }
-            Err(e) => return Err(TraceError::io(&hp, "reading", e)),
-        };
-        if data.len() < MAGIC.len() + 4 || &data[..MAGIC.len()] != MAGIC {
-            return Err(corrupt(&hp, "not a hindsight trace header"));
-        }
-        let v = &data[MAGIC.len()..MAGIC.len() + 4];
-        let version = u32::from_le_bytes([v[0], v[1], v[2], v[3]]);
-        if version > FORMAT_VERSION {
-            return Err(TraceError::TooNew {
-                path: dir.to_path_buf(),
-                found: version,
-                supported: FORMAT_VERSION,
-            });
-        }
-        let (fr, _) = frames(&hp, &data[MAGIC.len() + 4..])?;
-        let Some((raw, _)) = fr.first() else {
-            return Err(corrupt(&hp, "the header is cut off"));
-        };
-        let header = Dec::new(raw)
-            .header(version)
-            .map_err(|e| corrupt(&hp, format!("cannot decode the header: {}", e.0)))?;
+        Err(e) => return Err(TraceError::io(&hp, "reading", e)),
+    };
+    if data.is_empty() {
+        return Err(corrupt(
+            &hp,
+            "not a hindsight trace header (the file is empty)",
+        ));
+    }
+    if data.len() < MAGIC.len() + 4 || &data[..MAGIC.len()] != MAGIC {
+        return Err(corrupt(
+            &hp,
+            "not a hindsight trace header (bad magic bytes)",
+        ));
+    }
+    let mut v = [0u8; 4];
+    v.copy_from_slice(&data[MAGIC.len()..MAGIC.len() + 4]);
+    let version = u32::from_le_bytes(v);
+    if version > FORMAT_VERSION {
+        return Err(TraceError::TooNew {
+            path: dir.to_path_buf(),
+            found: version,
+            supported: FORMAT_VERSION,
+        });
+    }
+    if version == 0 {
+        return Err(corrupt(&hp, "format version 0 does not exist"));
+    }
+    let (fr, _) = frames(&hp, &data[MAGIC.len() + 4..])?;
+    let Some((raw, _)) = fr.first() else {
+        return Err(corrupt(&hp, "the header is cut off"));
+    };
+    Dec::new(raw)
+        .header(version)
+        .map_err(|e| corrupt(&hp, format!("cannot decode the header: {}", e.0)))
+}
 
+impl TraceReader {
+    /// Opens the trace in `dir`: checks the header's magic and version (a newer version is
+    /// refused by name), reads the header, the processes and the summary.
+    pub fn open(dir: &Path) -> Result<TraceReader, TraceError> {
+        let header = read_header(dir)?;
         let pp = dir.join("processes");
         let pdata = read_file(&pp)?;
         let (fr, _) = frames(&pp, &pdata)?;
@@ -167,7 +206,8 @@ impl TraceReader {
     pub fn file_path(&self, id: FileId) -> Result<PathBuf, TraceError> {
         let files = self.dir.join("files");
         let prefix = format!("{id}-");
-        let entries = std::fs::read_dir(&files).map_err(|e| TraceError::io(&files, "reading", e))?;
+        let entries =
+            std::fs::read_dir(&files).map_err(|e| TraceError::io(&files, "reading", e))?;
         for e in entries.flatten() {
             if e.file_name().to_string_lossy().starts_with(&prefix) {
                 return Ok(e.path());
@@ -176,18 +216,18 @@ impl TraceReader {
         Err(corrupt(&files, format!("file {id} is missing")))
     }
 
-    /// The events of process `pid`, in order.
+    /// The events of process `pid`, in order (none if it has no events file).
     pub fn events(&self, pid: i32) -> Result<EventStream, TraceError> {
         let path = self.dir.join("events").join(pid.to_string());
-        let data = match std::fs::read(&path) {
-            Ok(d) => d,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(TraceError::io(&path, "reading", e)),
+        let file = match File::open(&path) {
+            Ok(f) => Some(BufReader::with_capacity(1 << 16, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(TraceError::io(&path, "opening", e)),
         };
         Ok(EventStream {
             path,
             pid,
-            data,
+            file,
             offset: 0,
             queue: VecDeque::new(),
             truncated: false,
@@ -210,22 +250,25 @@ impl TraceReader {
     }
 }
 
-/// The events of one process, decoded a frame at a time.
+/// The events of one process, read from its file and decoded a frame at a time.
 pub struct EventStream {
     path: PathBuf,
     pid: i32,
-    data: Vec<u8>,
-    offset: usize,
+    /// None once the stream has ended (or when there is no file).
+    file: Option<BufReader<File>>,
+    /// Offset in the file of the next frame.
+    offset: u64,
     queue: VecDeque<Event>,
     truncated: bool,
     position: u64,
 }
 
 impl EventStream {
-    /// The next event; Ok(None) at the end (a frame cut off at the end of the file ends the
-    /// stream and sets [`EventStream::truncated`]).
+    /// The next event; Ok(None) at the end. A frame cut off at the end of the file ends the
+    /// stream quietly and sets [`EventStream::truncated`]; a damaged frame is an error naming
+    /// the file and the frame's byte offset (and the stream ends there).
     pub fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
-        if self.queue.is_empty() {
+        while self.queue.is_empty() && self.file.is_some() {
             self.fill()?;
         }
         let e = self.queue.pop_front();
@@ -235,33 +278,57 @@ impl EventStream {
         Ok(e)
     }
 
+    /// Decodes the next frame into the queue, or ends the stream.
     fn fill(&mut self) -> Result<(), TraceError> {
-        let at = self.offset;
-        let err = |what: String| TraceError::Corrupt {
-            path: self.path.clone(),
-            what: format!("events of process {} are corrupted at byte {at} ({what})", self.pid),
+        let Some(file) = self.file.as_mut() else {
+            return Ok(());
         };
-        match frame::decode(&self.data[self.offset..]) {
+        let at = self.offset;
+        let whose = format!("events of process {} are ", self.pid);
+        let read = frame::read_from(file, at);
+        match read {
             Ok(Read::Frame(raw, count, len)) => {
                 let mut d = Dec::new(&raw);
+                let mut events = Vec::new();
                 for _ in 0..count {
-                    let e = d.event().map_err(|e| err(e.0))?;
-                    self.queue.push_back(e);
+                    match d.event() {
+                        Ok(e) => events.push(e),
+                        Err(e) => {
+                            self.file = None;
+                            return Err(corrupt(
+                                &self.path,
+                                format!(
+                                    "{whose}corrupted at byte {at} (undecodable event: {})",
+                                    e.0
+                                ),
+                            ));
+                        }
+                    }
                 }
+                if !d.done() {
+                    self.file = None;
+                    return Err(corrupt(
+                        &self.path,
+                        format!("{whose}corrupted at byte {at} (bytes left after the frame's {count} events)"),
+                    ));
+                }
+                self.queue.extend(events);
                 self.offset += len;
-                Ok(())
             }
-            Ok(Read::End) => Ok(()),
+            Ok(Read::End) => self.file = None,
             Ok(Read::Truncated) => {
                 self.truncated = true;
-                self.offset = self.data.len();
-                Ok(())
+                self.file = None;
             }
-            Err(e) => Err(err(e.0)),
+            Err(e) => {
+                self.file = None;
+                return Err(frame_error(&self.path, &whose, e));
+            }
         }
+        Ok(())
     }
 
-    /// True when the stream ended inside a frame (the recording was cut off).
+    /// True when the stream ended inside a frame (the recording was cut off there).
     pub fn truncated(&self) -> bool {
         self.truncated
     }
@@ -269,5 +336,10 @@ impl EventStream {
     /// Index of the next event to be returned.
     pub fn position(&self) -> u64 {
         self.position
+    }
+
+    /// The events file.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 }

@@ -1,7 +1,14 @@
-//! Writing a trace. Invariants: the directory is created by us (never an existing one); the
-//! `incomplete` marker exists from the first byte until `finish` has written the summary, so a
-//! recording cut off at any moment never looks complete; every byte of a stream belongs to a
-//! whole frame or to the last, cut-off one.
+//! Writing a trace.
+//!
+//! Invariants:
+//! - The directory is created here, never an existing one (nothing is ever overwritten); if
+//!   the trace cannot be started, the directory is removed again.
+//! - The `incomplete` marker exists from before the header until `finish` has written the
+//!   summary, so a recording cut off at any moment never looks complete. A writer dropped
+//!   without `finish` or `abandon` writes out its buffers and leaves the trace incomplete.
+//! - Every byte of a stream belongs to a whole frame, or to the last, cut-off one.
+//! - The header and the copies of files are written under hidden names and renamed when
+//!   whole: what bears their name is never partial.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -65,14 +72,16 @@ pub struct TraceWriter {
     dir: PathBuf,
     streams: HashMap<i32, Stream>,
     processes: Stream,
-    files: HashMap<(u64, u64, u64, i64), FileId>,
+    files: HashMap<(u64, u64, u64, i64, i64), FileId>,
     next_file: FileId,
+    /// Set once `finish` or `abandon` ran: dropping the writer then does nothing.
+    ended: bool,
 }
 
 impl TraceWriter {
     /// Creates the trace directory `dir` (which must not exist), writes the header with `exe`
     /// copied in as file 0, and marks the trace incomplete.
-    pub fn create(dir: &Path, mut header: Header, exe: &Path) -> Result<TraceWriter, TraceError> {
+    pub fn create(dir: &Path, header: Header, exe: &Path) -> Result<TraceWriter, TraceError> {
         match std::fs::create_dir(dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -80,6 +89,16 @@ impl TraceWriter {
             }
             Err(e) => return Err(TraceError::io(dir, "creating the trace directory", e)),
         }
+        // The directory is ours: if the trace cannot be started, none of it is left behind.
+        Self::start(dir, header, exe).inspect_err(|_| {
+            let _ = std::fs::remove_dir_all(dir);
+        })
+    }
+
+    /// Fills the new directory `dir`: the marker first, then the streams, the executable's
+    /// copy, and the header last (written under another name and renamed, so that a header
+    /// is always whole).
+    fn start(dir: &Path, mut header: Header, exe: &Path) -> Result<TraceWriter, TraceError> {
         let marker = dir.join("incomplete");
         std::fs::write(&marker, b"").map_err(|e| TraceError::io(&marker, "writing", e))?;
         for sub in ["events", "files"] {
@@ -92,6 +111,7 @@ impl TraceWriter {
             processes: Stream::create(dir.join("processes"))?,
             files: HashMap::new(),
             next_file: 0,
+            ended: false,
         };
         header.executable = w.add_file(exe)?;
         header.format_version = FORMAT_VERSION;
@@ -100,8 +120,10 @@ impl TraceWriter {
         let mut bytes = MAGIC.to_vec();
         bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
         bytes.extend_from_slice(&frame::encode(&enc.0, 1));
+        let partial = dir.join(".header.partial");
         let p = dir.join("header");
-        std::fs::write(&p, bytes).map_err(|e| TraceError::io(&p, "writing", e))?;
+        std::fs::write(&partial, bytes).map_err(|e| TraceError::io(&partial, "writing", e))?;
+        std::fs::rename(&partial, &p).map_err(|e| TraceError::io(&p, "renaming", e))?;
         Ok(w)
     }
 
@@ -110,16 +132,24 @@ impl TraceWriter {
         &self.dir
     }
 
-    /// Copies a file into the trace; the same file (device, inode, size, mtime) is copied once.
+    /// Copies a file into the trace; the same file (device, inode, size, mtime) is copied once
+    /// and keeps its id. The copy is made under a hidden name and renamed when whole, so a
+    /// copy cut off by a crash never passes for the file.
     pub fn add_file(&mut self, path: &Path) -> Result<FileId, TraceError> {
         let m = std::fs::metadata(path).map_err(|e| TraceError::io(path, "reading", e))?;
-        let key = (m.dev(), m.ino(), m.size(), m.mtime());
+        let key = (m.dev(), m.ino(), m.size(), m.mtime(), m.mtime_nsec());
         if let Some(id) = self.files.get(&key) {
             return Ok(*id);
         }
         let id = self.next_file;
-        let dest = self.dir.join("files").join(file_name(id, path));
-        std::fs::copy(path, &dest).map_err(|e| TraceError::io(path, "copying into the trace", e))?;
+        let name = file_name(id, path);
+        let dest = self.dir.join("files").join(&name);
+        let partial = self.dir.join("files").join(format!(".{name}.partial"));
+        if let Err(e) = std::fs::copy(path, &partial) {
+            let _ = std::fs::remove_file(&partial);
+            return Err(TraceError::io(path, "copying into the trace", e));
+        }
+        std::fs::rename(&partial, &dest).map_err(|e| TraceError::io(&dest, "renaming", e))?;
         self.next_file += 1;
         self.files.insert(key, id);
         Ok(id)
@@ -127,13 +157,20 @@ impl TraceWriter {
 
     /// Registers a process (in creation order; the first is the root).
     pub fn add_process(&mut self, info: ProcessInfo) -> Result<(), TraceError> {
-        self.processes.buf.process_record(&ProcessRecord::Started(info));
+        self.processes
+            .buf
+            .process_record(&ProcessRecord::Started(info));
         self.processes.pushed()?;
         self.processes.flush()
     }
 
     /// Records that process `pid` executed a new program.
-    pub fn note_exec(&mut self, pid: i32, program: &[u8], args: Vec<Vec<u8>>) -> Result<(), TraceError> {
+    pub fn note_exec(
+        &mut self,
+        pid: i32,
+        program: &[u8],
+        args: Vec<Vec<u8>>,
+    ) -> Result<(), TraceError> {
         self.processes.buf.process_record(&ProcessRecord::Exec {
             pid,
             program: program.to_vec(),
@@ -156,9 +193,9 @@ impl TraceWriter {
     pub fn append(&mut self, pid: i32, event: &Event) -> Result<u64, TraceError> {
         let s = match self.streams.entry(pid) {
             std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
-            std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(Stream::create(self.dir.join("events").join(pid.to_string()))?)
-            }
+            std::collections::hash_map::Entry::Vacant(v) => v.insert(Stream::create(
+                self.dir.join("events").join(pid.to_string()),
+            )?),
         };
         s.buf.event(event);
         let index = s.total;
@@ -181,22 +218,43 @@ impl TraceWriter {
 
     /// Ends a normal recording: everything written, the summary, then the marker removed.
     pub fn finish(mut self, summary: &Summary) -> Result<PathBuf, TraceError> {
+        self.ended = true;
         self.flush()?;
         let mut enc = Enc::default();
         enc.summary(summary);
         let p = self.dir.join("summary");
-        std::fs::write(&p, frame::encode(&enc.0, 1)).map_err(|e| TraceError::io(&p, "writing", e))?;
+        std::fs::write(&p, frame::encode(&enc.0, 1))
+            .map_err(|e| TraceError::io(&p, "writing", e))?;
         let m = self.dir.join("incomplete");
         std::fs::remove_file(&m).map_err(|e| TraceError::io(&m, "removing", e))?;
-        Ok(self.dir)
+        Ok(std::mem::take(&mut self.dir))
     }
 
     /// Ends a recording cut short: everything written, left incomplete with `reason`.
     pub fn abandon(mut self, reason: &str) -> Result<PathBuf, TraceError> {
-        self.flush()?;
+        self.ended = true;
+        let flushed = self.flush();
+        self.mark(reason)?;
+        flushed?;
+        Ok(std::mem::take(&mut self.dir))
+    }
+
+    /// Stores `reason` (made one line) in the `incomplete` marker.
+    fn mark(&self, reason: &str) -> Result<(), TraceError> {
         let m = self.dir.join("incomplete");
-        std::fs::write(&m, reason.as_bytes()).map_err(|e| TraceError::io(&m, "writing", e))?;
-        Ok(self.dir)
+        let line = reason.replace(['\n', '\r'], " ");
+        std::fs::write(&m, line.trim().as_bytes()).map_err(|e| TraceError::io(&m, "writing", e))
+    }
+}
+
+impl Drop for TraceWriter {
+    /// A writer dropped without `finish` or `abandon` (the recorder failed or panicked):
+    /// writes out what it can and leaves the trace incomplete.
+    fn drop(&mut self) {
+        if !self.ended {
+            let _ = self.flush();
+            let _ = self.mark("the recorder stopped without ending the recording");
+        }
     }
 }
 

@@ -1,0 +1,1299 @@
+//! `hindsight record` and `hindsight replay` on programs whose output differs from run to run
+//! (`tests/programs/rr_*.c`): random bytes, the time-stamp counter, clocks, pids, files, threads,
+//! timer signals, child processes, crashes. Each program is recorded twice (the two outputs must
+//! differ, or a replay that merely ran the program again could pass), then replayed to the end
+//! (its output must come back exactly, and end the same way) and to the line marked
+//! `/* BREAK-HERE */`, where `print VAR` must show what the recorded run printed as `VAR=VALUE`.
+//! Then: `-q`, `run` again, watchpoints, `--process`, `ls`/`info`, `$HINDSIGHT_DIR` and
+//! `latest-trace`, and damaged traces (cut off, corrupted, from a newer version).
+//!
+//! Every hindsight run here gets its own `$HINDSIGHT_DIR` under the test's scratch directory,
+//! so nothing is written to the user's home.
+
+mod common;
+use common::*;
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long one hindsight run may take here before the test fails.
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+/// A fresh directory for one test (the traces and files it makes).
+fn workdir(name: &str) -> PathBuf {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let d = scratch().join(format!("rr-{name}-{}", N.fetch_add(1, Ordering::Relaxed)));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("work dir");
+    d
+}
+
+/// Runs hindsight with `args`, `$HINDSIGHT_DIR` set to `root`, stdin from `stdin` (or
+/// nothing), in `cwd`; kills it after [`TIMEOUT`].
+fn hs_in(root: &Path, cwd: &Path, stdin: Option<&Path>, args: &[&OsStr]) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hindsight"));
+    cmd.args(args)
+        .current_dir(cwd)
+        .env("HINDSIGHT_DIR", root)
+        .stdin(match stdin {
+            Some(p) => Stdio::from(std::fs::File::open(p).expect("stdin file")),
+            None => Stdio::null(),
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("hindsight runs");
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let t_out = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut out, &mut v);
+        v
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut err, &mut v);
+        v
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("wait") {
+            break Some(st);
+        }
+        if start.elapsed() > TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let r = Run {
+        stdout: String::from_utf8_lossy(&t_out.join().unwrap_or_default()).into_owned(),
+        stderr: String::from_utf8_lossy(&t_err.join().unwrap_or_default()).into_owned(),
+        code: status.and_then(|s| s.code()).unwrap_or(-1),
+    };
+    assert!(
+        status.is_some(),
+        "hindsight {:?} did not finish within {TIMEOUT:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        args,
+        r.stdout,
+        r.stderr
+    );
+    r.clean();
+    r
+}
+
+fn os(s: &str) -> &OsStr {
+    OsStr::new(s)
+}
+
+/// A recorded run.
+struct Recorded {
+    /// What `hindsight record` printed (the program's output and hindsight's last line).
+    run: Run,
+    /// The trace directory.
+    trace: PathBuf,
+}
+
+impl Recorded {
+    /// The program's own stderr: hindsight's lines removed.
+    fn program_stderr(&self) -> String {
+        self.run
+            .stderr
+            .lines()
+            .filter(|l| !l.starts_with("hindsight:"))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    }
+
+    /// The value the program printed as `KEY=VALUE` on a line of its own.
+    fn value(&self, key: &str) -> String {
+        value_of(&self.run.stdout, key)
+    }
+}
+
+/// The value printed as `KEY=VALUE` on a line of `text`.
+fn value_of(text: &str, key: &str) -> String {
+    let prefix = format!("{key}=");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no line {prefix}... in\n{text}"))
+        .to_string()
+}
+
+/// `hindsight record -o TRACE -- PROG ARGS...` in `dir` (traces without `-o` go to
+/// `dir/root`); checks the exit status and the last line on stderr.
+fn record(
+    dir: &Path,
+    trace: &str,
+    prog: &Path,
+    args: &[&str],
+    stdin: Option<&Path>,
+    code: i32,
+) -> Recorded {
+    let trace = dir.join(trace);
+    let mut v: Vec<&OsStr> = vec![
+        os("record"),
+        os("-o"),
+        trace.as_os_str(),
+        os("--"),
+        prog.as_os_str(),
+    ];
+    v.extend(args.iter().map(|a| os(a)));
+    let run = hs_in(&dir.join("root"), dir, stdin, &v);
+    assert_eq!(
+        run.code, code,
+        "exit status of hindsight record\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        run.stdout, run.stderr
+    );
+    let saved = format!("hindsight: trace saved to {}", trace.display());
+    assert_eq!(
+        run.stderr.lines().last(),
+        Some(saved.as_str()),
+        "the last line on stderr of hindsight record\n{}",
+        run.stderr
+    );
+    assert!(trace.is_dir(), "no trace directory {}", trace.display());
+    Recorded { run, trace }
+}
+
+/// `hindsight replay TRACE [extra options] --batch -ex CMD...` (in the trace's parent).
+fn replay_with(trace: &Path, options: &[&str], cmds: &[&str]) -> Run {
+    let dir = trace.parent().expect("parent");
+    let mut v: Vec<&OsStr> = vec![os("replay"), trace.as_os_str()];
+    v.extend(options.iter().map(|o| os(o)));
+    v.push(os("--batch"));
+    for c in cmds {
+        v.push(os("-ex"));
+        v.push(os(c));
+    }
+    hs_in(&dir.join("root"), dir, None, &v)
+}
+
+fn replay(trace: &Path, cmds: &[&str]) -> Run {
+    replay_with(trace, &[], cmds)
+}
+
+/// The lines of a replay's stdout that gdb (and hindsight) print around the program's own:
+/// "Continuing.", thread and fork notices, blank lines.
+fn is_notice(l: &str) -> bool {
+    const NOTICES: [&str; 9] = [
+        "[New Thread {hex} (LWP {n})]",
+        "[Thread {hex} (LWP {n}) exited]",
+        "[Detaching after fork from child process {n}]",
+        "[Detaching after vfork from child process {n}]",
+        "[New inferior {*}]",
+        "[Inferior {n} (process {n}) detached]",
+        "[Thread debugging using libthread_db enabled]",
+        "Using host libthread_db library {*}",
+        "process {n} is executing new program: {*}",
+    ];
+    l.is_empty() || is_chatter(l) || NOTICES.iter().any(|p| matches(p, l))
+}
+
+/// The replay's stdout without the notices.
+fn program_lines(r: &Run) -> Vec<&str> {
+    r.stdout.lines().filter(|l| !is_notice(l)).collect()
+}
+
+/// gdb's line for a process that exited with `code`.
+fn exit_pattern(code: i32) -> String {
+    if code == 0 {
+        "[Inferior 1 (process {n}) exited normally]".to_string()
+    } else {
+        format!("[Inferior 1 (process {{n}}) exited with code {code:02o}]")
+    }
+}
+
+/// The line of `tests/programs/NAME.c` marked `/* BREAK-HERE */` (`tag` empty) or
+/// `/* BREAK-HERE: TAG */`.
+fn marked_line(name: &str, tag: &str) -> usize {
+    let marker = if tag.is_empty() {
+        "/* BREAK-HERE */".to_string()
+    } else {
+        format!("/* BREAK-HERE: {tag} */")
+    };
+    let src = std::fs::read_to_string(programs().join(format!("{name}.c"))).expect("source");
+    let hits: Vec<usize> = src
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(&marker))
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(hits.len(), 1, "{name}.c must have exactly one {marker}");
+    hits[0]
+}
+
+/// The line of `tests/programs/NAME.c` that contains `text` (once).
+fn line_of(name: &str, text: &str) -> usize {
+    let src = std::fs::read_to_string(programs().join(format!("{name}.c"))).expect("source");
+    let hits: Vec<usize> = src
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(text))
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(hits.len(), 1, "{name}.c must have {text:?} exactly once");
+    hits[0]
+}
+
+/// How a recorded program ended.
+#[derive(Clone, Copy)]
+enum End {
+    /// exit(code).
+    Exit(i32),
+    /// Killed by a signal: its number, gdb's name and description.
+    Signal(i32, &'static str, &'static str),
+}
+
+/// Asserts that a replay to the end (`continue`, and for a signal one more `continue`) showed
+/// exactly the recorded program's output and ended as the recording did.
+fn assert_replayed_whole(rec: &Recorded, r: &Run, end: End) {
+    let recorded: Vec<&str> = rec.run.stdout.lines().collect();
+    let got = program_lines(r);
+    let shown = format!(
+        "--- recorded stdout ---\n{}\n--- replay stdout ---\n{}\n--- replay stderr ---\n{}",
+        rec.run.stdout, r.stdout, r.stderr
+    );
+    assert!(
+        got.len() > recorded.len() && got[..recorded.len()] == recorded[..],
+        "the replay's output is not the recorded output\n{shown}"
+    );
+    let rest = &got[recorded.len()..];
+    match end {
+        End::Exit(code) => {
+            assert!(
+                rest.len() == 1 && matches(&exit_pattern(code), rest[0]),
+                "after the recorded output, expected only {:?}\n{shown}",
+                exit_pattern(code)
+            );
+        }
+        End::Signal(_, name, desc) => {
+            let received = format!("Program received signal {name}, {desc}.");
+            let terminated = format!("Program terminated with signal {name}, {desc}.");
+            assert_eq!(rest.first().copied(), Some(received.as_str()), "{shown}");
+            assert!(
+                rest.contains(&terminated.as_str())
+                    && rest.contains(&"The program no longer exists."),
+                "expected {terminated:?} after another continue\n{shown}"
+            );
+            assert!(
+                !rest.iter().any(|l| l.starts_with("[Inferior 1")),
+                "a program killed by a signal does not exit\n{shown}"
+            );
+        }
+    }
+    // What the program wrote to stderr comes back on stderr.
+    let err = rec.program_stderr();
+    assert!(
+        r.stderr.contains(&err),
+        "the program's stderr {err:?} did not come back\n{shown}"
+    );
+}
+
+/// Asserts that a replay stopped at `FILE:LINE` shows, for each variable, the value the
+/// recorded run printed as `VAR=VALUE` (as `$1`, `$2`... in order), and that the program's
+/// output stopped short of the first of those lines.
+fn assert_values_at_break(rec: &Recorded, name: &str, tag: &str, vars: &[&str], r: &Run) {
+    let line = marked_line(name, tag);
+    r.line(&format!(
+        "Breakpoint 1 at {{hex}}: file {name}.c, line {line}."
+    ))
+    .line(&format!("{{*}}Breakpoint 1, {{*}} at {name}.c:{line}"));
+    for (i, var) in vars.iter().enumerate() {
+        let want = format!("${} = {}", i + 1, rec.value(var));
+        assert!(
+            r.stdout.lines().any(|l| l == want),
+            "expected {want:?} (the recorded run printed {var}={})\n--- replay stdout ---\n{}\n--- stderr ---\n{}",
+            rec.value(var),
+            r.stdout,
+            r.stderr
+        );
+    }
+    if tag.is_empty() {
+        let first = format!("{}={}", vars[0], rec.value(vars[0]));
+        r.no_line(&first);
+        // Everything printed before it was printed again, in order.
+        let before: Vec<String> = rec
+            .run
+            .stdout
+            .lines()
+            .take_while(|l| *l != first)
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let pieces: Vec<&str> = before.iter().map(String::as_str).collect();
+        r.in_order(&pieces);
+    }
+}
+
+/// The commands that stop at the marked line and print `vars`.
+fn break_cmds(name: &str, tag: &str, vars: &[&str]) -> Vec<String> {
+    let mut cmds = vec![
+        format!("break {name}.c:{}", marked_line(name, tag)),
+        "continue".to_string(),
+    ];
+    cmds.extend(vars.iter().map(|v| format!("print {v}")));
+    cmds
+}
+
+/// The whole round trip for one program: two recordings whose outputs differ, the first
+/// replayed to the end, the second to the marked line. Returns both recordings.
+fn round_trip(name: &str, args: &[&str], end: End, vars: &[&str]) -> (Recorded, Recorded) {
+    let prog = compile(name, &[]);
+    let dir = workdir(name);
+    let code = match end {
+        End::Exit(c) => c,
+        End::Signal(sig, _, _) => 128 + sig,
+    };
+    let a = record(&dir, "a", &prog, args, None, code);
+    let b = record(&dir, "b", &prog, args, None, code);
+    assert_ne!(
+        a.run.stdout, b.run.stdout,
+        "two runs of {name} printed the same: the test proves nothing"
+    );
+    let cmds: &[&str] = match end {
+        End::Exit(_) => &["continue"],
+        End::Signal(..) => &["continue", "continue"],
+    };
+    let r = replay(&a.trace, cmds);
+    assert_replayed_whole(&a, &r, end);
+    r.code(0);
+    let cmds = break_cmds(name, "", vars);
+    let cmds: Vec<&str> = cmds.iter().map(String::as_str).collect();
+    let r = replay(&b.trace, &cmds);
+    assert_values_at_break(&b, name, "", vars, &r);
+    r.code(0);
+    (a, b)
+}
+
+/// FNV-1a, 64 bits (as rr_readfile.c computes it).
+fn fnv(data: &[u8]) -> u64 {
+    data.iter().fold(14695981039346656037u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(1099511628211)
+    })
+}
+
+/// Some bytes that differ from test run to test run.
+fn fresh_text(tag: &str, lines: usize) -> String {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    let mut s = format!("{tag} {t} {}\n", std::process::id());
+    let mut x = (t as u64) | 1;
+    for i in 0..lines {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        s.push_str(&format!("{i} {x:016x}\n"));
+    }
+    s
+}
+
+/// The event stream file of the recorded process `pid` (the root's when `pid` is None).
+fn events_file(trace: &Path, pid: Option<i32>) -> PathBuf {
+    let dir = trace.join("events");
+    match pid {
+        Some(p) => dir.join(p.to_string()),
+        None => {
+            // The root process has the lowest pid unless pids wrapped: take the largest file.
+            let mut files: Vec<(u64, PathBuf)> = std::fs::read_dir(&dir)
+                .expect("events dir")
+                .flatten()
+                .map(|e| (e.metadata().map(|m| m.len()).unwrap_or(0), e.path()))
+                .collect();
+            files.sort();
+            files.pop().expect("an events file").1
+        }
+    }
+}
+
+/// A copy of a trace directory (to damage it).
+fn copy_trace(from: &Path, to: &Path) {
+    let st = Command::new("cp")
+        .arg("-r")
+        .arg(from)
+        .arg(to)
+        .status()
+        .expect("cp");
+    assert!(st.success());
+}
+
+// ---------------------------------------------------------------------------------------------
+// One test per program
+
+#[test]
+fn urandom_bytes_come_back() {
+    round_trip("rr_urandom", &[], End::Exit(0), &["word", "tail"]);
+}
+
+#[test]
+fn getrandom_comes_back() {
+    round_trip("rr_getrandom", &[], End::Exit(0), &["first", "last", "sum"]);
+}
+
+#[test]
+fn rdtsc_and_rdtscp_come_back() {
+    let (a, b) = round_trip(
+        "rr_rdtsc",
+        &[],
+        End::Exit(0),
+        &["t1", "t2", "t3", "low", "mix"],
+    );
+    // The counter was answered in order (the recorder did not make values up).
+    assert_eq!(a.value("ordered"), "1");
+    assert_eq!(b.value("ordered"), "1");
+}
+
+#[test]
+fn clocks_come_back() {
+    let (a, _) = round_trip(
+        "rr_clock",
+        &[],
+        End::Exit(0),
+        &[
+            "rt_sec",
+            "rt_nsec",
+            "mono_nsec",
+            "usec",
+            "now_sec",
+            "elapsed",
+        ],
+    );
+    assert_eq!(a.value("consistent"), "1", "{}", a.run.stdout);
+    // The recorded wall clock is the real one (within a day).
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs() as i64;
+    let rt: i64 = a.value("rt_sec").parse().expect("rt_sec");
+    assert!((now - rt).abs() < 86400, "rt_sec={rt}, now={now}");
+}
+
+#[test]
+fn pids_come_back_as_recorded() {
+    let (a, b) = round_trip("rr_getpid", &[], End::Exit(0), &["pid", "ppid", "tid"]);
+    for rec in [&a, &b] {
+        let pid = rec.value("pid");
+        // `info` names the recorded process by the pid the program saw.
+        let info = hs_in(
+            &rec.trace.parent().unwrap().join("root"),
+            rec.trace.parent().unwrap(),
+            None,
+            &[os("info"), rec.trace.as_os_str()],
+        );
+        info.code(0).has(&format!("process {pid}"));
+    }
+}
+
+#[test]
+fn threads_with_a_mutex_and_condition_variables() {
+    let (a, _) = round_trip("rr_prodcons", &[], End::Exit(0), &["sum", "order"]);
+    assert_eq!(
+        a.run
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with("item "))
+            .count(),
+        50
+    );
+    // Replaying the same trace again gives the same output, interleaving included.
+    let r1 = replay(&a.trace, &["continue"]);
+    let r2 = replay(&a.trace, &["continue"]);
+    assert_eq!(program_lines(&r1), program_lines(&r2));
+    // The threads are announced as gdb does.
+    assert_eq!(r1.count("[New Thread {hex} (LWP {n})]"), 3, "{}", r1.stdout);
+}
+
+#[test]
+fn a_thread_spinning_without_syscalls_is_preempted_and_replayed() {
+    round_trip("rr_spin", &[], End::Exit(0), &["work", "spins"]);
+}
+
+#[test]
+fn setitimer_signals_in_a_loop_without_syscalls() {
+    let (a, _) = round_trip("rr_itimer", &[], End::Exit(0), &["loops", "seen"]);
+    assert!(a.value("seen").parse::<i32>().unwrap() >= 20);
+}
+
+#[test]
+fn posix_timer_signals_in_a_loop_without_syscalls() {
+    let (a, _) = round_trip("rr_timer", &[], End::Exit(0), &["loops", "value"]);
+    assert_eq!(a.value("value"), "4242");
+}
+
+#[test]
+fn fork_and_pipe() {
+    let (a, b) = round_trip(
+        "rr_forkpipe",
+        &[],
+        End::Exit(0),
+        &["child_value", "child_pid"],
+    );
+    for rec in [&a, &b] {
+        assert_eq!(rec.value("child_code"), "7");
+        assert_eq!(rec.value("child_pid"), rec.value("fork_result"));
+    }
+}
+
+#[test]
+fn popen_of_shell_commands() {
+    let (a, _) = round_trip(
+        "rr_popen",
+        &[],
+        End::Exit(0),
+        &["nanos", "random", "shell_pid"],
+    );
+    assert_eq!(a.value("status"), "0,0,0");
+    // The shells are processes of the trace.
+    let dir = a.trace.parent().unwrap();
+    let info = hs_in(
+        &dir.join("root"),
+        dir,
+        None,
+        &[os("info"), a.trace.as_os_str()],
+    );
+    info.code(0)
+        .has(&format!("process {}", a.value("shell_pid")));
+}
+
+#[test]
+fn system_and_the_commands_output() {
+    let (a, _) = round_trip("rr_system", &[], End::Exit(0), &["code", "ok"]);
+    assert_eq!(a.value("code"), "5");
+    assert_eq!(a.value("ok"), "1");
+    assert!(a.run.stdout.contains("\nnanos ") && a.run.stdout.contains("\nbytes "));
+}
+
+#[test]
+fn a_crash_after_a_random_value() {
+    let (a, _) = round_trip(
+        "rr_crash",
+        &[],
+        End::Signal(11, "SIGSEGV", "Segmentation fault"),
+        &["value"],
+    );
+    // The replay stops where the recorded run crashed.
+    let r = replay(&a.trace, &["continue", "print value", "backtrace"]);
+    let line = line_of("rr_crash", "*nowhere = value;");
+    r.line("Program received signal SIGSEGV, Segmentation fault.")
+        .line(&format!("{{hex}} in main () at rr_crash.c:{line}"))
+        .line(&format!("$1 = {}", a.value("value")))
+        .line(&format!("#0  {{hex}} in main () at rr_crash.c:{line}"))
+        .lacks("not reached");
+}
+
+#[test]
+fn abort_after_a_random_value() {
+    round_trip(
+        "rr_abort",
+        &[],
+        End::Signal(6, "SIGABRT", "Aborted"),
+        &["value"],
+    );
+}
+
+#[test]
+fn many_events_over_several_frames() {
+    let (a, _) = round_trip("rr_chatty", &[], End::Exit(0), &["total"]);
+    assert_eq!(a.run.stdout.lines().count(), 201);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inputs, outputs and the outside world
+
+#[test]
+fn a_file_and_stdin_are_read_from_the_recording() {
+    let prog = compile("rr_readfile", &[]);
+    let dir = workdir("readfile");
+    let data = dir.join("data.txt");
+    let input = dir.join("input.txt");
+    let content = fresh_text("file", 300);
+    let stdin = fresh_text("stdin", 200);
+    std::fs::write(&data, &content).unwrap();
+    std::fs::write(&input, &stdin).unwrap();
+    let rec = record(
+        &dir,
+        "trace",
+        &prog,
+        &[data.to_str().unwrap()],
+        Some(&input),
+        0,
+    );
+    // The recording read what was there.
+    assert_eq!(rec.value("file_sum"), fnv(content.as_bytes()).to_string());
+    assert_eq!(rec.value("file_len"), content.len().to_string());
+    assert_eq!(rec.value("first"), content.lines().next().unwrap());
+    assert_eq!(rec.value("stdin_sum"), fnv(stdin.as_bytes()).to_string());
+    assert_eq!(rec.value("stdin_len"), stdin.len().to_string());
+    // The file changes, then vanishes; the replay has no stdin: it reads the recording.
+    std::fs::write(&data, "something else\n").unwrap();
+    let r = replay(&rec.trace, &["continue"]);
+    assert_replayed_whole(&rec, &r, End::Exit(0));
+    std::fs::remove_file(&data).unwrap();
+    let cmds = break_cmds(
+        "rr_readfile",
+        "",
+        &["file_sum", "file_len", "stdin_sum", "stdin_len"],
+    );
+    let cmds: Vec<&str> = cmds.iter().map(String::as_str).collect();
+    let r = replay(&rec.trace, &cmds);
+    assert_values_at_break(
+        &rec,
+        "rr_readfile",
+        "",
+        &["file_sum", "file_len", "stdin_sum", "stdin_len"],
+        &r,
+    );
+}
+
+#[test]
+fn a_mapped_file_is_replayed_from_its_copy() {
+    let prog = compile("rr_mmap", &[]);
+    let dir = workdir("mmap");
+    let data = dir.join("mapped.txt");
+    let content = fresh_text("mapped", 2000);
+    std::fs::write(&data, &content).unwrap();
+    let rec = record(&dir, "trace", &prog, &[data.to_str().unwrap()], None, 0);
+    let sum = content
+        .bytes()
+        .fold(0u64, |h, b| h.wrapping_mul(131).wrapping_add(u64::from(b)));
+    assert_eq!(rec.value("checksum"), sum.to_string());
+    assert_eq!(rec.value("first"), content.lines().next().unwrap());
+    // Rewritten in place (same size, other bytes), then removed.
+    let other: String = content
+        .chars()
+        .map(|c| if c == '\n' { c } else { 'x' })
+        .collect();
+    std::fs::write(&data, &other).unwrap();
+    let r = replay(&rec.trace, &["continue"]);
+    assert_replayed_whole(&rec, &r, End::Exit(0));
+    std::fs::remove_file(&data).unwrap();
+    let cmds = break_cmds("rr_mmap", "", &["checksum", "size"]);
+    let cmds: Vec<&str> = cmds.iter().map(String::as_str).collect();
+    let r = replay(&rec.trace, &cmds);
+    assert_values_at_break(&rec, "rr_mmap", "", &["checksum", "size"], &r);
+    // The mapping itself holds the recorded bytes.
+    let r = replay(
+        &rec.trace,
+        &[&cmds[0], &cmds[1], "print (char)p[0]", "print p[1] == 'a'"],
+    );
+    r.line(&format!("$1 = {} '{}'", b'm', 'm')).line("$2 = 1");
+}
+
+#[test]
+fn a_replay_writes_no_file_and_removes_none() {
+    let prog = compile("rr_effects", &[]);
+    let dir = workdir("effects");
+    let newfile = dir.join("created.txt");
+    let oldfile = dir.join("doomed.txt");
+    let newdir = dir.join("made");
+    std::fs::write(&oldfile, "old\n").unwrap();
+    let args = [
+        newfile.to_str().unwrap(),
+        oldfile.to_str().unwrap(),
+        newdir.to_str().unwrap(),
+    ];
+    let rec = record(&dir, "trace", &prog, &args, None, 0);
+    let written = std::fs::read_to_string(&newfile).expect("the recorded run wrote the file");
+    assert_eq!(written, format!("written {}\n", rec.value("value")));
+    assert!(!oldfile.exists() && newdir.is_dir());
+    // Undo the recorded run's effects; the replay must not redo them.
+    std::fs::remove_file(&newfile).unwrap();
+    std::fs::remove_dir(&newdir).unwrap();
+    std::fs::write(&oldfile, "still here\n").unwrap();
+    let r = replay(&rec.trace, &["continue"]);
+    assert_replayed_whole(&rec, &r, End::Exit(0));
+    assert!(!newfile.exists(), "the replay wrote {}", newfile.display());
+    assert!(!newdir.exists(), "the replay made {}", newdir.display());
+    assert_eq!(
+        std::fs::read_to_string(&oldfile).ok().as_deref(),
+        Some("still here\n"),
+        "the replay removed {}",
+        oldfile.display()
+    );
+    // And the replayed syscalls still answered as recorded.
+    assert_eq!(value_of(&r.stdout, "results"), rec.value("results"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The debugger on a replay
+
+#[test]
+fn quiet_replay_silences_the_program() {
+    let prog = compile("rr_getpid", &[]);
+    let dir = workdir("quiet");
+    let rec = record(&dir, "trace", &prog, &[], None, 0);
+    let r = replay_with(&rec.trace, &["-q"], &["continue"]);
+    r.line(&exit_pattern(0)).code(0);
+    for l in rec.run.stdout.lines() {
+        r.no_line(l);
+    }
+    assert!(
+        !r.stderr.contains(&rec.program_stderr()),
+        "-q let the program's stderr through:\n{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_replay_starts_stopped_before_the_first_instruction() {
+    let prog = compile("rr_urandom", &[]);
+    let dir = workdir("stopped");
+    let rec = record(&dir, "trace", &prog, &[], None, 0);
+    // Nothing has run yet: no output, and main is still ahead.
+    let r = replay(&rec.trace, &["info registers rip"]);
+    r.line("rip {*}");
+    for l in rec.run.stdout.lines() {
+        r.no_line(l);
+    }
+    let r = replay(&rec.trace, &["break main", "continue", "backtrace"]);
+    r.line("Breakpoint 1, main () at rr_urandom.c:{n}")
+        .line("#0  main () at rr_urandom.c:{n}");
+    for l in rec.run.stdout.lines() {
+        r.no_line(l);
+    }
+}
+
+#[test]
+fn run_replays_again_with_the_same_values() {
+    let prog = compile("rr_urandom", &[]);
+    let dir = workdir("rerun");
+    let rec = record(&dir, "trace", &prog, &[], None, 0);
+    let line = marked_line("rr_urandom", "");
+    let r = replay(
+        &rec.trace,
+        &[
+            &format!("break rr_urandom.c:{line}"),
+            "continue",
+            "print word",
+            "continue",
+            "run",
+            "print word",
+            "print tail",
+        ],
+    );
+    let word = rec.value("word");
+    r.line(&format!("$1 = {word}"))
+        .line(&format!("$2 = {word}"))
+        .line(&format!("$3 = {}", rec.value("tail")))
+        .line(&exit_pattern(0));
+    assert_eq!(
+        r.count(&format!("hex={}", rec.value("hex"))),
+        2,
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn a_watchpoint_and_next_in_a_replay() {
+    let prog = compile("rr_chatty", &[]);
+    let dir = workdir("watch");
+    let rec = record(&dir, "trace", &prog, &[], None, 0);
+    let block = |i: usize| -> u64 {
+        rec.run
+            .stdout
+            .lines()
+            .nth(i)
+            .and_then(|l| l.strip_prefix(&format!("block {i}: ")))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no block {i} in\n{}", rec.run.stdout))
+    };
+    let (b0, b1) = (block(0), block(1));
+    let line = line_of("rr_chatty", "for (int i = 0; i < 200; i++)");
+    let r = replay(
+        &rec.trace,
+        &[
+            &format!("break rr_chatty.c:{line}"),
+            "continue",
+            "print total",
+            "watch total",
+            "continue",
+            "continue",
+            "print i",
+            "next",
+            "print sum",
+        ],
+    );
+    r.line(&format!("Breakpoint 1, main () at rr_chatty.c:{line}"))
+        .line("$1 = 0")
+        .line("Hardware watchpoint 2: total")
+        .seq(&[
+            "Old value = 0",
+            &format!("New value = {b0}"),
+            &format!("Old value = {b0}"),
+            &format!("New value = {}", b0 ^ b1),
+            "$2 = 1",
+            &format!("block 1: {b1}"),
+            &format!("$3 = {b1}"),
+        ])
+        .order(
+            &format!("block 0: {b0}\n"),
+            &format!("New value = {}", b0 ^ b1),
+        )
+        .code(0);
+    // Block 2 was never printed: the replay stopped there.
+    r.lacks(&format!("block 2: {}", block(2)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+
+#[test]
+fn a_child_process_replays_on_its_own() {
+    let prog = compile("rr_forkpipe", &[]);
+    let dir = workdir("child");
+    let rec = record(&dir, "trace", &prog, &[], None, 0);
+    let child = rec.value("child_pid");
+    let parent = rec.value("parent");
+    // `info` lists both processes with their recorded pids.
+    let info = hs_in(
+        &dir.join("root"),
+        &dir,
+        None,
+        &[os("info"), rec.trace.as_os_str()],
+    );
+    info.code(0)
+        .has(&format!("process {parent}"))
+        .has(&format!("process {child}"));
+    // The child alone, to the end: its output, not its parent's, and its exit code.
+    let r = replay_with(&rec.trace, &["--process", &child], &["continue"]);
+    let child_line = format!("child {child}: value={}", rec.value("child_value"));
+    assert_eq!(
+        program_lines(&r).first().copied(),
+        Some(child_line.as_str()),
+        "{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+    r.line(&exit_pattern(7))
+        .lacks("parent=")
+        .lacks("child_value=")
+        .code(0);
+    // Stopped in the child: the value and the pid it saw.
+    let line = marked_line("rr_forkpipe", "child");
+    let r = replay_with(
+        &rec.trace,
+        &["--process", &child],
+        &[
+            &format!("break rr_forkpipe.c:{line}"),
+            "continue",
+            "print value",
+            "print me",
+            "backtrace",
+        ],
+    );
+    r.line(&format!(
+        "Breakpoint 1, child (out={{n}}) at rr_forkpipe.c:{line}"
+    ))
+    .line(&format!("$1 = {}", rec.value("child_value")))
+    .line(&format!("$2 = {child}"))
+    .line("#1  {hex} in main () at rr_forkpipe.c:{n}")
+    .lacks("parent=");
+}
+
+#[test]
+fn a_process_that_is_not_in_the_trace_is_refused() {
+    let prog = compile("rr_urandom", &[]);
+    let dir = workdir("noprocess");
+    let rec = record(&dir, "trace", &prog, &[], None, 0);
+    let r = replay_with(&rec.trace, &["--process", "1"], &["continue"]);
+    assert!(r.code != 0, "exit status {}", r.code);
+    assert!(
+        r.stderr
+            .split(|c: char| !c.is_ascii_digit())
+            .any(|w| w == "1"),
+        "the error names process 1: {}",
+        r.stderr
+    );
+    r.lacks(&rec.value("word"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Where traces go: ls, info, latest-trace
+
+#[test]
+fn traces_under_hindsight_dir_and_the_latest_one() {
+    let prog = compile("rr_urandom", &[]);
+    let dir = workdir("latest");
+    let root = dir.join("root");
+    let rec = |_: u32| {
+        let r = hs_in(&root, &dir, None, &[os("record"), prog.as_os_str()]);
+        r.code(0);
+        let last = r.stderr.lines().last().unwrap_or("").to_string();
+        let path = last
+            .strip_prefix("hindsight: trace saved to ")
+            .unwrap_or_else(|| panic!("last line on stderr: {last:?}"))
+            .to_string();
+        (r, PathBuf::from(path))
+    };
+    let (r1, p1) = rec(1);
+    let (r2, p2) = rec(2);
+    assert_ne!(p1, p2);
+    for p in [&p1, &p2] {
+        let p = if p.is_absolute() {
+            p.clone()
+        } else {
+            dir.join(p)
+        };
+        assert!(
+            p.starts_with(&root),
+            "{} is not under $HINDSIGHT_DIR",
+            p.display()
+        );
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(matches("rr_urandom-{n}", &name), "trace named {name}");
+    }
+    assert!(root.join("latest-trace").exists());
+    // No argument: the latest.
+    let r = hs_in(
+        &root,
+        &dir,
+        None,
+        &[os("replay"), os("--batch"), os("-ex"), os("continue")],
+    );
+    r.code(0).line(&exit_pattern(0));
+    assert_eq!(
+        program_lines(&r)[..3],
+        r2.stdout.lines().collect::<Vec<_>>()[..]
+    );
+    assert_ne!(r1.stdout, r2.stdout);
+    // The first one by its name.
+    let r = hs_in(
+        &root,
+        &dir,
+        None,
+        &[
+            os("replay"),
+            p1.file_name().unwrap(),
+            os("--batch"),
+            os("-ex"),
+            os("continue"),
+        ],
+    );
+    assert_eq!(
+        program_lines(&r)[..3],
+        r1.stdout.lines().collect::<Vec<_>>()[..]
+    );
+    // info without argument: the latest.
+    let info = hs_in(&root, &dir, None, &[os("info")]);
+    info.code(0)
+        .has(&p2.file_name().unwrap().to_string_lossy())
+        .has("rr_urandom");
+}
+
+#[test]
+fn ls_and_info_show_programs_and_how_they_ended() {
+    let dir = workdir("ls");
+    let root = dir.join("root");
+    let urandom = compile("rr_urandom", &[]);
+    let crash = compile("rr_crash", &[]);
+    let readfile = compile("rr_readfile", &[]);
+    let prodcons = compile("rr_prodcons", &[]);
+    for (prog, code) in [(&urandom, 0), (&crash, 139), (&readfile, 2), (&prodcons, 0)] {
+        hs_in(&root, &dir, None, &[os("record"), prog.as_os_str()]).code(code);
+    }
+    let ls = hs_in(&root, &dir, None, &[os("ls")]);
+    ls.code(0);
+    let line_of_prog = |name: &str| -> String {
+        let found: Vec<&str> = ls
+            .stdout
+            .lines()
+            .filter(|l| l.contains(&format!("{name}-0")))
+            .collect();
+        assert_eq!(found.len(), 1, "one line for {name}-0 in\n{}", ls.stdout);
+        found[0].to_string()
+    };
+    let l = line_of_prog("rr_crash");
+    assert!(l.contains("SIGSEGV"), "{l}");
+    let l = line_of_prog("rr_readfile");
+    assert!(
+        l.split_whitespace()
+            .any(|w| w.trim_matches(|c: char| !c.is_ascii_alphanumeric()) == "2"),
+        "exit status 2 not shown: {l}"
+    );
+    let l = line_of_prog("rr_urandom");
+    assert!(l.contains("rr_urandom") && !l.contains("SIG"), "{l}");
+    assert!(ls.stdout.contains(&crash.display().to_string()) || ls.stdout.contains("rr_crash"));
+    // info: program, arguments, threads, processes.
+    let info = hs_in(&root, &dir, None, &[os("info"), os("rr_prodcons-0")]);
+    info.code(0).has(&prodcons.display().to_string());
+    let threads = info
+        .stdout
+        .lines()
+        .find(|l| l.to_lowercase().contains("threads"))
+        .unwrap_or_else(|| panic!("no thread count in\n{}", info.stdout));
+    assert!(threads.contains('4'), "4 threads: {threads}");
+    let info = hs_in(&root, &dir, None, &[os("info"), os("rr_crash-0")]);
+    info.code(0)
+        .has("SIGSEGV")
+        .has(&crash.display().to_string());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Refusals and damaged traces
+
+#[test]
+fn recording_over_an_existing_directory_fails_and_leaves_it_alone() {
+    let prog = compile("rr_effects", &[]);
+    let dir = workdir("exists");
+    let target = dir.join("taken");
+    std::fs::create_dir(&target).unwrap();
+    std::fs::write(target.join("keep.txt"), "precious\n").unwrap();
+    let newfile = dir.join("created.txt");
+    let oldfile = dir.join("doomed.txt");
+    let newdir = dir.join("made");
+    std::fs::write(&oldfile, "old\n").unwrap();
+    let args = [
+        newfile.to_str().unwrap(),
+        oldfile.to_str().unwrap(),
+        newdir.to_str().unwrap(),
+    ];
+    let attempt = |target: &Path| {
+        let mut v: Vec<&OsStr> = vec![
+            os("record"),
+            os("-o"),
+            target.as_os_str(),
+            os("--"),
+            prog.as_os_str(),
+        ];
+        v.extend(args.iter().map(|a| os(a)));
+        hs_in(&dir.join("root"), &dir, None, &v)
+    };
+    let r = attempt(&target);
+    assert!(r.code > 0, "exit status {}\n{}", r.code, r.stderr);
+    let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line of error:\n{}", r.stderr);
+    assert!(
+        lines[0].contains("taken"),
+        "the error names the directory: {}",
+        lines[0]
+    );
+    let entries: Vec<_> = std::fs::read_dir(&target)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(entries, vec![std::ffi::OsString::from("keep.txt")]);
+    assert_eq!(
+        std::fs::read_to_string(target.join("keep.txt")).unwrap(),
+        "precious\n"
+    );
+    // The program did not run.
+    assert!(
+        !newfile.exists() && oldfile.exists() && !newdir.exists(),
+        "the program ran"
+    );
+    // An empty directory is not taken either.
+    let empty = dir.join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let r = attempt(&empty);
+    assert!(r.code > 0, "exit status {}\n{}", r.code, r.stderr);
+    assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0);
+    assert!(!newfile.exists(), "the program ran");
+    // Nor is an existing trace: it still replays as before.
+    let rec = record(&dir, "trace", &prog, &args, None, 0);
+    std::fs::remove_file(&newfile).unwrap();
+    std::fs::remove_dir(&newdir).unwrap();
+    std::fs::write(&oldfile, "old\n").unwrap();
+    let r = attempt(&rec.trace);
+    assert!(r.code > 0, "exit status {}\n{}", r.code, r.stderr);
+    assert!(!newfile.exists(), "the program ran");
+    let r = replay(&rec.trace, &["continue"]);
+    assert_replayed_whole(&rec, &r, End::Exit(0));
+}
+
+/// Asserts that a damaged trace gave a clean error or a partial replay: no panic, no death by
+/// signal, the program's output a prefix of the recorded one, and some word about it.
+fn assert_partial_or_error(rec: &Recorded, r: &Run) -> usize {
+    assert!(r.code >= 0, "hindsight died\n{}\n{}", r.stdout, r.stderr);
+    let recorded: Vec<&str> = rec.run.stdout.lines().collect();
+    let got: Vec<&str> = program_lines(r)
+        .into_iter()
+        .take_while(|l| {
+            !l.starts_with("No more reverse-execution history") && !l.starts_with("[Inferior 1")
+        })
+        .filter(|l| recorded.contains(l))
+        .collect();
+    assert!(
+        got.len() <= recorded.len() && got[..] == recorded[..got.len()],
+        "the damaged trace replayed something else than the recording\n--- replay ---\n{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("No more reverse-execution history") || !r.stderr.trim().is_empty(),
+        "nothing said about the damage\n{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+    got.len()
+}
+
+#[test]
+fn a_truncated_trace_replays_up_to_its_last_whole_part() {
+    let prog = compile("rr_chatty", &[]);
+    let dir = workdir("truncated");
+    let rec = record(&dir, "trace", &prog, &[], None, 0);
+    let cut = dir.join("cut");
+    copy_trace(&rec.trace, &cut);
+    let events = events_file(&cut, None);
+    let len = std::fs::metadata(&events).unwrap().len();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&events)
+        .unwrap();
+    f.set_len(len / 2).unwrap();
+    drop(f);
+    let r = replay(&cut, &["continue", "continue"]);
+    let n = assert_partial_or_error(&rec, &r);
+    // Not the whole run.
+    assert!(
+        n < 201,
+        "a trace cut in half replayed to the end\n{}",
+        r.stdout
+    );
+    r.lacks(&format!("total={}", rec.value("total")))
+        .no_line(&exit_pattern(0));
+    // info still works on it.
+    hs_in(
+        &dir.join("root"),
+        &dir,
+        None,
+        &[os("info"), cut.as_os_str()],
+    );
+    // A one-frame trace cut in half, and an events file cut to nothing.
+    let small = compile("rr_urandom", &[]);
+    let rec = record(&dir, "small", &small, &[], None, 0);
+    for keep in [2u64, 0] {
+        let cut = dir.join(format!("small-cut-{keep}"));
+        copy_trace(&rec.trace, &cut);
+        let events = events_file(&cut, None);
+        let len = std::fs::metadata(&events).unwrap().len();
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&events)
+            .unwrap();
+        f.set_len(if keep == 0 { 0 } else { len / keep }).unwrap();
+        drop(f);
+        let r = replay(&cut, &["continue", "continue"]);
+        assert_partial_or_error(&rec, &r);
+        r.no_line(&exit_pattern(0));
+    }
+}
+
+#[test]
+fn a_corrupted_trace_is_reported_not_replayed_past_the_damage() {
+    let prog = compile("rr_chatty", &[]);
+    let dir = workdir("corrupt");
+    let rec = record(&dir, "trace", &prog, &[], None, 0);
+    let bad = dir.join("bad");
+    copy_trace(&rec.trace, &bad);
+    let events = events_file(&bad, None);
+    let mut bytes = std::fs::read(&events).unwrap();
+    let mid = bytes.len() / 2;
+    for b in &mut bytes[mid..mid + 16] {
+        *b ^= 0xa5;
+    }
+    std::fs::write(&events, &bytes).unwrap();
+    let r = replay(&bad, &["continue", "continue"]);
+    assert_partial_or_error(&rec, &r);
+    r.lacks(&format!("total={}", rec.value("total")))
+        .no_line(&exit_pattern(0));
+    // One line saying so, naming the damaged file.
+    let errs: Vec<&str> = r.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(errs.len(), 1, "one line of error:\n{}", r.stderr);
+    let name = events.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        errs[0].contains(&name),
+        "the error names {name}: {}",
+        errs[0]
+    );
+    // The header and the process list, damaged: an error, no panic.
+    for file in ["header", "processes"] {
+        let bad = dir.join(format!("bad-{file}"));
+        copy_trace(&rec.trace, &bad);
+        let p = bad.join(file);
+        let mut bytes = std::fs::read(&p).unwrap();
+        let mid = (bytes.len() / 2).max(24).min(bytes.len() - 1);
+        for b in &mut bytes[mid..] {
+            *b ^= 0x5a;
+        }
+        std::fs::write(&p, &bytes).unwrap();
+        let r = replay(&bad, &["continue"]);
+        assert!(
+            r.code > 0,
+            "a damaged {file} was accepted\n{}\n{}",
+            r.stdout,
+            r.stderr
+        );
+        r.lacks("block 0:");
+        let errs: Vec<&str> = r.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(
+            errs.len(),
+            1,
+            "one line of error for a damaged {file}:\n{}",
+            r.stderr
+        );
+        let info = hs_in(
+            &dir.join("root"),
+            &dir,
+            None,
+            &[os("info"), bad.as_os_str()],
+        );
+        assert!(info.code >= 0);
+    }
+    // Not a trace at all.
+    let r = replay(&dir.join("nonexistent"), &["continue"]);
+    assert!(r.code > 0);
+    assert_eq!(
+        r.stderr.lines().filter(|l| !l.trim().is_empty()).count(),
+        1,
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_trace_from_a_newer_version_is_refused_by_name() {
+    let prog = compile("rr_urandom", &[]);
+    let dir = workdir("version");
+    let rec = record(&dir, "trace", &prog, &[], None, 0);
+    let newer = dir.join("newer");
+    copy_trace(&rec.trace, &newer);
+    let header = newer.join("header");
+    let mut bytes = std::fs::read(&header).unwrap();
+    // The magic (16 bytes) and the format version (little-endian u32).
+    assert!(bytes.starts_with(b"HINDSIGHT-TRACE\n"), "header magic");
+    let version = u32::from_le_bytes(bytes[16..20].try_into().unwrap());
+    let bumped = version + 1;
+    bytes[16..20].copy_from_slice(&bumped.to_le_bytes());
+    std::fs::write(&header, &bytes).unwrap();
+    let r = replay(&newer, &["continue"]);
+    assert!(r.code > 0, "exit status {}", r.code);
+    r.lacks(&rec.value("word"));
+    let errs: Vec<&str> = r.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(errs.len(), 1, "one line of error:\n{}", r.stderr);
+    assert!(
+        errs[0].contains(&bumped.to_string()) && errs[0].contains("version"),
+        "the error names version {bumped}: {}",
+        errs[0]
+    );
+    let info = hs_in(
+        &dir.join("root"),
+        &dir,
+        None,
+        &[os("info"), newer.as_os_str()],
+    );
+    assert!(
+        info.code > 0,
+        "info accepted a newer trace:\n{}",
+        info.stdout
+    );
+    info.err_has(&bumped.to_string());
+}
