@@ -24,10 +24,10 @@ int main(int argc, char **argv)
     struct sigaction sa = {0};
     sa.sa_sigaction = on_timer;
     sa.sa_flags = SA_SIGINFO;
-    sigaction(SIGRTMIN, &sa, NULL);
+    sigaction(SIGALRM, &sa, NULL);
     struct sigevent sev = {0};
     sev.sigev_notify = SIGEV_SIGNAL;
-    sev.sigev_signo = SIGRTMIN;
+    sev.sigev_signo = SIGALRM;
     sev.sigev_value.sival_int = 4242;
     timer_t timer;
     if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0) {

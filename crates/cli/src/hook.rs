@@ -47,6 +47,8 @@ struct Hook<'a> {
     watch_types: &'a HashMap<u32, hindsight_symbols::value::TypeHandle>,
     step_resume: Option<StepResume>,
     reason: Option<Reason>,
+    /// `handle SIG stop|nostop`, where the user said.
+    signal_stops: &'a HashMap<i32, bool>,
 }
 
 impl StopHook for Hook<'_> {
@@ -151,6 +153,13 @@ impl StopHook for Hook<'_> {
         false
     }
 
+    fn stops_on_signal(&mut self, signal: i32) -> bool {
+        match self.signal_stops.get(&signal) {
+            Some(stop) => *stop,
+            None => default_stops(signal),
+        }
+    }
+
     fn notify(&mut self, note: Notification) {
         match note {
             Notification::NewThread { tid, pthread, .. } => {
@@ -164,6 +173,22 @@ impl StopHook for Hook<'_> {
             }
         }
     }
+}
+
+/// gdb's default: these signals pass to the program silently; every other one stops it.
+pub(crate) fn default_stops(signal: i32) -> bool {
+    !matches!(
+        signal,
+        libc::SIGCHLD
+            | libc::SIGWINCH
+            | libc::SIGALRM
+            | libc::SIGURG
+            | libc::SIGPROF
+            | libc::SIGVTALRM
+            | libc::SIGIO
+            | libc::SIGPWR
+    ) && signal != 32
+        && signal != 33
 }
 
 /// Resumes with `step_resume` armed and returns the stop and its reason, without printing it.
@@ -186,6 +211,7 @@ pub(crate) fn resume_raw(
             watch_types: &s.watch_types,
             step_resume: step_resume.clone(),
             reason: None,
+            signal_stops: &s.signal_stops,
         };
         let (stop, mut reason) = match s.replay.as_mut() {
             None => {
@@ -238,7 +264,12 @@ pub(crate) fn report_stop(
     reason: Option<&Reason>,
     with_frame: bool,
 ) -> anyhow::Result<()> {
-    let pid = s.inferior.as_ref().map(|i| i.pid()).unwrap_or(0);
+    // A replay is named by the pid the program had when it was recorded (what getpid()
+    // returns in it), as gdb on rr does.
+    let pid = match &s.replay {
+        Some(r) => r.recorded_pid(),
+        None => s.inferior.as_ref().map(|i| i.pid()).unwrap_or(0),
+    };
     s.stepped_cleanly = matches!(stop, StopEvent::Stepped { .. }) && reason.is_none();
     let tid = match stop {
         StopEvent::Breakpoint { tid, .. }

@@ -122,7 +122,30 @@ pub(crate) fn display_file(path: &std::path::Path) -> String {
 }
 
 /// Signal names and gdb's descriptions.
-pub(crate) fn signal_name(sig: i32) -> (&'static str, &'static str) {
+pub(crate) fn signal_name(sig: i32) -> (String, String) {
+    // Real-time signals are named by number, as gdb does ("SIG34, Real-time event 34").
+    if (32..=64).contains(&sig) {
+        return (format!("SIG{sig}"), format!("Real-time event {sig}"));
+    }
+    let (n, d) = signal_name_static(sig);
+    (n.to_string(), d.to_string())
+}
+
+/// The signal named by `name` as gdb writes it (SIGALRM, ALRM, SIG34, 14).
+pub(crate) fn signal_number(name: &str) -> Option<i32> {
+    if let Ok(n) = name.parse::<i32>() {
+        return (1..=64).contains(&n).then_some(n);
+    }
+    let upper = name.to_ascii_uppercase();
+    let full = if upper.starts_with("SIG") {
+        upper
+    } else {
+        format!("SIG{upper}")
+    };
+    (1..=64).find(|&n| signal_name(n).0 == full)
+}
+
+fn signal_name_static(sig: i32) -> (&'static str, &'static str) {
     match sig {
         libc::SIGHUP => ("SIGHUP", "Hangup"),
         libc::SIGINT => ("SIGINT", "Interrupt"),

@@ -56,6 +56,8 @@ pub struct Session {
     /// A replay session: what to replay, and the replay in progress.
     pub(crate) replay_opts: Option<hindsight_replay::ReplayOptions>,
     pub(crate) replay: Option<hindsight_replay::Replayer>,
+    /// `handle SIGNAL stop|nostop`: the user's choices (others: gdb's defaults).
+    pub(crate) signal_stops: std::collections::HashMap<i32, bool>,
 }
 
 impl Session {
@@ -103,6 +105,7 @@ impl Session {
             stepped_cleanly: false,
             replay_opts,
             replay: None,
+            signal_stops: Default::default(),
         };
         s.spawn()?;
         if !s.has_debug_info {

@@ -11,7 +11,7 @@ use hindsight_ptrace::{ProcessMemory, Regs};
 use hindsight_trace::AsyncPoint;
 
 /// Bytes of stack (from the stack pointer up) that the digest covers.
-pub const DIGEST_BYTES: usize = 256;
+pub const DIGEST_BYTES: usize = 1024;
 /// Index of orig_rax in the register words: not part of the program's state in user mode.
 const ORIG_RAX: usize = 15;
 /// Index of eflags: its trap and resume flags belong to the debugger, not the program.

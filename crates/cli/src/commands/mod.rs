@@ -104,6 +104,11 @@ const COMMANDS: &[(&str, Handler, &str)] = &[
         "Set a read watchpoint on an expression",
     ),
     ("set", data::set, "set var EXPR = VALUE"),
+    (
+        "handle",
+        running::handle,
+        "handle SIGNAL [no]stop [no]print [no]pass: what a signal does",
+    ),
     ("start", running::start, "Run to the beginning of main"),
     (
         "step",

@@ -147,3 +147,46 @@ pub(crate) fn quit(s: &mut Session, _args: &str, _: Option<&str>) -> anyhow::Res
     s.quit = true;
     Ok(())
 }
+
+/// `handle SIGNAL... [no]stop|[no]print|[no]pass`: whether the signal stops the program, as
+/// gdb's command (print follows stop; a signal is always passed to the program).
+pub(crate) fn handle(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    let mut signals = Vec::new();
+    let mut stop = None;
+    for word in args.split_whitespace() {
+        match word {
+            "stop" | "print" => stop = Some(true),
+            "nostop" | "noprint" => stop = Some(false),
+            "pass" | "nopass" | "ignore" | "noignore" => {}
+            w => match crate::report::signal_number(w) {
+                Some(n) => signals.push(n),
+                None => anyhow::bail!("Unrecognized or ambiguous flag word: \"{w}\"."),
+            },
+        }
+    }
+    if signals.is_empty() {
+        anyhow::bail!("Argument required (signal for which to change handling).");
+    }
+    if let Some(stop) = stop {
+        for n in &signals {
+            s.signal_stops.insert(*n, stop);
+        }
+    }
+    println!("Signal        Stop\tPrint\tPass to program\tDescription");
+    for n in signals {
+        let stops = s
+            .signal_stops
+            .get(&n)
+            .copied()
+            .unwrap_or_else(|| crate::hook::default_stops(n));
+        let yes = |b: bool| if b { "Yes" } else { "No" };
+        let (name, desc) = crate::report::signal_name(n);
+        println!(
+            "{name:<14}{}\t{}\t{}\t\t{desc}",
+            yes(stops),
+            yes(stops),
+            yes(true)
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Record/replay benchmark: wall time of three programs run natively, under `hindsight record`
+# and under `hindsight replay --batch -q -ex continue` (best of 3 each), the trace's size per
+# second of the program's run, and the recording speed in instructions per second against
+# gdb's `record full` on the same CPU-bound loop. Writes the table into BENCHMARKS.md between
+# <!-- record-bench:start --> and <!-- record-bench:end --> (appended if they are missing).
+#
+#   bench/record.sh
+#   CPU_N=... SYS_N=... THREAD_ROUNDS=... GDB_N=... RUNS=... LIMIT=SECONDS BENCH_FILE=... bench/record.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CPU_N=${CPU_N:-1000000000}          # rec_cpu iterations (5 instructions each)
+SYS_N=${SYS_N:-300000}              # rec_sys read/write pairs
+THREAD_ROUNDS=${THREAD_ROUNDS:-100} # rec_threads rounds per thread (4 threads)
+GDB_N=${GDB_N:-20000}               # rec_cpu iterations under gdb's record full
+RUNS=${RUNS:-3}
+LIMIT=${LIMIT:-900}                 # seconds before one run counts as "timeout"
+BENCH_FILE=${BENCH_FILE:-BENCHMARKS.md}
+out=bench/out/record
+mkdir -p "$out"
+export HINDSIGHT_DIR="$PWD/$out/traces"   # nothing goes to the home directory
+cargo build --release -q -p hindsight
+hs=${CARGO_TARGET_DIR:-target}/release/hindsight
+gcc -O2 -g -o "$out/rec_cpu" bench/programs/rec_cpu.c
+gcc -O2 -g -o "$out/rec_sys" bench/programs/rec_sys.c
+gcc -O2 -g -pthread -o "$out/rec_threads" bench/programs/rec_threads.c
+
+# One run's wall time in ns; "timeout" or "exit N" (with its last line of stderr in
+# $out/last-error) if it ran out of time or failed.
+run_ns() {
+    local t0 t1 st=0
+    t0=$(date +%s%N)
+    timeout "$LIMIT" "$@" >/dev/null 2>"$out/stderr" || st=$?
+    t1=$(date +%s%N)
+    if [ "$st" -eq 0 ]; then
+        echo $((t1 - t0))
+    elif [ "$st" -eq 124 ]; then
+        echo "timeout"
+    else
+        tail -1 "$out/stderr" >"$out/last-error"
+        echo "exit $st"
+    fi
+}
+
+isnum() { [[ "$1" =~ ^[0-9]+$ ]]; }
+
+# Best of $RUNS runs (the failure if any run failed).
+best() {
+    local best= d
+    for _ in $(seq "$RUNS"); do
+        d=$(run_ns "$@")
+        if ! isnum "$d"; then echo "$d"; return; fi
+        if [ -z "$best" ] || [ "$d" -lt "$best" ]; then best=$d; fi
+    done
+    echo "$best"
+}
+
+# Best of $RUNS recordings into $out/trace-NAME (each run records afresh; the last is kept).
+best_record() {
+    local name=$1 best= d
+    shift
+    for _ in $(seq "$RUNS"); do
+        rm -rf "$out/trace-$name"
+        d=$(run_ns "$hs" record -o "$out/trace-$name" -- "$@")
+        if ! isnum "$d"; then echo "$d"; return; fi
+        if [ -z "$best" ] || [ "$d" -lt "$best" ]; then best=$d; fi
+    done
+    echo "$best"
+}
+
+ms() {
+    if isnum "$1"; then awk -v n="$1" 'BEGIN { printf "%.1f ms", n / 1e6 }'
+    elif [ "$1" = timeout ]; then echo "> ${LIMIT} s"
+    elif [ "$1" = - ]; then echo "-"
+    else echo "failed ($1)"; fi
+}
+ratio() { if isnum "$1" && isnum "$2"; then awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f×", a / b }'; else echo "-"; fi; }
+bytes() { awk -v n="$1" 'BEGIN { if (n >= 1048576) printf "%.1f MiB", n / 1048576; else printf "%.1f KiB", n / 1024 }'; }
+size_of() { if [ -d "$1" ]; then du -sb "$1" | cut -f1; else echo 0; fi; }
+
+rows=""
+for spec in "cpu|rec_cpu|$CPU_N|\`rec_cpu\` ($CPU_N iterations, no syscall)" \
+            "sys|rec_sys|$SYS_N|\`rec_sys\` ($SYS_N read+write pairs)" \
+            "threads|rec_threads|$THREAD_ROUNDS|\`rec_threads\` (4 threads × $THREAD_ROUNDS rounds, mutex handoffs)"; do
+    IFS='|' read -r name prog arg label <<<"$spec"
+    echo "== $prog $arg" >&2
+    native=$(best "$out/$prog" "$arg")
+    rec=$(best_record "$name" "$out/$prog" "$arg")
+    rep=-
+    total=0
+    events=0
+    if isnum "$rec"; then
+        rep=$(best "$hs" replay "$out/trace-$name" --batch -q -ex continue)
+        if ! isnum "$rep"; then echo "replay of $prog: $rep: $(cat "$out/last-error" 2>/dev/null)" >&2; fi
+        total=$(size_of "$out/trace-$name")
+        events=$((total - $(size_of "$out/trace-$name/files")))
+    else
+        echo "record of $prog: $rec: $(cat "$out/last-error" 2>/dev/null)" >&2
+    fi
+    per_s="-"
+    if isnum "$native" && [ "$total" -gt 0 ]; then
+        per_s="$(bytes "$(awk -v e="$events" -v n="$native" 'BEGIN { printf "%d", e / (n / 1e9) }')")/s"
+    fi
+    rows+="| $label | $(ms "$native") | $(ms "$rec") | $(ratio "$rec" "$native") | $(ms "$rep") | $(ratio "$rep" "$native") | $(bytes "$total") ($(bytes "$events") without copied files) | $per_s |"$'\n'
+done
+
+# Instructions per second while recording the same loop: hindsight (whole run of rec_cpu,
+# 5 × CPU_N instructions) and gdb's `record full` (GDB_N iterations from `work` to its return,
+# counted by `info record`; gdb's time without recording is subtracted).
+echo "== gdb record full, rec_cpu $GDB_N" >&2
+gdb_plain=$(best gdb -nx -batch -ex 'break work' -ex run -ex finish --args "$out/rec_cpu" "$GDB_N")
+gdb_cmds=(gdb -nx -batch -ex 'break work' -ex run -ex 'set record full insn-number-max unlimited'
+          -ex 'record full' -ex finish -ex 'info record' --args "$out/rec_cpu" "$GDB_N")
+gdb_rec=$(best "${gdb_cmds[@]}")
+gdb_insns=$(timeout "$LIMIT" "${gdb_cmds[@]}" 2>/dev/null | sed -n 's/^Log contains \([0-9]*\) instructions\.$/\1/p' | tail -1)
+gdb_rate="-"
+if isnum "$gdb_rec" && isnum "$gdb_plain" && [ -n "$gdb_insns" ] && [ "$gdb_rec" -gt "$gdb_plain" ]; then
+    gdb_rate=$(awk -v i="$gdb_insns" -v t="$((gdb_rec - gdb_plain))" 'BEGIN { printf "%.0f", i / (t / 1e9) }')
+fi
+hs_rate="-"
+cpu_rec=$(sed -n 's/^| `rec_cpu` [^|]*| [^|]*| \([0-9.]*\) ms .*/\1/p' <<<"$rows")
+if [ -n "$cpu_rec" ]; then
+    hs_rate=$(awk -v n="$CPU_N" -v ms="$cpu_rec" 'BEGIN { printf "%.0f", 5 * n / (ms / 1e3) }')
+fi
+rate() { if [ "$1" = "-" ]; then echo "-"; else awk -v r="$1" 'BEGIN { if (r >= 1e9) printf "%.2f G/s", r / 1e9; else if (r >= 1e6) printf "%.1f M/s", r / 1e6; else printf "%.0f k/s", r / 1e3 }'; fi; }
+speedup="-"
+if [ "$hs_rate" != "-" ] && [ "$gdb_rate" != "-" ]; then speedup=$(awk -v a="$hs_rate" -v b="$gdb_rate" 'BEGIN { printf "%.0f×", a / b }'); fi
+
+table=$(cat <<TABLE
+| program (best of $RUNS) | native | record | record / native | replay (\`-q\`) | replay / native | trace size | trace growth per second of native run |
+|---|---|---|---|---|---|---|---|
+${rows%$'\n'}
+
+| recording speed, \`rec_cpu\` loop (5 instructions per iteration) | instructions per second |
+|---|---|
+| hindsight record ($CPU_N iterations, whole run) | $(rate "$hs_rate") |
+| gdb \`record full\` ($GDB_N iterations, ${gdb_insns:-?} instructions in its log) | $(rate "$gdb_rate") |
+| hindsight / gdb | $speedup |
+
+Trace size includes the copies of the mapped files (the program, libc, the loader); "without copied files" is the header, the process list and the event streams. gdb's rate = instructions in its log / (time with \`record full\` − time of the same session without it).
+TABLE
+)
+echo "$table"
+
+python3 - "$table" "$BENCH_FILE" <<'PY'
+import sys, re, datetime, platform
+table, path = sys.argv[1], sys.argv[2]
+try:
+    text = open(path).read()
+except FileNotFoundError:
+    text = "# Benchmarks\n"
+start, end = "<!-- record-bench:start -->", "<!-- record-bench:end -->"
+cpu = open('/proc/cpuinfo').read().split('model name')[1].split(':')[1].splitlines()[0].strip()
+stamp = f"Measured {datetime.date.today()} on {platform.machine()} ({cpu}), `bench/record.sh`."
+block = f"{start}\n{stamp}\n\n{table}\n{end}"
+if start in text and end in text:
+    text = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda m: block, text, flags=re.S)
+else:
+    text = text.rstrip("\n") + "\n\n## Record and replay — `bench/record.sh`\n\n" + block + "\n"
+open(path, "w").write(text)
+PY
