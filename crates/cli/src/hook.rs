@@ -156,7 +156,7 @@ impl StopHook for Hook<'_> {
     fn stops_on_signal(&mut self, signal: i32) -> bool {
         match self.signal_stops.get(&signal) {
             Some(stop) => *stop,
-            None => default_stops(signal),
+            None => hindsight_control::stops_by_default(signal),
         }
     }
 
@@ -173,22 +173,6 @@ impl StopHook for Hook<'_> {
             }
         }
     }
-}
-
-/// gdb's default: these signals pass to the program silently; every other one stops it.
-pub(crate) fn default_stops(signal: i32) -> bool {
-    !matches!(
-        signal,
-        libc::SIGCHLD
-            | libc::SIGWINCH
-            | libc::SIGALRM
-            | libc::SIGURG
-            | libc::SIGPROF
-            | libc::SIGVTALRM
-            | libc::SIGIO
-            | libc::SIGPWR
-    ) && signal != 32
-        && signal != 33
 }
 
 /// Resumes with `step_resume` armed and returns the stop and its reason, without printing it.

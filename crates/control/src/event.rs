@@ -98,16 +98,24 @@ pub trait StopHook {
     /// Whether a signal stops the program (gdb's `handle SIG stop`); the others are passed to
     /// the program silently.
     fn stops_on_signal(&mut self, signal: i32) -> bool {
-        !matches!(
-            signal,
-            libc::SIGCHLD
-                | libc::SIGWINCH
-                | libc::SIGALRM
-                | libc::SIGURG
-                | libc::SIGPROF
-                | libc::SIGVTALRM
-                | libc::SIGIO
-                | libc::SIGPWR
-        )
+        stops_by_default(signal)
     }
+}
+
+/// gdb's default `handle` table: these signals pass to the program silently (32 and 33 are
+/// glibc's own, for thread cancellation and set*id); every other one stops it.
+pub fn stops_by_default(signal: i32) -> bool {
+    !matches!(
+        signal,
+        libc::SIGCHLD
+            | libc::SIGWINCH
+            | libc::SIGALRM
+            | libc::SIGURG
+            | libc::SIGPROF
+            | libc::SIGVTALRM
+            | libc::SIGIO
+            | libc::SIGPWR
+            | 32
+            | 33
+    )
 }

@@ -22,7 +22,7 @@ pub mod sites;
 mod threads;
 
 pub use error::ControlError;
-pub use event::{Notification, StopEvent, StopHook};
+pub use event::{stops_by_default, Notification, StopEvent, StopHook};
 pub use inferior::{DebugRegs, Inferior, StepOverMode, StepOverStats, ThreadInfo};
 pub use resume::Resume;
 pub use sites::SiteTable;

@@ -36,12 +36,7 @@ pub fn inject_syscall(
     let mut r = saved;
     r.0.rax = nr as u64;
     r.0.orig_rax = u64::MAX;
-    r.0.rdi = args[0];
-    r.0.rsi = args[1];
-    r.0.rdx = args[2];
-    r.0.r10 = args[3];
-    r.0.r8 = args[4];
-    r.0.r9 = args[5];
+    r.set_syscall_args(args);
     let mut deferred = Vec::new();
     let result = (|| {
         tid.set_regs(&r)?;

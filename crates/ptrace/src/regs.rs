@@ -39,6 +39,19 @@ impl Regs {
         Regs(unsafe { std::mem::transmute::<[u64; REG_WORDS], libc::user_regs_struct>(*words) })
     }
 
+    /// The six syscall argument registers (rdi, rsi, rdx, r10, r8, r9), as the syscall
+    /// instruction passes them.
+    pub fn syscall_args(&self) -> [u64; 6] {
+        let r = &self.0;
+        [r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9]
+    }
+
+    /// Sets the six syscall argument registers.
+    pub fn set_syscall_args(&mut self, args: [u64; 6]) {
+        let r = &mut self.0;
+        [r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9] = args;
+    }
+
     /// The program counter.
     pub fn pc(&self) -> u64 {
         self.0.rip

@@ -39,7 +39,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use hindsight_ptrace::tsc;
-use hindsight_ptrace::{ProcessMemory, Regs, Stop, Tid, WaitEvent};
+use hindsight_ptrace::{ProcessMemory, Stop, Tid, WaitEvent};
 use hindsight_syscalls::Replay;
 use hindsight_trace::{
     Event, ExitStatus, Header, MappedFile, MemWrite, ProcessInfo, SignalPoint, Summary, TraceWriter,
@@ -129,6 +129,14 @@ struct Thread {
 }
 
 impl Thread {
+    /// The syscall it is inside whose `SyscallEntry` is not written yet (it entered it while
+    /// being the current thread, and no other thread has run since).
+    fn unannounced_syscall(&self) -> Option<&InSyscall> {
+        self.syscall
+            .as_ref()
+            .filter(|s| self.state == State::InSyscall && !s.entry_written)
+    }
+
     fn new(tid: i32, state: State) -> Thread {
         Thread {
             tid,
@@ -379,10 +387,6 @@ fn may_block(nr: u64, args: &[u64; 6]) -> bool {
     }
 }
 
-fn syscall_args(r: &Regs) -> [u64; 6] {
-    [r.0.rdi, r.0.rsi, r.0.rdx, r.0.r10, r.0.r8, r.0.r9]
-}
-
 struct MemReader<'a>(&'a ProcessMemory);
 
 impl hindsight_syscalls::Memory for MemReader<'_> {
@@ -462,11 +466,8 @@ impl Recorder {
                 }
                 None => {
                     if p.threads.iter().any(|t| {
-                        t.state == State::InSyscall
-                            && t.syscall.as_ref().is_some_and(|s| {
-                                !s.entry_written
-                                    && now.duration_since(s.entered) >= SYSCALL_PATIENCE
-                            })
+                        t.unannounced_syscall()
+                            .is_some_and(|s| now.duration_since(s.entered) >= SYSCALL_PATIENCE)
                     }) {
                         to_switch.push(p.pid);
                     }
@@ -537,9 +538,7 @@ impl Recorder {
         }
         // A thread that just entered a syscall keeps the process for a moment: most syscalls
         // return at once, and one event is cheaper than two.
-        if p.threads.iter().any(|t| {
-            t.state == State::InSyscall && t.syscall.as_ref().is_some_and(|s| !s.entry_written)
-        }) {
+        if p.threads.iter().any(|t| t.unannounced_syscall().is_some()) {
             return Ok(());
         }
         let Some(tid) = p.ready.pop_front() else {
@@ -628,7 +627,7 @@ impl Recorder {
         }
         let mut regs = Tid(tid).regs()?;
         let nr = regs.0.orig_rax;
-        let args = syscall_args(&regs);
+        let args = regs.syscall_args();
         let class = match hindsight_syscalls::classify(nr, &args) {
             Ok(c) => c,
             Err(e) => {

@@ -856,9 +856,7 @@ impl Replayer {
     ) -> Result<Option<ReplayStop>, ReplayError> {
         let regs = tid.regs()?;
         let nr = regs.0.orig_rax;
-        let args = [
-            regs.0.rdi, regs.0.rsi, regs.0.rdx, regs.0.r10, regs.0.r8, regs.0.r9,
-        ];
+        let args = regs.syscall_args();
         let rtid = self.recorded_tid(tid);
         let replayed = describe_syscall(nr, &args);
         let Some(event) = self.peek()?.cloned() else {
@@ -1041,12 +1039,7 @@ impl Replayer {
         r.0.rip = base.0.rip - 2;
         r.0.rax = nr;
         r.0.orig_rax = u64::MAX;
-        r.0.rdi = args[0];
-        r.0.rsi = args[1];
-        r.0.rdx = args[2];
-        r.0.r10 = args[3];
-        r.0.r8 = args[4];
-        r.0.r9 = args[5];
+        r.set_syscall_args(args);
         tid.set_regs(&r)?;
         tid.syscall(0)?;
         loop {

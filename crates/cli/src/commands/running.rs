@@ -178,7 +178,7 @@ pub(crate) fn handle(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Re
             .signal_stops
             .get(&n)
             .copied()
-            .unwrap_or_else(|| crate::hook::default_stops(n));
+            .unwrap_or_else(|| hindsight_control::stops_by_default(n));
         let yes = |b: bool| if b { "Yes" } else { "No" };
         let (name, desc) = crate::report::signal_name(n);
         println!(
