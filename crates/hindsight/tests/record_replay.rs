@@ -17,10 +17,6 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
-
-/// How long one hindsight run may take here before the test fails.
-const TIMEOUT: Duration = Duration::from_secs(120);
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -56,45 +52,12 @@ fn hs_env(
         .stdin(match stdin {
             Some(p) => Stdio::from(std::fs::File::open(p).expect("stdin file")),
             None => Stdio::null(),
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("hindsight runs");
-    let mut out = child.stdout.take().expect("stdout");
-    let mut err = child.stderr.take().expect("stderr");
-    let t_out = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut out, &mut v);
-        v
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut err, &mut v);
-        v
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().expect("wait") {
-            break Some(st);
-        }
-        if start.elapsed() > TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let r = Run {
-        stdout: String::from_utf8_lossy(&t_out.join().unwrap_or_default()).into_owned(),
-        stderr: String::from_utf8_lossy(&t_err.join().unwrap_or_default()).into_owned(),
-        code: status.and_then(|s| s.code()).unwrap_or(-1),
-    };
+        });
+    let (r, finished) = collect_with_timeout(&mut cmd);
     assert!(
-        status.is_some(),
+        finished,
         "hindsight {:?} did not finish within {TIMEOUT:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        args,
-        r.stdout,
-        r.stderr
+        args, r.stdout, r.stderr
     );
     r.clean();
     r

@@ -19,7 +19,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// How long one hindsight run may take before the test fails (and everything is killed).
-const TIMEOUT: Duration = Duration::from_secs(120);
+pub const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The repository's `tests/programs` directory.
 pub fn programs() -> PathBuf {
@@ -435,8 +435,25 @@ pub fn hindsight(args: &[&std::ffi::OsStr]) -> Run {
 
 /// Runs `cmd` with stdin closed and both outputs captured, killing it after `TIMEOUT`.
 fn run_with_timeout(cmd: &mut Command) -> Run {
+    let (r, finished) = collect_with_timeout(cmd.stdin(Stdio::null()));
+    if !finished {
+        // Do not leave the program behind either.
+        if let Some(pid) = r
+            .stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("pid ")?.trim().parse::<i32>().ok())
+        {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        }
+        panic!("the debugger did not finish within {TIMEOUT:?}{}", r.dump());
+    }
+    r
+}
+
+/// Spawns `cmd` (its stdin as the caller set it) with both outputs captured, and waits for
+/// it, killing it after `TIMEOUT`. Returns what it printed and whether it finished in time.
+pub fn collect_with_timeout(cmd: &mut Command) -> (Run, bool) {
     let mut child = cmd
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -471,18 +488,7 @@ fn run_with_timeout(cmd: &mut Command) -> Run {
         stderr: String::from_utf8_lossy(&t_err.join().unwrap_or_default()).into_owned(),
         code: status.and_then(|s| s.code()).unwrap_or(-1),
     };
-    if status.is_none() {
-        // Do not leave the program behind either.
-        if let Some(pid) = r
-            .stderr
-            .lines()
-            .find_map(|l| l.strip_prefix("pid ")?.trim().parse::<i32>().ok())
-        {
-            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-        }
-        panic!("the debugger did not finish within {TIMEOUT:?}{}", r.dump());
-    }
-    r
+    (r, status.is_some())
 }
 
 /// With `HINDSIGHT_TESTS_UNDER_GDB=1` in the environment, `debug` runs real gdb on the same
