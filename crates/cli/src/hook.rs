@@ -255,6 +255,7 @@ pub(crate) fn report_stop(
         None => s.inferior.as_ref().map(|i| i.pid()).unwrap_or(0),
     };
     s.stepped_cleanly = matches!(stop, StopEvent::Stepped { .. }) && reason.is_none();
+    s.last_stop = Some((stop.clone(), reason.cloned()));
     let tid = match stop {
         StopEvent::Breakpoint { tid, .. }
         | StopEvent::Watchpoint { tid, .. }

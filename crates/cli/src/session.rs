@@ -58,6 +58,8 @@ pub struct Session {
     pub(crate) replay: Option<hindsight_replay::Replayer>,
     /// `handle SIGNAL stop|nostop`: the user's choices (others: gdb's defaults).
     pub(crate) signal_stops: std::collections::HashMap<i32, bool>,
+    /// The last stop reported to the user, and why (for front ends other than the CLI).
+    pub(crate) last_stop: Option<(StopEvent, Option<crate::hook::Reason>)>,
 }
 
 impl Session {
@@ -106,6 +108,7 @@ impl Session {
             replay_opts,
             replay: None,
             signal_stops: Default::default(),
+            last_stop: None,
         };
         s.spawn()?;
         if !s.has_debug_info {
