@@ -38,17 +38,32 @@ pub(crate) enum Reason {
     },
     /// A replay reached the end of its recording (why, in words).
     EndOfHistory(String),
+    /// Going back reached the start of the recording.
+    StartOfHistory,
+    /// A `dprintf` breakpoint was hit: print, then go on.
+    Dprintf(u32),
+    /// The replay reached a time where debugger events are due (quantum, periodic): the
+    /// time, and the thread about to run.
+    Time(u64, Tid),
+    /// A quantum event stopped the replay at this time.
+    Quantum(u64),
 }
 
-struct Hook<'a> {
-    symbols: &'a Program,
-    table: &'a mut BreakpointTable,
-    watch_values: &'a mut HashMap<u32, Vec<u8>>,
-    watch_types: &'a HashMap<u32, hindsight_symbols::value::TypeHandle>,
-    step_resume: Option<StepResume>,
-    reason: Option<Reason>,
+/// Decides, at each trap, whether the user's breakpoints and watchpoints stop the program.
+pub(crate) struct Hook<'a> {
+    pub(crate) symbols: &'a Program,
+    pub(crate) table: &'a mut BreakpointTable,
+    pub(crate) watch_values: &'a mut HashMap<u32, Vec<u8>>,
+    pub(crate) watch_types: &'a HashMap<u32, hindsight_symbols::value::TypeHandle>,
+    pub(crate) step_resume: Option<StepResume>,
+    pub(crate) reason: Option<Reason>,
     /// `handle SIG stop|nostop`, where the user said.
-    signal_stops: &'a HashMap<i32, bool>,
+    pub(crate) signal_stops: &'a HashMap<i32, bool>,
+    /// The debugger events: when breakpoints apply (eras), what they do (dprintf), and the
+    /// events due at times (quantum, periodic).
+    pub(crate) engine: &'a mut hindsight_timeline::Engine,
+    /// Replay time (events replayed), as last told by the replayer.
+    pub(crate) time: u64,
 }
 
 impl StopHook for Hook<'_> {
@@ -72,11 +87,23 @@ impl StopHook for Hook<'_> {
         });
         let mut stop = None;
         for o in outcomes {
+            if !self.engine.admits(o.number, self.time) {
+                // An era breakpoint outside its era.
+                continue;
+            }
             if let Some(e) = o.condition_error {
                 // gdb stops and says why when a condition cannot be evaluated.
                 stop.get_or_insert(Reason::ConditionError(o.number, e));
             } else if matches!(o.verdict, Verdict::Stop { .. }) {
-                stop.get_or_insert(Reason::Breakpoint(o.number));
+                let actions = self.engine.match_breakpoint(o.number, self.time);
+                let prints = actions
+                    .iter()
+                    .any(|(_, a)| matches!(a, hindsight_timeline::Action::Print { .. }));
+                if prints {
+                    stop.get_or_insert(Reason::Dprintf(o.number));
+                } else {
+                    stop.get_or_insert(Reason::Breakpoint(o.number));
+                }
             }
         }
         match stop {
@@ -114,6 +141,10 @@ impl StopHook for Hook<'_> {
             if (access == WatchAccess::Write && !changed)
                 || (access == WatchAccess::Read && changed)
             {
+                self.watch_values.insert(n, now);
+                continue;
+            }
+            if !self.engine.admits(n, self.time) {
                 self.watch_values.insert(n, now);
                 continue;
             }
@@ -160,6 +191,15 @@ impl StopHook for Hook<'_> {
         }
     }
 
+    fn at_event(&mut self, _: &Inferior, events: u64, tid: Tid) -> bool {
+        self.time = events;
+        if self.engine.wants_time(events) {
+            self.reason = Some(Reason::Time(events, tid));
+            return true;
+        }
+        false
+    }
+
     fn notify(&mut self, note: Notification) {
         match note {
             Notification::NewThread { tid, pthread, .. } => {
@@ -181,6 +221,8 @@ pub(crate) fn resume_raw(
     how: Resume,
     step_resume: Option<StepResume>,
 ) -> anyhow::Result<(StopEvent, Option<Reason>)> {
+    // Any motion leaves the position that was known.
+    s.travel.here = None;
     loop {
         let fallback_tid = s.thread.or(s.pid().map(Tid)).unwrap_or(Tid(0));
         let inf = s
@@ -196,6 +238,8 @@ pub(crate) fn resume_raw(
             step_resume: step_resume.clone(),
             reason: None,
             signal_stops: &s.signal_stops,
+            engine: &mut s.travel.engine,
+            time: s.replay.as_ref().map(|r| r.events_replayed()).unwrap_or(0),
         };
         let (stop, mut reason) = match s.replay.as_mut() {
             None => {
@@ -214,12 +258,28 @@ pub(crate) fn resume_raw(
                     Some(Reason::EndOfHistory(why)),
                 ),
                 hindsight_replay::ReplayStop::Divergence(d) => anyhow::bail!("{d}"),
+                hindsight_replay::ReplayStop::AtEvent(_) => (StopEvent::Interrupted, None),
             },
         };
         if reason.is_none() {
             reason = hook.reason.take();
         }
         s.started = true;
+        // Debugger events whose action is not a stop: act, then go on.
+        match reason {
+            Some(Reason::Dprintf(n)) => {
+                crate::travel::run_dprintf(s, n, &stop);
+                continue;
+            }
+            Some(Reason::Time(time, tid)) => {
+                if crate::travel::run_due_events(s, time, tid)? {
+                    s.thread = Some(tid);
+                    return Ok((StopEvent::Interrupted, Some(Reason::Quantum(time))));
+                }
+                continue;
+            }
+            _ => {}
+        }
         // An exec is not a stop for the user: gdb loads the new program and goes on.
         if let StopEvent::Exec { path, .. } = &stop {
             println!(
@@ -366,6 +426,16 @@ pub(crate) fn report_stop(
         }
         (_, Some(Reason::EndOfHistory(why))) => {
             println!("\nNo more reverse-execution history ({why}).");
+            let frame = s.selected_frame()?;
+            report::print_stop_location(s, &frame, true);
+        }
+        (_, Some(Reason::StartOfHistory)) => {
+            println!("\nNo more reverse-execution history.");
+            let frame = s.selected_frame()?;
+            report::print_stop_location(s, &frame, true);
+        }
+        (_, Some(Reason::Quantum(time))) => {
+            println!("\nStopped at event {time}.");
             let frame = s.selected_frame()?;
             report::print_stop_location(s, &frame, true);
         }

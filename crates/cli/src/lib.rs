@@ -10,11 +10,13 @@ pub mod commands;
 mod context;
 mod hook;
 mod linkmap;
+mod printf;
 mod report;
 pub mod session;
 mod source;
 mod stepping;
 pub mod traces;
+mod travel;
 
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -60,6 +60,8 @@ pub struct Session {
     pub(crate) signal_stops: std::collections::HashMap<i32, bool>,
     /// The last stop reported to the user, and why (for front ends other than the CLI).
     pub(crate) last_stop: Option<(StopEvent, Option<crate::hook::Reason>)>,
+    /// Time travel: debugger events, bookmarks, checkpoints, the current position.
+    pub(crate) travel: crate::travel::Travel,
 }
 
 impl Session {
@@ -109,6 +111,7 @@ impl Session {
             replay: None,
             signal_stops: Default::default(),
             last_stop: None,
+            travel: Default::default(),
         };
         s.spawn()?;
         if !s.has_debug_info {

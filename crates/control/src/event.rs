@@ -100,6 +100,12 @@ pub trait StopHook {
     fn stops_on_signal(&mut self, signal: i32) -> bool {
         stops_by_default(signal)
     }
+    /// Replay only: `events` recorded events have been replayed and thread `tid` is about to
+    /// run towards the next one. Between two such calls only that thread runs, and what it
+    /// does is determined (this is what makes positions nameable). Return true to stop here.
+    fn at_event(&mut self, _inferior: &crate::Inferior, _events: u64, _tid: Tid) -> bool {
+        false
+    }
 }
 
 /// gdb's default `handle` table: these signals pass to the program silently (32 and 33 are

@@ -232,16 +232,16 @@ impl Inferior {
                     stepped?;
                     done?;
                 }
-                Command::Resume(t) => self.cont(Tid(t.0 as i32))?,
+                Command::Resume(t) => self.cont_or_report_watch(Tid(t.0 as i32))?,
                 Command::ResumeAll => {
                     for tid in self.ready_threads() {
-                        self.cont(tid)?;
+                        self.cont_or_report_watch(tid)?;
                     }
                 }
                 Command::ResumeAllExcept(t) => {
                     for tid in self.ready_threads() {
                         if tid.0 as u32 != t.0 {
-                            self.cont(tid)?;
+                            self.cont_or_report_watch(tid)?;
                         }
                     }
                 }
@@ -312,6 +312,18 @@ impl Inferior {
 
     /// Single-steps `tid` alone. Returns false when the thread vanished meanwhile. Signals that
     /// arrive before the instruction runs are kept for later delivery.
+    /// Resumes `tid`, unless its last step over a breakpoint set off a watchpoint: then the
+    /// thread stays stopped and its trap is queued as if it had just arrived (DR6 still holds
+    /// the watchpoint's bits, so it is handled as a watchpoint hit).
+    fn cont_or_report_watch(&mut self, tid: Tid) -> Result<(), ControlError> {
+        if self.watch_after_step.remove(&tid) {
+            self.pending
+                .push_back((tid, WaitEvent::Stopped(Stop::Signal(libc::SIGTRAP))));
+            return Ok(());
+        }
+        self.cont(tid)
+    }
+
     fn single_step_raw(&mut self, tid: Tid) -> Result<bool, ControlError> {
         loop {
             if let Err(e) = tid.step(0) {
@@ -323,6 +335,11 @@ impl Inferior {
             match hindsight_ptrace::wait_tid(tid)? {
                 WaitEvent::Stopped(Stop::Signal(libc::SIGTRAP)) => {
                     let si = tid.siginfo()?;
+                    // The kernel reports a single-step that also hit a watchpoint as one trap:
+                    // DR6 tells (bits 0-3), and the hit must not be lost with the step.
+                    if self.debugregs.dr7 != 0 && tid.debugreg(6).unwrap_or(0) & 0xf != 0 {
+                        self.watch_after_step.insert(tid);
+                    }
                     if si.si_code == TRAP_TRACE || si.si_code == TRAP_HWBKPT {
                         return Ok(true);
                     }

@@ -76,6 +76,9 @@ pub enum ReplayStop {
     EndOfRecording(String),
     /// The replay did something other than the recording: it stops at the first difference.
     Divergence(Divergence),
+    /// The hook asked to stop between two events ([`StopHook::at_event`]): this many events
+    /// were replayed; every thread is stopped.
+    AtEvent(u64),
 }
 
 /// The recorded event that the replay expects next, with its index.
@@ -308,6 +311,27 @@ impl Replayer {
         self.pid
     }
 
+    /// Shows the program's recorded output again, or not (time travel replays stretches
+    /// silently).
+    pub fn set_quiet(&mut self, quiet: bool) {
+        self.quiet = quiet;
+    }
+
+    /// Whether the program's recorded output is shown.
+    pub fn quiet(&self) -> bool {
+        self.quiet
+    }
+
+    /// The recorded tid of a live thread (what the program saw as its tid).
+    pub fn recorded_tid_of(&self, live: Tid) -> i32 {
+        self.recorded_tid(live)
+    }
+
+    /// The live thread that replays recorded thread `recorded`.
+    pub fn live_tid_of(&self, recorded: i32) -> Option<Tid> {
+        self.live_tid(recorded)
+    }
+
     /// Number of recorded events replayed so far.
     pub fn events_replayed(&self) -> u64 {
         self.consumed
@@ -440,6 +464,9 @@ impl Replayer {
             let Some(tid) = self.live_tid(runner) else {
                 return Ok(self.diverged(runner, describe_event(&event), "no such thread".into()));
             };
+            if hook.at_event(inf, self.consumed, tid) {
+                return Ok(ReplayStop::AtEvent(self.consumed));
+            }
             inf.set_serial(Some(tid));
             let step = matches!(how, Resume::Step(t) if t == tid);
             let free_run = if step {
@@ -1486,5 +1513,9 @@ impl StopHook for Wrapper<'_> {
 
     fn stops_on_signal(&mut self, _signal: i32) -> bool {
         true
+    }
+
+    fn at_event(&mut self, inf: &Inferior, events: u64, tid: Tid) -> bool {
+        self.user.at_event(inf, events, tid)
     }
 }

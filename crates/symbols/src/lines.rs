@@ -235,6 +235,26 @@ impl Program {
         })
     }
 
+    /// Every statement start of every module with line tables (runtime addresses, sorted):
+    /// where a `step` or `next` can end. Reverse steps plant breakpoints on them.
+    pub fn statement_starts(&self) -> Vec<u64> {
+        let mut out = Vec::new();
+        for mi in 0..self.module_count() {
+            let m = self.module(mi);
+            for seq in &m.lines.seqs {
+                out.extend(
+                    seq.rows
+                        .iter()
+                        .filter(|r| r.is_stmt && r.line != 0)
+                        .map(|r| r.addr + m.bias),
+                );
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// `[start, end)` of the contiguous rows of pc's line, clipped to pc's function: what
     /// `step`/`next` must leave before they stop.
     pub fn line_range(&self, pc: u64) -> Option<(u64, u64)> {

@@ -102,6 +102,10 @@ impl Program {
         })
     }
 
+    pub(crate) fn module_count(&self) -> usize {
+        self.modules.len()
+    }
+
     pub(crate) fn module(&self, i: usize) -> &Module {
         &self.modules[i]
     }

@@ -86,8 +86,17 @@ fn split_condition(args: &str) -> (&str, Option<&str>) {
     }
 }
 
-fn set_breakpoint(s: &mut Session, args: &str, temporary: bool) -> anyhow::Result<()> {
+fn set_breakpoint(
+    s: &mut Session,
+    args: &str,
+    temporary: bool,
+    title: Option<&str>,
+) -> anyhow::Result<u32> {
     let (loc_text, cond) = split_condition(args);
+    let (loc_text, era) = split_era(loc_text)?;
+    if era.is_some() && s.replay.is_none() {
+        bail!("An era breakpoint (from/to) needs a recording: times are replay events.");
+    }
     let addresses = if loc_text.is_empty() {
         let f = s.selected_frame()?;
         vec![report::lookup_pc(&f, s.frame)]
@@ -114,10 +123,21 @@ fn set_breakpoint(s: &mut Session, args: &str, temporary: bool) -> anyhow::Resul
         temporary,
         cond.map(str::to_string),
     );
-    let what = if temporary {
-        "Temporary breakpoint"
-    } else {
-        "Breakpoint"
+    if let Some((from, to)) = era {
+        s.travel.engine.add(
+            hindsight_timeline::Spec::Era {
+                breakpoint: n,
+                from,
+                to,
+            },
+            hindsight_timeline::Action::Stop,
+            false,
+        );
+    }
+    let what = match title {
+        Some(t) => t,
+        None if temporary => "Temporary breakpoint",
+        None => "Breakpoint",
     };
     let first = addresses[0];
     if addresses.len() > 1 {
@@ -142,15 +162,65 @@ fn set_breakpoint(s: &mut Session, args: &str, temporary: bool) -> anyhow::Resul
             _ => println!("{what} {n} at {first:#x}"),
         }
     }
-    Ok(())
+    Ok(n)
 }
 
 pub(crate) fn break_(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
-    set_breakpoint(s, args, false)
+    // `break event N`: a quantum event (stop when the replay reaches event N).
+    if let Some(n) = args.trim().strip_prefix("event ") {
+        let n: u64 = n
+            .trim()
+            .parse()
+            .map_err(|_| anyhow::anyhow!("Invalid event number \"{}\".", n.trim()))?;
+        return crate::travel::break_at_event(s, n);
+    }
+    set_breakpoint(s, args, false, None).map(|_| ())
 }
 
 pub(crate) fn tbreak(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
-    set_breakpoint(s, args, true)
+    set_breakpoint(s, args, true, None).map(|_| ())
+}
+
+/// A breakpoint announced as `what` (`Dprintf 3 at …`); returns its number.
+pub(crate) fn add_plain_breakpoint(
+    s: &mut Session,
+    location: &str,
+    what: &str,
+) -> anyhow::Result<u32> {
+    set_breakpoint(s, location, false, Some(what))
+}
+
+/// Splits `LOCATION from T1 to T2` (an era: the breakpoint applies from event T1, up to but
+/// not including event T2; either bound may be left out).
+fn split_era(loc: &str) -> anyhow::Result<(&str, Option<(u64, Option<u64>)>)> {
+    let words: Vec<&str> = loc.split_whitespace().collect();
+    let Some(i) = words.iter().position(|w| *w == "from" || *w == "to") else {
+        return Ok((loc, None));
+    };
+    let cut = loc
+        .find(&format!(" {} ", words[i]))
+        .or_else(|| loc.find(&format!(" {}", words[i])))
+        .unwrap_or(0);
+    let (mut from, mut to) = (0u64, None);
+    let mut rest = words[i..].iter();
+    while let Some(w) = rest.next() {
+        let v = rest
+            .next()
+            .and_then(|t| t.parse::<u64>().ok())
+            .ok_or_else(|| anyhow::anyhow!("usage: break LOCATION from EVENT to EVENT"))?;
+        match *w {
+            "from" => from = v,
+            "to" => to = Some(v),
+            _ => bail!("usage: break LOCATION from EVENT to EVENT"),
+        }
+    }
+    if to.is_some_and(|t| t <= from) {
+        bail!(
+            "An era must end after it starts (from {from} to {}).",
+            to.unwrap_or(0)
+        );
+    }
+    Ok((loc[..cut].trim(), Some((from, to))))
 }
 
 fn set_watchpoint(s: &mut Session, args: &str, access: WatchAccess) -> anyhow::Result<()> {
@@ -289,6 +359,7 @@ pub(crate) fn delete_one(s: &mut Session, n: u32) -> anyhow::Result<()> {
         set_sites(s, &bp, false)?;
     }
     s.breakpoints.delete(n);
+    s.travel.engine.forget_breakpoint(n);
     s.watch_values.remove(&n);
     if matches!(bp.kind, BreakpointKind::Watchpoint { .. }) {
         apply_watchpoints(s)?;
@@ -297,6 +368,12 @@ pub(crate) fn delete_one(s: &mut Session, n: u32) -> anyhow::Result<()> {
 }
 
 pub(crate) fn delete(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+    if let Some(rest) = args.trim().strip_prefix("checkpoint") {
+        return crate::travel::delete_checkpoint(s, rest);
+    }
+    if let Some(rest) = args.trim().strip_prefix("bookmark") {
+        return crate::travel::delete_bookmark(s, rest);
+    }
     let mut failed = None;
     for n in numbers(s, args)? {
         if let Err(e) = delete_one(s, n) {

@@ -8,6 +8,7 @@ mod data;
 mod running;
 mod stack;
 mod threads;
+mod time;
 
 use anyhow::bail;
 
@@ -49,7 +50,27 @@ const COMMANDS: &[(&str, Handler, &str)] = &[
         "Delete breakpoints (all, or the numbers given)",
     ),
     ("disable", breakpoints::disable, "Disable breakpoints"),
+    (
+        "bookmark",
+        time::bookmark,
+        "bookmark [NAME]: name the current position",
+    ),
+    (
+        "checkpoint",
+        time::checkpoint,
+        "Keep the current position as a numbered checkpoint",
+    ),
     ("down", stack::down, "Select the frame called by this one"),
+    (
+        "dprintf",
+        time::dprintf,
+        "dprintf LOCATION,\"FORMAT\",ARGS: print there and go on",
+    ),
+    (
+        "every",
+        time::every,
+        "every K COMMAND: run COMMAND every K events (replay)",
+    ),
     ("echo", data::echo, "Print text"),
     ("enable", breakpoints::enable, "Enable breakpoints"),
     (
@@ -58,6 +79,11 @@ const COMMANDS: &[(&str, Handler, &str)] = &[
         "Run until the selected frame returns",
     ),
     ("frame", stack::frame, "Select and print a frame"),
+    (
+        "goto",
+        time::goto,
+        "goto POSITION | event N | BOOKMARK | start: travel there (replay)",
+    ),
     ("help", help, "Print this list"),
     (
         "ignore",
@@ -84,6 +110,11 @@ const COMMANDS: &[(&str, Handler, &str)] = &[
     ),
     ("print", data::print, "print[/FMT] EXPR: evaluate and print"),
     (
+        "printf",
+        time::printf,
+        "printf \"FORMAT\", ARGS: formatted output",
+    ),
+    (
         "ptype",
         data::ptype,
         "Print the definition of an expression's type or of a type",
@@ -97,6 +128,41 @@ const COMMANDS: &[(&str, Handler, &str)] = &[
         "run",
         running::run,
         "Let the program run (restart it after it ended)",
+    ),
+    (
+        "restart",
+        time::restart,
+        "restart N: go back to checkpoint N (replay)",
+    ),
+    (
+        "reverse-continue",
+        time::reverse_continue,
+        "Run backward to the previous breakpoint hit or watched change",
+    ),
+    (
+        "reverse-finish",
+        time::reverse_finish,
+        "Run backward to the call of the selected frame",
+    ),
+    (
+        "reverse-next",
+        time::reverse_next,
+        "Run backward to the previous line, over calls",
+    ),
+    (
+        "reverse-nexti",
+        time::reverse_nexti,
+        "Run backward one instruction, over calls",
+    ),
+    (
+        "reverse-step",
+        time::reverse_step,
+        "Run backward to the previous line, into calls",
+    ),
+    (
+        "reverse-stepi",
+        time::reverse_stepi,
+        "Run backward one instruction",
     ),
     (
         "rwatch",
@@ -130,6 +196,7 @@ const COMMANDS: &[(&str, Handler, &str)] = &[
         "Set a watchpoint on an expression (stops on change)",
     ),
     ("whatis", data::whatis, "Print the type of an expression"),
+    ("when", time::when, "Print the current position (replay)"),
     ("x", data::examine, "x/FMT ADDRESS: examine memory"),
 ];
 
@@ -166,6 +233,11 @@ const ALIASES: &[(&str, &str)] = &[
     ("tb", "tbreak"),
     ("t", "thread"),
     ("u", "until"),
+    ("rc", "reverse-continue"),
+    ("rs", "reverse-step"),
+    ("rn", "reverse-next"),
+    ("rsi", "reverse-stepi"),
+    ("rni", "reverse-nexti"),
 ];
 
 /// Splits `print/x foo` into ("print", Some("x"), "foo").
@@ -268,7 +340,10 @@ fn info(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
     const SUBS: &[&str] = &[
         "args",
         "all-registers",
+        "bookmarks",
         "breakpoints",
+        "checkpoints",
+        "events",
         "frame",
         "line",
         "locals",
@@ -301,6 +376,9 @@ fn info(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
         "frame" => stack::info_frame(s),
         "line" => data::info_line(s),
         "sharedlibrary" => data::info_sharedlibrary(s),
+        "bookmarks" => crate::travel::info_bookmarks(s),
+        "checkpoints" => crate::travel::info_checkpoints(s),
+        "events" => crate::travel::info_events(s),
         _ => bail!("Undefined info command: \"{sub}\"."),
     }
 }

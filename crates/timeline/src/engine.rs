@@ -1,0 +1,368 @@
+//! The debugger-event engine (seed 002, RDB): every kind of stop is a *specification* (when it
+//! holds) plus an *action* (what happens then), with one life cycle.
+//!
+//! Life cycle: an installed event is *unmatched*; when its specification holds it is
+//! *matched*, then *requeued* (it can match again: a breakpoint, a periodic event) or *spent*
+//! (a one-shot event: a quantum event, a temporary breakpoint). When time goes back
+//! ([`Engine::rewind`]) every event spent after the new time is unmatched again, and periodic
+//! events count from there.
+//!
+//! Times are event numbers (recorded events replayed), since no instruction counter exists
+//! here; an engine fed by a real clock would take ticks the same way.
+//!
+//! The engine decides *when* an event applies; the breakpoint table still decides conditions
+//! and ignore counts of the breakpoints that PC and era events stand for.
+
+use std::collections::BTreeMap;
+
+use crate::{Position, TimelineError};
+
+/// A debugger event's number (its own numbering, shown by `info events`).
+pub type EventId = u32;
+
+/// When an event holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Spec {
+    /// User breakpoint `breakpoint` is hit (its locations are the table's).
+    Pc {
+        /// The breakpoint's number.
+        breakpoint: u32,
+    },
+    /// User breakpoint `breakpoint` is hit at a time in `from..to` (an era breakpoint).
+    Era {
+        /// The breakpoint's number.
+        breakpoint: u32,
+        /// First time at which it applies.
+        from: u64,
+        /// First time at which it no longer applies (None: to the end).
+        to: Option<u64>,
+    },
+    /// The replay reaches time `time` (a quantum event).
+    Quantum {
+        /// The time.
+        time: u64,
+    },
+    /// The replay passes one exact instant (a bookmark's control point).
+    ControlPoint {
+        /// The instant.
+        position: Position,
+    },
+    /// Every `every` units of time, counted from `start` (a periodic event).
+    Periodic {
+        /// The period (at least 1).
+        every: u64,
+        /// The time it was installed at.
+        start: u64,
+    },
+}
+
+/// What happens when an event holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Stop the program (and report why).
+    Stop,
+    /// Print with this format and these argument expressions, then go on (`dprintf`).
+    Print {
+        /// The format, as `printf` takes it.
+        format: String,
+        /// The expressions.
+        args: Vec<String>,
+    },
+    /// Run these commands, then go on (`every K COMMAND`).
+    Commands(Vec<String>),
+    /// Nothing happens; the instant is kept under this name (`bookmark`).
+    Mark(String),
+}
+
+/// Where an event is in its life cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Life {
+    /// Installed, its specification has not held yet (since the last rewind).
+    Unmatched,
+    /// Its specification holds now; its action runs.
+    Matched,
+    /// It matched and waits to match again.
+    Requeued,
+    /// It matched and will not again (unless time goes back).
+    Spent,
+}
+
+/// One installed event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DebuggerEvent {
+    /// Its number.
+    pub id: EventId,
+    /// When it holds.
+    pub spec: Spec,
+    /// What it does.
+    pub action: Action,
+    /// A one-shot event is spent after its first match.
+    pub once: bool,
+    /// Its life-cycle state.
+    pub life: Life,
+    /// The times it matched at (in order; rewinding forgets the later ones).
+    pub matched_at: Vec<u64>,
+}
+
+/// All installed debugger events.
+#[derive(Debug, Clone, Default)]
+pub struct Engine {
+    events: BTreeMap<EventId, DebuggerEvent>,
+    next: EventId,
+}
+
+impl Engine {
+    /// An engine with no events.
+    pub fn new() -> Engine {
+        Engine::default()
+    }
+
+    /// Installs an event; returns its number.
+    pub fn add(&mut self, spec: Spec, action: Action, once: bool) -> EventId {
+        self.next += 1;
+        let id = self.next;
+        self.events.insert(
+            id,
+            DebuggerEvent {
+                id,
+                spec,
+                action,
+                once,
+                life: Life::Unmatched,
+                matched_at: Vec::new(),
+            },
+        );
+        id
+    }
+
+    /// Removes an event.
+    pub fn remove(&mut self, id: EventId) -> Result<DebuggerEvent, TimelineError> {
+        self.events
+            .remove(&id)
+            .ok_or(TimelineError::NoSuchEvent(id))
+    }
+
+    /// Removes every event that stands for user breakpoint `number`.
+    pub fn forget_breakpoint(&mut self, number: u32) {
+        self.events
+            .retain(|_, e| breakpoint_of(&e.spec) != Some(number));
+    }
+
+    /// The event `id`.
+    pub fn get(&self, id: EventId) -> Option<&DebuggerEvent> {
+        self.events.get(&id)
+    }
+
+    /// Every event, by number.
+    pub fn iter(&self) -> impl Iterator<Item = &DebuggerEvent> {
+        self.events.values()
+    }
+
+    /// Whether the hit of user breakpoint `number` at `time` is one: a breakpoint that an
+    /// era event stands for applies only within its era; the others always do.
+    pub fn admits(&self, number: u32, time: u64) -> bool {
+        self.events.values().all(|e| match e.spec {
+            Spec::Era {
+                breakpoint,
+                from,
+                to,
+            } if breakpoint == number => time >= from && to.is_none_or(|t| time < t),
+            _ => true,
+        })
+    }
+
+    /// User breakpoint `number` was hit at `time` (and admitted): the PC and era events
+    /// standing for it match; returns their actions (Stop when none has another action).
+    pub fn match_breakpoint(&mut self, number: u32, time: u64) -> Vec<(EventId, Action)> {
+        let hits: Vec<EventId> = self
+            .events
+            .values()
+            .filter(|e| e.life != Life::Spent && breakpoint_of(&e.spec) == Some(number))
+            .map(|e| e.id)
+            .collect();
+        let mut out: Vec<(EventId, Action)> = hits
+            .into_iter()
+            .filter_map(|id| self.fire(id, time))
+            .collect();
+        if out.is_empty() {
+            out.push((0, Action::Stop));
+        }
+        out
+    }
+
+    /// The replay reached `time` (between two events): quantum and periodic events that
+    /// hold match; returns their actions.
+    pub fn match_time(&mut self, time: u64) -> Vec<(EventId, Action)> {
+        let due: Vec<EventId> = self
+            .events
+            .values()
+            .filter(|e| e.life != Life::Spent && time_holds(e, time))
+            .map(|e| e.id)
+            .collect();
+        due.into_iter()
+            .filter_map(|id| self.fire(id, time))
+            .collect()
+    }
+
+    /// The control point at `position` was passed: bookmarks there match.
+    pub fn match_position(&mut self, position: Position) -> Vec<(EventId, Action)> {
+        let due: Vec<EventId> = self
+            .events
+            .values()
+            .filter(|e| {
+                e.life != Life::Spent
+                    && matches!(e.spec, Spec::ControlPoint { position: p } if p == position)
+            })
+            .map(|e| e.id)
+            .collect();
+        due.into_iter()
+            .filter_map(|id| self.fire(id, position.event))
+            .collect()
+    }
+
+    /// Whether some quantum or periodic event wants the replay stopped at `time`, without
+    /// matching it (the replay asks this at every event).
+    pub fn wants_time(&self, time: u64) -> bool {
+        self.events
+            .values()
+            .any(|e| e.life != Life::Spent && time_holds(e, time))
+    }
+
+    /// Time went back to `time`: what matched later is undone — spent events come back,
+    /// and periodic events count again from there.
+    pub fn rewind(&mut self, time: u64) {
+        for e in self.events.values_mut() {
+            e.matched_at.retain(|&t| t <= time);
+            e.life = match e.matched_at.last() {
+                None => Life::Unmatched,
+                Some(_) if e.once => Life::Spent,
+                Some(_) => Life::Requeued,
+            };
+        }
+    }
+
+    fn fire(&mut self, id: EventId, time: u64) -> Option<(EventId, Action)> {
+        let e = self.events.get_mut(&id)?;
+        e.life = Life::Matched;
+        e.matched_at.push(time);
+        let action = e.action.clone();
+        e.life = if e.once { Life::Spent } else { Life::Requeued };
+        Some((id, action))
+    }
+}
+
+/// The user breakpoint an event stands for.
+fn breakpoint_of(spec: &Spec) -> Option<u32> {
+    match spec {
+        Spec::Pc { breakpoint } | Spec::Era { breakpoint, .. } => Some(*breakpoint),
+        _ => None,
+    }
+}
+
+/// Whether a time-specified event holds at `time`. A periodic event holds at the first
+/// time at or after each multiple of its period (the replay does not stop at every event:
+/// several recorded events can pass with no code run between them).
+fn time_holds(e: &DebuggerEvent, time: u64) -> bool {
+    match e.spec {
+        Spec::Quantum { time: t } => time >= t && e.matched_at.is_empty(),
+        Spec::Periodic { every, start } => {
+            let every = every.max(1);
+            if time <= start {
+                return false;
+            }
+            let due = start + (time - start) / every * every;
+            due > start && e.matched_at.last().is_none_or(|&last| last < due)
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn era_admits_only_within_its_range() {
+        let mut g = Engine::new();
+        g.add(
+            Spec::Era {
+                breakpoint: 2,
+                from: 10,
+                to: Some(20),
+            },
+            Action::Stop,
+            false,
+        );
+        assert!(!g.admits(2, 9));
+        assert!(g.admits(2, 10));
+        assert!(g.admits(2, 19));
+        assert!(!g.admits(2, 20));
+        assert!(g.admits(3, 0), "other breakpoints are not concerned");
+    }
+
+    #[test]
+    fn periodic_fires_once_per_period_and_again_after_rewind() {
+        let mut g = Engine::new();
+        let id = g.add(
+            Spec::Periodic {
+                every: 10,
+                start: 0,
+            },
+            Action::Commands(vec!["print x".into()]),
+            false,
+        );
+        let fired: Vec<u64> = (0..=35).filter(|&t| !g.match_time(t).is_empty()).collect();
+        assert_eq!(fired, vec![10, 20, 30]);
+        // Several events can pass at once: the next stop after a multiple fires.
+        let mut h = Engine::new();
+        h.add(
+            Spec::Periodic {
+                every: 10,
+                start: 0,
+            },
+            Action::Stop,
+            false,
+        );
+        assert!(h.match_time(7).is_empty());
+        assert_eq!(h.match_time(13).len(), 1);
+        assert!(h.match_time(15).is_empty());
+        g.rewind(15);
+        assert_eq!(g.get(id).map(|e| e.matched_at.clone()), Some(vec![10]));
+        assert_eq!(g.get(id).map(|e| e.life), Some(Life::Requeued));
+        assert!(!g.match_time(20).is_empty());
+    }
+
+    #[test]
+    fn quantum_is_spent_then_comes_back_when_time_goes_back() {
+        let mut g = Engine::new();
+        let id = g.add(Spec::Quantum { time: 5 }, Action::Stop, true);
+        assert!(!g.wants_time(4));
+        assert!(g.wants_time(5));
+        assert_eq!(g.match_time(6).len(), 1);
+        assert_eq!(g.get(id).map(|e| e.life), Some(Life::Spent));
+        assert!(g.match_time(7).is_empty());
+        g.rewind(3);
+        assert_eq!(g.get(id).map(|e| e.life), Some(Life::Unmatched));
+        assert_eq!(g.match_time(5).len(), 1);
+    }
+
+    #[test]
+    fn dprintf_acts_and_plain_breakpoints_stop() {
+        let mut g = Engine::new();
+        g.add(
+            Spec::Pc { breakpoint: 4 },
+            Action::Print {
+                format: "x=%d\n".into(),
+                args: vec!["x".into()],
+            },
+            false,
+        );
+        assert!(matches!(
+            g.match_breakpoint(4, 1)[0].1,
+            Action::Print { .. }
+        ));
+        assert_eq!(g.match_breakpoint(5, 1), vec![(0, Action::Stop)]);
+        g.forget_breakpoint(4);
+        assert_eq!(g.match_breakpoint(4, 1), vec![(0, Action::Stop)]);
+    }
+}

@@ -1,0 +1,19 @@
+//! Time in a replay: positions that name one instruction instance, the debugger-event engine
+//! (RDB's taxonomy), and the choice of where reverse line steps land.
+//!
+//! This crate holds the parts of time travel that are pure logic — no process, no trace — so
+//! that they can be tested on their own; the front end drives the replay with them (forward
+//! scans from a checkpoint, then a seek to the instant they chose).
+//!
+//! Time here is counted in recorded events (no instruction counter is available): between two
+//! events only one thread runs and what it does is determined, so "the k-th arrival at pc
+//! after event e" names one instruction instance exactly.
+
+pub mod engine;
+pub mod error;
+pub mod position;
+pub mod visits;
+
+pub use engine::{Action, DebuggerEvent, Engine, EventId, Life, Spec};
+pub use error::TimelineError;
+pub use position::Position;
