@@ -59,6 +59,16 @@ pub(crate) struct Travel {
     pub(crate) checkpoints: BTreeMap<u32, Position>,
     next_checkpoint: u32,
     next_bookmark: u32,
+    /// The recorded tid of the thread the user had selected before the replay was started
+    /// again (live tids change with every replay).
+    selected: Option<i32>,
+}
+
+impl Travel {
+    /// Forgets the thread remembered across replays (at the start of a command).
+    pub(crate) fn forget_selection(&mut self) {
+        self.selected = None;
+    }
 }
 
 /// The state of a stop, as it is recognised when replaying again.
@@ -498,6 +508,11 @@ fn restart(s: &mut Session) -> anyhow::Result<()> {
     };
     let quiet = opts.quiet;
     opts.quiet = true;
+    if s.travel.selected.is_none() {
+        if let (Some(r), Some(t)) = (s.replay.as_ref(), s.thread) {
+            s.travel.selected = Some(r.recorded_tid_of(t));
+        }
+    }
     s.kill();
     let r = s.spawn();
     if let Some(opts) = s.replay_opts.as_mut() {
@@ -516,8 +531,14 @@ fn arrived(s: &mut Session, tid: Option<Tid>, at: Option<Position>) {
         r.set_quiet(quiet);
     }
     s.started = true;
-    if tid.is_some() {
-        s.thread = tid;
+    // The user's thread as it was (the stop report says when another one stopped).
+    let selected = s
+        .travel
+        .selected
+        .take()
+        .and_then(|rec| s.replay.as_ref().and_then(|r| r.live_tid_of(rec)));
+    if let Some(t) = selected.or(tid) {
+        s.thread = Some(t);
     }
     s.frame = 0;
     if let Some(p) = at {

@@ -9,7 +9,9 @@ use crate::travel;
 
 /// The refusal of a reverse command on a live session (gdb: "Target native does not support
 /// this command.").
-fn needs_recording(s: &Session) -> anyhow::Result<()> {
+fn needs_recording(s: &mut Session) -> anyhow::Result<()> {
+    // A command starts afresh (a failed one may have left a selection behind).
+    s.travel.forget_selection();
     if s.replay.is_none() {
         bail!("Target native does not support this command: reverse execution needs a recording (use 'hindsight record', then 'hindsight replay').");
     }
