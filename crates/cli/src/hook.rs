@@ -269,13 +269,16 @@ pub(crate) fn resume_raw(
         match reason {
             Some(Reason::Dprintf(n)) => {
                 crate::travel::run_dprintf(s, n, &stop);
+                s.travel.here = None;
                 continue;
             }
             Some(Reason::Time(time, tid)) => {
-                if crate::travel::run_due_events(s, time, tid)? {
+                let stops = crate::travel::run_due_events(s, time, tid)?;
+                if stops {
                     s.thread = Some(tid);
                     return Ok((StopEvent::Interrupted, Some(Reason::Quantum(time))));
                 }
+                s.travel.here = None;
                 continue;
             }
             _ => {}

@@ -519,7 +519,6 @@ fn restart(s: &mut Session) -> anyhow::Result<()> {
         opts.quiet = quiet;
     }
     r?;
-    s.travel.engine.rewind(0);
     Ok(())
 }
 
@@ -1266,6 +1265,13 @@ pub(crate) fn run_dprintf(s: &mut Session, number: u32, stop: &StopEvent) {
 /// stops the replay here.
 pub(crate) fn run_due_events(s: &mut Session, time: u64, tid: Tid) -> anyhow::Result<bool> {
     let actions = s.travel.engine.match_time(time);
+    // The replay is exactly at the event: its position is known without replaying.
+    if let Ok(regs) = s
+        .live()
+        .and_then(|i| i.regs(tid).map_err(|e| anyhow::anyhow!("{e}")))
+    {
+        s.travel.here = Some(Position::at_event(time, regs.pc()));
+    }
     let mut stop = false;
     for (_, action) in actions {
         match action {

@@ -130,6 +130,8 @@ pub struct Replayer {
     /// With `--process`: the index of the ancestor's event that creates the next process of
     /// the chain (that fork runs for real).
     fork_at: Option<u64>,
+    /// The last event count announced to the hook ([`StopHook::at_event`]).
+    announced: Option<u64>,
 }
 
 impl Replayer {
@@ -183,6 +185,7 @@ impl Replayer {
             quiet: opts.quiet,
             program,
             fork_at: None,
+            announced: None,
             cpu_mark: HashMap::new(),
             approach: None,
             missed: None,
@@ -464,8 +467,13 @@ impl Replayer {
             let Some(tid) = self.live_tid(runner) else {
                 return Ok(self.diverged(runner, describe_event(&event), "no such thread".into()));
             };
-            if hook.at_event(inf, self.consumed, tid) {
-                return Ok(ReplayStop::AtEvent(self.consumed));
+            // Once per event: a resume in the middle of a stretch (after a breakpoint stop)
+            // is not at an event.
+            if self.announced != Some(self.consumed) {
+                self.announced = Some(self.consumed);
+                if hook.at_event(inf, self.consumed, tid) {
+                    return Ok(ReplayStop::AtEvent(self.consumed));
+                }
             }
             inf.set_serial(Some(tid));
             let step = matches!(how, Resume::Step(t) if t == tid);

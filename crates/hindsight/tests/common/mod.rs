@@ -544,3 +544,47 @@ pub fn native(prog: &Path, args: &[&str]) -> String {
         .expect("program runs");
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// Records `prog ARGS` into a fresh trace directory under the scratch directory (traces
+/// without `-o` would go to `$HINDSIGHT_DIR`, set there too). Returns the trace and what
+/// recording printed; fails the test if recording fails.
+pub fn record_trace(prog: &Path, args: &[&str]) -> (PathBuf, Run) {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let name = prog.file_name().map(|n| n.to_string_lossy().into_owned());
+    let trace = scratch().join(format!(
+        "trace-{}-{}-{}",
+        name.unwrap_or_default(),
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&trace);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hindsight"));
+    cmd.arg("record")
+        .arg("-o")
+        .arg(&trace)
+        .arg("--")
+        .arg(prog)
+        .args(args)
+        .env("HINDSIGHT_DIR", scratch().join("hindsight-dir"));
+    let r = run_with_timeout(&mut cmd);
+    assert!(
+        r.stderr.contains("hindsight: trace saved to"),
+        "recording failed{}",
+        r.dump()
+    );
+    (trace, r)
+}
+
+/// `hindsight replay TRACE --batch -q -ex CMD…`: a replay driven by commands.
+pub fn replay_batch(trace: &Path, cmds: &[&str]) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hindsight"));
+    cmd.arg("replay")
+        .arg(trace)
+        .args(["--batch", "-q"])
+        .env("HINDSIGHT_DIR", scratch().join("hindsight-dir"));
+    for c in cmds {
+        cmd.arg("-ex").arg(c);
+    }
+    run_with_timeout(&mut cmd)
+}

@@ -1,0 +1,569 @@
+//! Time travel in `hindsight replay`: reverse execution (gdb's commands and their landing
+//! places), positions (`when`, `goto`, bookmarks, checkpoints) and the debugger-event engine
+//! (`dprintf`, `every`, era breakpoints, `break event N`), on recorded C programs
+//! (`tests/programs/tt_*.c`), single- and multi-threaded.
+//!
+//! The landing lines of the reverse line steps are those of gdb 13's own reverse debugging
+//! (`record full`) of the same program, noted where they are asserted.
+
+mod common;
+use common::*;
+
+use std::path::PathBuf;
+
+/// The values printed by `print` (`$N = VALUE`), in order.
+fn printed(r: &Run) -> Vec<String> {
+    r.stdout
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix('$')?;
+            let (n, v) = rest.split_once(" = ")?;
+            n.parse::<u32>().ok()?;
+            Some(v.to_string())
+        })
+        .collect()
+}
+
+/// The lines that report a breakpoint hit (`Breakpoint N, …` / `Thread N "…" hit …`).
+fn hits(r: &Run) -> Vec<String> {
+    r.stdout
+        .lines()
+        .filter(|l| matches("{*}Breakpoint {n}, {*} at {*}", l))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The positions `when` printed, in order.
+fn positions(r: &Run) -> Vec<String> {
+    r.stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("Current position: "))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The events `when` printed, in order.
+fn events(r: &Run) -> Vec<u64> {
+    r.stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("Current event: ")?.parse().ok())
+        .collect()
+}
+
+fn loop_trace() -> (PathBuf, Run) {
+    let prog = compile("tt_loop", &[]);
+    record_trace(&prog, &[])
+}
+
+fn line_of(name: &str, mark: &str) -> u32 {
+    let text = std::fs::read_to_string(programs().join(format!("{name}.c"))).expect("source");
+    text.lines()
+        .position(|l| l.contains(mark))
+        .map(|i| i as u32 + 1)
+        .unwrap_or_else(|| panic!("no {mark} in {name}.c"))
+}
+
+#[test]
+fn reverse_continue_visits_breakpoint_hits_in_reverse_order() {
+    let (trace, _) = loop_trace();
+    let mut cmds = vec!["break square"];
+    cmds.extend(["continue", "print x"].repeat(6));
+    cmds.extend(["reverse-continue", "print x"].repeat(5));
+    cmds.push("reverse-continue");
+    let r = replay_batch(&trace, &cmds);
+    r.clean();
+    let values = printed(&r);
+    assert_eq!(
+        values,
+        ["0", "1", "2", "3", "4", "5", "4", "3", "2", "1", "0"],
+        "{}",
+        r.stdout
+    );
+    // Each reverse hit is reported as gdb reports a hit.
+    assert_eq!(hits(&r).len(), 11, "{}", r.stdout);
+    r.line("Breakpoint 1, square (x=4) at tt_loop.c:{n}");
+    // Before the first hit: the start of the recording, as gdb says it.
+    r.seq(&[
+        "Breakpoint 1, square (x=0) at tt_loop.c:{n}",
+        "{*}",
+        "Continuing.",
+        "No more reverse-execution history.",
+    ]);
+}
+
+#[test]
+fn reverse_continue_in_a_multithreaded_recording() {
+    let prog = compile("tt_threads", &[]);
+    let (trace, rec) = record_trace(&prog, &[]);
+    let mut cmds = vec!["break bump"];
+    cmds.extend(["continue", "print id", "print shared"].repeat(6));
+    cmds.extend(["reverse-continue", "print id", "print shared"].repeat(5));
+    let r = replay_batch(&trace, &cmds);
+    r.clean();
+    let v = printed(&r);
+    assert_eq!(v.len(), 22, "{}", r.stdout);
+    let forward: Vec<(String, String)> = v[..12]
+        .chunks(2)
+        .map(|c| (c[0].clone(), c[1].clone()))
+        .collect();
+    let backward: Vec<(String, String)> = v[12..]
+        .chunks(2)
+        .map(|c| (c[0].clone(), c[1].clone()))
+        .collect();
+    let mut expected: Vec<(String, String)> = forward[..5].to_vec();
+    expected.reverse();
+    assert_eq!(backward, expected, "{}", r.stdout);
+    // The values are the recorded run's: the last update gives what it printed.
+    let last = &forward[5];
+    let id: i64 = last.0.parse().expect("id");
+    let before: i64 = last.1.parse().expect("shared");
+    assert!(rec.stdout.contains(&format!("shared={}", before * 3 + id)));
+    // Both threads took part, and a stop in another thread says so.
+    assert!(forward.iter().any(|(id, _)| id == "1") && forward.iter().any(|(id, _)| id == "2"));
+    r.line("[Switching to Thread {hex} (LWP {n})]");
+}
+
+#[test]
+fn watch_then_reverse_continue_finds_the_last_writer_in_another_function() {
+    let (trace, _) = loop_trace();
+    let write_line = line_of("tt_loop", "WRITE-HERE");
+    let r = replay_batch(
+        &trace,
+        &[
+            "break tt_loop.c:26",
+            "continue",
+            "watch total",
+            "reverse-continue",
+            "print total",
+            "print v",
+            "bt 1",
+            "reverse-continue",
+            "print total",
+            "continue",
+        ],
+    );
+    r.clean();
+    let at = format!("{{*}}add_to_total (v=49) at tt_loop.c:{write_line}");
+    r.block(&[
+        "Hardware watchpoint 2: total",
+        "Old value = 140",
+        "New value = 91",
+        &at,
+    ]);
+    // Stopped before the write: the value is the earlier one there.
+    assert_eq!(printed(&r)[..2], ["91", "49"], "{}", r.stdout);
+    r.block(&["Old value = 91", "New value = 55"]);
+    // And forward again from there: the write happens.
+    r.block(&["Old value = 55", "New value = 91"]);
+}
+
+#[test]
+fn watch_then_reverse_continue_finds_the_writer_in_another_thread() {
+    let prog = compile("tt_threads", &[]);
+    let (trace, rec) = record_trace(&prog, &[]);
+    let end = line_of("tt_threads", "END-HERE");
+    let bump = line_of("tt_threads", "BUMP-HERE");
+    let r = replay_batch(
+        &trace,
+        &[
+            &format!("break tt_threads.c:{end}"),
+            "continue",
+            "watch shared",
+            "reverse-continue",
+            "print id",
+            "print shared",
+            "info threads",
+        ],
+    );
+    r.clean();
+    let total: i64 = rec
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("shared="))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("the recorded total");
+    let v = printed(&r);
+    let id: i64 = v[0].parse().expect("id");
+    let before: i64 = v[1].parse().expect("shared");
+    assert_eq!(before * 3 + id, total, "{}", r.stdout);
+    r.line(&format!("Old value = {total}"));
+    r.line(&format!("New value = {before}"));
+    r.line(&format!("{{*}}bump (id={id}) at tt_threads.c:{bump}"));
+    // The writer is a worker thread, now the selected one.
+    r.line("* {n}    Thread {*}bump (id={n}) at tt_threads.c:{n}");
+}
+
+#[test]
+fn reverse_step_next_and_finish_land_where_gdb_does() {
+    let prog = compile("tt_steps", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let r = replay_batch(
+        &trace,
+        &[
+            "break 20",
+            "continue",
+            "reverse-next",
+            "reverse-next",
+            "reverse-next",
+            "reverse-step",
+            "reverse-step",
+            "reverse-step",
+            "reverse-step",
+            "reverse-finish",
+            "reverse-next",
+            "reverse-next",
+            "reverse-next",
+            "reverse-next",
+            "reverse-stepi",
+            "reverse-nexti",
+        ],
+    );
+    r.clean();
+    // What gdb 13 prints for the same commands under `record full` (from `break 20`).
+    r.block(&[
+        "Breakpoint 1, main () at tt_steps.c:20",
+        "20\t    g = g * 2;",
+        "16\t    for (int i = 0; i < 3; i++) {",
+        "18\t        g = acc + 1;",
+        "17\t        acc = twice(i);",
+        "16\t    for (int i = 0; i < 3; i++) {",
+        "18\t        g = acc + 1;",
+        "twice (x=1) at tt_steps.c:12",
+        "12\t}",
+        "11\t    return y;",
+        "Run back to call of #0  twice (x=1) at tt_steps.c:11",
+        "{hex} in main () at tt_steps.c:17",
+        "17\t        acc = twice(i);",
+        "17\t        acc = twice(i);",
+        "16\t    for (int i = 0; i < 3; i++) {",
+        "18\t        g = acc + 1;",
+        "17\t        acc = twice(i);",
+        "{hex}\t16\t    for (int i = 0; i < 3; i++) {",
+        "{hex}\t16\t    for (int i = 0; i < 3; i++) {",
+    ]);
+}
+
+#[test]
+fn reverse_stepi_returns_to_the_previous_instruction() {
+    let (trace, _) = loop_trace();
+    let r = replay_batch(
+        &trace,
+        &[
+            "break square",
+            "continue",
+            "info registers rip",
+            "stepi",
+            "info registers rip",
+            "stepi",
+            "info registers rip",
+            "reverse-stepi",
+            "info registers rip",
+            "reverse-stepi",
+            "info registers rip",
+        ],
+    );
+    r.clean();
+    let rips: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("rip "))
+        .map(|l| l.split_whitespace().nth(1).unwrap_or(""))
+        .collect();
+    assert_eq!(rips.len(), 5, "{}", r.stdout);
+    assert_eq!(rips[3], rips[1], "{}", r.stdout);
+    assert_eq!(rips[4], rips[0], "{}", r.stdout);
+}
+
+#[test]
+fn a_bookmark_left_and_returned_to_shows_the_same_registers_and_memory() {
+    let (trace, _) = loop_trace();
+    let state = [
+        "info registers",
+        "x/16gx $sp",
+        "print total",
+        "print counter",
+    ];
+    let mut cmds = vec![
+        "break square",
+        "continue",
+        "continue",
+        "continue",
+        "bookmark here",
+    ];
+    cmds.extend(state);
+    cmds.extend(["continue", "continue", "print x", "goto here"]);
+    cmds.extend(state);
+    cmds.extend(["reverse-continue", "goto here"]);
+    cmds.extend(state);
+    cmds.push("info bookmarks");
+    let r = replay_batch(&trace, &cmds);
+    r.clean();
+    // The three copies of the state (registers, stack, globals) are identical.
+    let text = &r.stdout;
+    let block = |from: usize| -> Vec<&str> {
+        text.lines()
+            .skip(from)
+            .skip_while(|l| !l.starts_with("rax "))
+            .take_while(|l| !l.starts_with('$') || l.starts_with("$1") || l.contains('='))
+            .take(20 + 8 + 2)
+            .collect()
+    };
+    let starts: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with("rax "))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(starts.len(), 3, "{text}");
+    let a = block(starts[0]);
+    assert!(a.iter().any(|l| l.starts_with("rip ")), "{text}");
+    assert_eq!(a, block(starts[1]), "{text}");
+    assert_eq!(a, block(starts[2]), "{text}");
+    let values = printed(&r);
+    assert_eq!(values[0], values[3], "{text}");
+    assert_eq!(values[1], values[4], "{text}");
+    r.line("here {*}{n}:{hex}:{n}");
+}
+
+#[test]
+fn when_prints_a_position_that_goto_returns_to() {
+    let (trace, _) = loop_trace();
+    let first = replay_batch(&trace, &["break square", "continue", "continue", "when"]);
+    first.clean();
+    let p = positions(&first);
+    assert_eq!(p.len(), 1, "{}", first.stdout);
+    // In a new session: go there from the start, and again after going past it.
+    let r = replay_batch(
+        &trace,
+        &[
+            "break square",
+            &format!("goto {}", p[0]),
+            "print x",
+            "when",
+            "continue",
+            "continue",
+            &format!("goto {}", p[0]),
+            "print x",
+            "when",
+        ],
+    );
+    r.clean();
+    assert_eq!(printed(&r), ["1", "1"], "{}", r.stdout);
+    assert_eq!(positions(&r), [p[0].clone(), p[0].clone()], "{}", r.stdout);
+}
+
+#[test]
+fn goto_event_then_continue_reaches_the_same_stops_as_replaying_from_the_start() {
+    let (trace, _) = loop_trace();
+    let mut all = vec!["break square"];
+    all.extend(["continue", "when", "print x"].repeat(8));
+    let full = replay_batch(&trace, &all);
+    full.clean();
+    let e = events(&full);
+    let xs = printed(&full);
+    assert_eq!(xs.len(), 8, "{}", full.stdout);
+    // Iterations make syscalls: every hit has an event of its own.
+    let mid = e[4];
+    assert!(e.windows(2).all(|w| w[0] < w[1]), "{:?}", e);
+    let mut cmds = vec!["break square".to_string(), format!("goto event {mid}")];
+    for _ in 0..4 {
+        cmds.extend(["continue".to_string(), "print x".to_string()]);
+    }
+    let cmds: Vec<&str> = cmds.iter().map(String::as_str).collect();
+    let r = replay_batch(&trace, &cmds);
+    r.clean();
+    // From the start of event `mid`'s stretch, the hits are those from hit 4 on.
+    assert_eq!(printed(&r), xs[4..8].to_vec(), "{}", r.stdout);
+}
+
+#[test]
+fn periodic_events_run_their_command_every_k_events() {
+    let (trace, _) = loop_trace();
+    let r = replay_batch(&trace, &["every 5 when", "continue"]);
+    r.clean();
+    let e = events(&r);
+    assert!(e.len() >= 5, "{}", r.stdout);
+    // Each firing is at the first stop at or after a multiple of 5, once per multiple.
+    for w in e.windows(2) {
+        assert!(w[1] / 5 > w[0] / 5, "{e:?}");
+    }
+    for t in &e {
+        assert!(t % 5 <= 2, "fired at event {t}, late: {e:?}");
+    }
+    r.line("[Inferior 1 (process {n}) exited normally]");
+}
+
+#[test]
+fn an_era_breakpoint_applies_only_within_its_era() {
+    let (trace, _) = loop_trace();
+    let mut all = vec!["break square"];
+    all.extend(["continue", "when", "print x"].repeat(8));
+    let full = replay_batch(&trace, &all);
+    let e = events(&full);
+    assert_eq!(e.len(), 8, "{}", full.stdout);
+    // An era covering hits 2, 3 and 4 only.
+    let (from, to) = (e[2], e[4] + 1);
+    let r = replay_batch(
+        &trace,
+        &[
+            &format!("break square from {from} to {to}"),
+            "continue",
+            "print x",
+            "continue",
+            "print x",
+            "continue",
+            "print x",
+            "continue",
+            "info events",
+        ],
+    );
+    r.clean();
+    assert_eq!(printed(&r), ["2", "3", "4"], "{}", r.stdout);
+    r.line("[Inferior 1 (process {n}) exited normally]");
+    r.line(&format!(
+        "{{n}}{{*}}requeued{{*}}breakpoint 1 from event {from} to event {to}: stop"
+    ));
+    // Going back, the era still holds: reverse-continue stops at its hits only.
+    let back = replay_batch(
+        &trace,
+        &[
+            &format!("break square from {from} to {to}"),
+            "break tt_loop.c:26",
+            "continue",
+            "continue",
+            "continue",
+            "continue",
+            "reverse-continue",
+            "print x",
+            "reverse-continue",
+            "print x",
+        ],
+    );
+    back.clean();
+    back.line("Breakpoint 2, main () at tt_loop.c:26");
+    assert_eq!(printed(&back), ["4", "3"], "{}", back.stdout);
+}
+
+#[test]
+fn dprintf_prints_and_goes_on() {
+    let (trace, rec) = loop_trace();
+    let r = replay_batch(
+        &trace,
+        &[
+            r#"dprintf add_to_total,"v=%d total=%ld\n", v, total"#,
+            "continue",
+        ],
+    );
+    r.clean();
+    r.line("Dprintf 1 at {hex}: file tt_loop.c, line {n}.");
+    r.seq(&["v=0 total=0", "v=1 total=0", "v=4 total=1", "v=49 total=91"]);
+    r.line("[Inferior 1 (process {n}) exited normally]");
+    assert!(rec.stdout.contains("total=140"));
+}
+
+#[test]
+fn break_at_an_event_stops_there() {
+    let (trace, _) = loop_trace();
+    let r = replay_batch(&trace, &["break event 30", "continue", "when", "continue"]);
+    r.clean();
+    r.line("Stopped at event 30.");
+    assert_eq!(events(&r), [30], "{}", r.stdout);
+    r.line("[Inferior 1 (process {n}) exited normally]");
+}
+
+#[test]
+fn checkpoints_can_be_listed_restarted_and_deleted() {
+    let (trace, _) = loop_trace();
+    let r = replay_batch(
+        &trace,
+        &[
+            "break square",
+            "continue",
+            "continue",
+            "checkpoint",
+            "continue",
+            "continue",
+            "info checkpoints",
+            "restart 1",
+            "print x",
+            "delete checkpoint 1",
+            "info checkpoints",
+            "restart 1",
+        ],
+    );
+    r.clean();
+    r.line("checkpoint 1: {n}:{hex}:{n}");
+    assert_eq!(printed(&r), ["1"], "{}", r.stdout);
+    r.err_has("Not found: checkpoint id 1");
+}
+
+#[test]
+fn bad_positions_are_refused_and_the_replay_stays_where_it_was() {
+    let (trace, _) = loop_trace();
+    let r = replay_batch(
+        &trace,
+        &[
+            "break square",
+            "continue",
+            "continue",
+            "when",
+            "goto 12:zz:1",
+            "goto 3:0x1234:7",
+            "goto event 999999",
+            "goto nowhere",
+            "print x",
+            "when",
+        ],
+    );
+    r.clean();
+    r.err_has("malformed position '12:zz:1'");
+    r.err_has("The recording has no position 3:0x1234:7.");
+    r.err_has("There is no event 999999 in the recording");
+    r.err_has("No bookmark named \"nowhere\"");
+    assert_eq!(printed(&r), ["1"], "{}", r.stdout);
+    let p = positions(&r);
+    assert_eq!(p.len(), 2);
+    assert_eq!(p[0], p[1]);
+}
+
+#[test]
+fn reverse_commands_on_a_live_session_say_they_need_a_recording() {
+    let prog = compile("tt_loop", &[]);
+    let r = debug(
+        &prog,
+        &[
+            "break square",
+            "run",
+            "reverse-continue",
+            "reverse-step",
+            "when",
+            "goto event 3",
+        ],
+        &[],
+    );
+    r.clean();
+    assert_eq!(
+        r.stderr.matches("needs a recording").count(),
+        4,
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn reverse_at_the_start_of_the_recording_says_so() {
+    let (trace, _) = loop_trace();
+    let r = replay_batch(
+        &trace,
+        &["reverse-stepi", "reverse-continue", "reverse-next"],
+    );
+    r.clean();
+    assert_eq!(
+        r.stdout
+            .matches("No more reverse-execution history.")
+            .count(),
+        3,
+        "{}",
+        r.stdout
+    );
+}
