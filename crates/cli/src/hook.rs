@@ -47,6 +47,8 @@ pub(crate) enum Reason {
     Time(u64, Tid),
     /// A quantum event stopped the replay at this time.
     Quantum(u64),
+    /// The replay stopped at an event for an automatic checkpoint.
+    Checkpoint,
 }
 
 /// Decides, at each trap, whether the user's breakpoints and watchpoints stop the program.
@@ -64,6 +66,8 @@ pub(crate) struct Hook<'a> {
     pub(crate) engine: &'a mut hindsight_timeline::Engine,
     /// Replay time (events replayed), as last told by the replayer.
     pub(crate) time: u64,
+    /// Replay: when to stop at an event for an automatic checkpoint.
+    pub(crate) checkpoint_at: Option<std::time::Instant>,
 }
 
 impl StopHook for Hook<'_> {
@@ -197,6 +201,13 @@ impl StopHook for Hook<'_> {
             self.reason = Some(Reason::Time(events, tid));
             return true;
         }
+        if self
+            .checkpoint_at
+            .is_some_and(|t| std::time::Instant::now() >= t)
+        {
+            self.reason = Some(Reason::Checkpoint);
+            return true;
+        }
         false
     }
 
@@ -230,6 +241,7 @@ pub(crate) fn resume_raw(
             .as_mut()
             .filter(|i| i.is_alive())
             .ok_or_else(|| anyhow::anyhow!("The program is not being run."))?;
+        let checkpoint_at = s.replay.as_ref().map(|_| s.travel.checkpoint_deadline());
         let mut hook = Hook {
             symbols: &s.symbols,
             table: &mut s.breakpoints,
@@ -240,6 +252,7 @@ pub(crate) fn resume_raw(
             signal_stops: &s.signal_stops,
             engine: &mut s.travel.engine,
             time: s.replay.as_ref().map(|r| r.events_replayed()).unwrap_or(0),
+            checkpoint_at,
         };
         let (stop, mut reason) = match s.replay.as_mut() {
             None => {
@@ -267,6 +280,12 @@ pub(crate) fn resume_raw(
         s.started = true;
         // Debugger events whose action is not a stop: act, then go on.
         match reason {
+            Some(Reason::Checkpoint) => {
+                if let (Some(r), Some(i)) = (s.replay.as_ref(), s.inferior.as_mut()) {
+                    s.travel.take_checkpoint(r, i);
+                }
+                continue;
+            }
             Some(Reason::Dprintf(n)) => {
                 crate::travel::run_dprintf(s, n, &stop);
                 s.travel.here = None;

@@ -154,7 +154,7 @@ impl Session {
 
     /// Forgets the symbols of the previous program image and loads those of the process as
     /// it is now (after a spawn or an exec), selecting its main thread.
-    fn load_symbols(&mut self) {
+    pub(crate) fn load_symbols(&mut self) {
         self.thread = self.pid().map(Tid);
         self.frame = 0;
         self.symbols = Program::new();

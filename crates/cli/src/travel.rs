@@ -33,7 +33,7 @@ use crate::report;
 use crate::session::Session;
 
 /// What reverse commands say on a live session.
-const NEEDS_RECORDING: &str =
+pub(crate) const NEEDS_RECORDING: &str =
     "Target native does not support this command: reverse execution needs a recording (use 'hindsight record', then 'hindsight replay').";
 
 /// Index of rip in the register words ([`hindsight_ptrace::Regs::to_words`]).
@@ -62,20 +62,98 @@ pub(crate) struct Travel {
     /// The recorded tid of the thread the user had selected before the replay was started
     /// again (live tids change with every replay).
     selected: Option<i32>,
+    /// Checkpoints taken automatically, by event (with an id that stays while others go).
+    pub(crate) auto: Vec<(u64, hindsight_replay::Checkpoint)>,
+    next_auto: u64,
+    /// When the last automatic checkpoint was taken (replay time between two is bounded).
+    last_auto: Option<std::time::Instant>,
 }
+
+/// Replay time between two automatic checkpoints: going back costs about this much replay.
+const CHECKPOINT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Automatic checkpoints younger than this many intervals are all kept; older ones are
+/// thinned so that their number grows with the logarithm of the recording's length.
+const KEEP_RECENT: usize = 8;
 
 impl Travel {
     /// Forgets the thread remembered across replays (at the start of a command).
     pub(crate) fn forget_selection(&mut self) {
         self.selected = None;
     }
+
+    /// When the next automatic checkpoint is due.
+    pub(crate) fn checkpoint_deadline(&self) -> std::time::Instant {
+        let now = std::time::Instant::now();
+        match self.last_auto {
+            Some(t) => (t + CHECKPOINT_INTERVAL).max(now),
+            None => now + CHECKPOINT_INTERVAL,
+        }
+    }
+
+    /// Takes an automatic checkpoint of the replay where it is (between two events), if the
+    /// process allows one and none is there yet; thins the old ones.
+    pub(crate) fn take_checkpoint(
+        &mut self,
+        replay: &hindsight_replay::Replayer,
+        inf: &mut Inferior,
+    ) {
+        self.last_auto = Some(std::time::Instant::now());
+        let event = replay.events_replayed();
+        if !replay.can_checkpoint(inf) || self.auto.iter().any(|(_, c)| c.event() == event) {
+            return;
+        }
+        let Ok(cp) = replay.checkpoint(inf) else {
+            return;
+        };
+        self.next_auto += 1;
+        let at = self.auto.partition_point(|(_, c)| c.event() < event);
+        self.auto.insert(at, (self.next_auto, cp));
+        self.thin();
+    }
+
+    /// Drops old checkpoints (see [`hindsight_timeline::thinning`]).
+    fn thin(&mut self) {
+        let events: Vec<u64> = self.auto.iter().map(|(_, c)| c.event()).collect();
+        let keep = hindsight_timeline::thinning::keep(&events, KEEP_RECENT);
+        let mut i = 0;
+        self.auto.retain(|_| {
+            i += 1;
+            keep[i - 1]
+        });
+    }
+
+    /// The latest automatic checkpoint at or before `event` (its id).
+    fn latest_at_or_before(&self, event: u64) -> Option<u64> {
+        self.auto
+            .iter()
+            .rev()
+            .find(|(_, c)| c.event() <= event)
+            .map(|(id, _)| *id)
+    }
+
+    /// The automatic checkpoint before checkpoint `id` (its id).
+    fn before(&self, id: u64) -> Option<u64> {
+        let i = self.auto.iter().position(|(k, _)| *k == id)?;
+        i.checked_sub(1).map(|j| self.auto[j].0)
+    }
+
+    fn event_of(&self, id: u64) -> Option<u64> {
+        self.auto
+            .iter()
+            .find(|(k, _)| *k == id)
+            .map(|(_, c)| c.event())
+    }
 }
+
+/// Where a scan starts: an automatic checkpoint (by id), or the start of the recording.
+type Start = Option<u64>;
 
 /// The state of a stop, as it is recognised when replaying again.
 #[derive(Debug, Clone)]
 struct Instant {
     event: u64,
-    regs: [u64; 27],
+    regs: Box<[u64; 27]>,
     digest: u64,
 }
 
@@ -109,6 +187,21 @@ enum Goal {
     WatchTrap { event: u64, n: u64 },
     /// The first event boundary at or after this time.
     Event(u64),
+    /// The end of the replay (the program exited or the recording ends).
+    End,
+}
+
+impl Goal {
+    /// The latest event at which the goal can be (a scan must start at or before it).
+    fn event(&self) -> u64 {
+        match self {
+            Goal::Instant(i) => i.event,
+            Goal::Position(p) => p.event,
+            Goal::WatchTrap { event, .. } => *event,
+            Goal::Event(e) => *e,
+            Goal::End => u64::MAX,
+        }
+    }
 }
 
 /// Where one of the user's stops fired during a scan.
@@ -153,6 +246,10 @@ struct Scan<'a> {
     watch_arrivals: HashMap<u64, Option<u64>>,
     arrivals: Vec<(Position, u64)>,
     seq: u64,
+    /// When to stop at an event for an automatic checkpoint.
+    checkpoint_at: std::time::Instant,
+    /// The scan stopped at an event for a checkpoint.
+    wants_checkpoint: bool,
 }
 
 impl<'a> Scan<'a> {
@@ -173,6 +270,8 @@ impl<'a> Scan<'a> {
             watch_arrivals: HashMap::new(),
             arrivals: Vec::new(),
             seq: 0,
+            checkpoint_at: std::time::Instant::now() + CHECKPOINT_INTERVAL,
+            wants_checkpoint: false,
         }
     }
 
@@ -328,7 +427,13 @@ impl StopHook for Scan<'_> {
                 true
             }
             Goal::Event(e) if events >= *e => self.reach(tid),
-            _ => false,
+            _ => {
+                if std::time::Instant::now() >= self.checkpoint_at {
+                    self.wants_checkpoint = true;
+                    return true;
+                }
+                false
+            }
         }
     }
 }
@@ -367,9 +472,22 @@ fn run_scan(
     goal: Goal,
     extra: &[u64],
     setup: &mut dyn FnMut(&mut Scan<'_>),
+    user: Option<&mut UserCopy>,
+) -> anyhow::Result<ScanResult> {
+    let start = s.travel.latest_at_or_before(goal.event());
+    run_scan_from(s, start, goal, extra, setup, user)
+}
+
+/// [`run_scan`] from a given start.
+fn run_scan_from(
+    s: &mut Session,
+    start: Start,
+    goal: Goal,
+    extra: &[u64],
+    setup: &mut dyn FnMut(&mut Scan<'_>),
     mut user: Option<&mut UserCopy>,
 ) -> anyhow::Result<ScanResult> {
-    restart(s)?;
+    restart_from(s, start)?;
     // Watched values at the start of the recording: a watchpoint compares against them.
     if let Some(u) = user.as_deref_mut() {
         let inf = s.live()?;
@@ -412,6 +530,8 @@ struct ScanResult {
     seen: Vec<Seen>,
     arrivals: Vec<(Position, u64)>,
     counts: HashMap<u64, u64>,
+    /// The last order number given to a firing or a visit.
+    seq: u64,
 }
 
 fn drive(
@@ -426,6 +546,7 @@ fn drive(
         replay,
         watch_types,
         signal_stops,
+        travel,
         ..
     } = s;
     let inf = inferior
@@ -445,9 +566,11 @@ fn drive(
             signal_stops,
             engine: &mut u.engine,
             time: 0,
+            checkpoint_at: None,
         });
     }
     setup(&mut scan);
+    scan.checkpoint_at = travel.checkpoint_deadline();
     let ended = loop {
         let stop = replay
             .resume(inf, Resume::Continue, &mut scan)
@@ -455,14 +578,23 @@ fn drive(
         if scan.reached {
             break Ended::Reached;
         }
+        if scan.wants_checkpoint {
+            scan.wants_checkpoint = false;
+            travel.take_checkpoint(replay, inf);
+            scan.checkpoint_at = travel.checkpoint_deadline();
+            continue;
+        }
         match stop {
             ReplayStop::AtEvent(_) if scan.passed => break Ended::Missed,
             ReplayStop::AtEvent(_) => {}
-            ReplayStop::EndOfRecording(_) => break Ended::Missed,
-            ReplayStop::Divergence(d) => bail!("{d}"),
-            ReplayStop::Program(StopEvent::Exited(_) | StopEvent::Killed(_)) => {
-                break Ended::Missed
+            ReplayStop::EndOfRecording(_)
+            | ReplayStop::Program(StopEvent::Exited(_) | StopEvent::Killed(_)) => {
+                break match scan.goal {
+                    Goal::End => Ended::Reached,
+                    _ => Ended::Missed,
+                };
             }
+            ReplayStop::Divergence(d) => bail!("{d}"),
             ReplayStop::Program(StopEvent::Exec { .. }) => {
                 bail!("going back across an exec is not supported yet")
             }
@@ -497,7 +629,41 @@ fn drive(
         seen: scan.seen,
         arrivals: scan.arrivals,
         counts: scan.counts,
+        seq: scan.seq,
     })
+}
+
+/// Starts the replay again from a checkpoint (None: the start of the recording), silently,
+/// with every user breakpoint planted.
+fn restart_from(s: &mut Session, start: Start) -> anyhow::Result<()> {
+    let Some(id) = start else {
+        return restart(s);
+    };
+    let restored = match s.travel.auto.iter().find(|(k, _)| *k == id) {
+        Some((_, cp)) => cp.restore(),
+        None => return restart(s),
+    };
+    let (mut replay, inf) = match restored {
+        Ok(r) => r,
+        // A checkpoint that cannot be restored is dropped; the start always works.
+        Err(_) => {
+            s.travel.auto.retain(|(k, _)| *k != id);
+            return restart(s);
+        }
+    };
+    if s.travel.selected.is_none() {
+        if let (Some(r), Some(t)) = (s.replay.as_ref(), s.thread) {
+            s.travel.selected = Some(r.recorded_tid_of(t));
+        }
+    }
+    s.kill();
+    replay.set_quiet(true);
+    s.inferior = Some(inf);
+    s.replay = Some(replay);
+    s.started = true;
+    s.load_symbols();
+    crate::commands::breakpoints::replant_all(s)?;
+    Ok(())
 }
 
 /// Starts the replay again from the start of the recording, silently, with every user
@@ -554,7 +720,7 @@ fn capture(s: &Session) -> anyhow::Result<Instant> {
     let regs = inf.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(Instant {
         event: replay.events_replayed(),
-        regs: regs.to_words(),
+        regs: Box::new(regs.to_words()),
         digest: digest(inf, regs.sp()),
     })
 }
@@ -624,26 +790,107 @@ pub(crate) fn here(s: &mut Session) -> anyhow::Result<Position> {
     Ok(p)
 }
 
-/// Stops the scan at now with every user stop armed; returns the firings before now.
-fn firings_before_now(s: &mut Session, now: &Instant) -> anyhow::Result<Vec<(Mark, Reason, u64)>> {
-    let mut user = UserCopy::of(s);
-    let r = run_scan(
-        s,
-        Goal::Instant(now.clone()),
-        &[now.pc()],
-        &mut |_| {},
-        Some(&mut user),
-    )?;
-    if r.ended != Ended::Reached {
-        bail!("replay could not find the current position again (the replay diverged?)");
-    }
-    Ok(r.firings)
+/// What scans of the stretch before now wrote down, in time order.
+#[derive(Default)]
+struct Notes {
+    firings: Vec<(Mark, Reason, u64)>,
+    seen: Vec<Seen>,
+    arrivals: Vec<(Position, u64)>,
+    /// The thread at now.
+    stop_tid: Option<Tid>,
 }
 
-/// `reverse-continue`: back to the last breakpoint hit or watched change before now.
+/// Scans back from now one checkpoint window at a time, latest first, until `enough` says the
+/// notes (everything from the window's start to now) suffice, or the start of the recording
+/// is reached (then the second value is true). `with_user`: the user's stops are armed.
+fn scan_back(
+    s: &mut Session,
+    now: &Instant,
+    extra: &[u64],
+    setup: &mut dyn FnMut(&mut Scan<'_>),
+    with_user: bool,
+    enough: &dyn Fn(&Notes) -> bool,
+) -> anyhow::Result<(Notes, bool)> {
+    scan_back_from(
+        s,
+        Goal::Instant(now.clone()),
+        extra,
+        setup,
+        with_user,
+        enough,
+    )
+}
+
+/// [`scan_back`] from `goal` (now, or the end of the replay).
+fn scan_back_from(
+    s: &mut Session,
+    first: Goal,
+    extra: &[u64],
+    setup: &mut dyn FnMut(&mut Scan<'_>),
+    with_user: bool,
+    enough: &dyn Fn(&Notes) -> bool,
+) -> anyhow::Result<(Notes, bool)> {
+    let mut start = s.travel.latest_at_or_before(first.event());
+    let mut goal = first;
+    let mut notes = Notes::default();
+    loop {
+        let mut user = with_user.then(|| UserCopy::of(s));
+        let mut armed = extra.to_vec();
+        if let Goal::Instant(now) = &goal {
+            armed.push(now.pc());
+        }
+        let r = run_scan_from(s, start, goal.clone(), &armed, setup, user.as_mut())?;
+        if r.ended != Ended::Reached {
+            bail!("replay could not find the current position again (the replay diverged?)");
+        }
+        if notes.stop_tid.is_none() {
+            notes.stop_tid = r.stop_tid;
+        }
+        // This window comes before what was noted so far.
+        for f in &mut notes.firings {
+            f.2 += r.seq;
+        }
+        for v in &mut notes.seen {
+            v.seq += r.seq;
+        }
+        notes.firings.splice(0..0, r.firings);
+        notes.seen.splice(0..0, r.seen);
+        notes.arrivals.splice(0..0, r.arrivals);
+        if enough(&notes) {
+            return Ok((notes, false));
+        }
+        let Some(id) = start else {
+            return Ok((notes, true));
+        };
+        let Some(event) = s.travel.event_of(id) else {
+            return Ok((notes, true));
+        };
+        goal = Goal::Event(event);
+        start = s.travel.before(id);
+    }
+}
+
+/// The user's stops that fired before now (the latest window that has any).
+fn firings_before_now(s: &mut Session, now: &Instant) -> anyhow::Result<Vec<(Mark, Reason, u64)>> {
+    let (notes, _) = scan_back(s, now, &[], &mut |_| {}, true, &|n| !n.firings.is_empty())?;
+    Ok(notes.firings)
+}
+
+/// `reverse-continue`: back to the last breakpoint hit or watched change before now (from
+/// the end, when the program has exited).
 pub(crate) fn reverse_continue(s: &mut Session) -> anyhow::Result<()> {
-    let now = capture(s)?;
-    let firings = firings_before_now(s, &now)?;
+    let firings = if s.pid().is_some() {
+        let now = capture(s)?;
+        firings_before_now(s, &now)?
+    } else {
+        if s.replay.is_none() {
+            bail!(NEEDS_RECORDING);
+        }
+        let (notes, _) = scan_back_from(s, Goal::End, &[], &mut |_| {}, true, &|n| {
+            !n.firings.is_empty()
+        })?;
+        notes.firings
+    };
     let Some((mark, reason, _)) = firings.last().cloned() else {
         return go_to_start(s);
     };
@@ -806,21 +1053,20 @@ fn last_arrival(
     addr: u64,
     sp: Option<u64>,
 ) -> anyhow::Result<Option<(Tid, Position)>> {
-    let r = run_scan(
+    let (notes, _) = scan_back(
         s,
-        Goal::Instant(now.clone()),
-        &[now.pc(), addr],
+        now,
+        &[addr],
         &mut |scan| {
             scan.watch_arrivals.insert(addr, sp);
         },
-        None,
+        false,
+        &|n| !n.arrivals.is_empty(),
     )?;
-    if r.ended != Ended::Reached {
-        bail!("replay could not find the current position again (the replay diverged?)");
-    }
-    Ok(r.arrivals
+    Ok(notes
+        .arrivals
         .last()
-        .map(|(p, _)| (r.stop_tid.unwrap_or(Tid(0)), *p)))
+        .map(|(p, _)| (notes.stop_tid.unwrap_or(Tid(0)), *p)))
 }
 
 /// Goes to the instruction instance just before `now`; None at the start of the recording.
@@ -965,29 +1211,29 @@ pub(crate) fn reverse_line_step(s: &mut Session, kind: LineStep) -> anyhow::Resu
     let start_func = s.symbols.function_at(now.pc()).map(|f| f.low);
     let starts = s.symbols.statement_starts();
     let fs = now.regs[FS_BASE];
-    let mut user = UserCopy::of(s);
-    let mut extra = starts;
-    extra.push(now.pc());
-    let r = run_scan(
-        s,
-        Goal::Instant(now.clone()),
-        &extra,
-        &mut |scan| scan.visit_thread = Some(fs),
-        Some(&mut user),
-    )?;
-    if r.ended != Ended::Reached {
-        bail!("replay could not find the current position again (the replay diverged?)");
-    }
-    let visits: Vec<Visit> = r.seen.iter().map(|v| v.visit).collect();
     let current = visits::Now {
         cfa: here.cfa,
         line: here.line,
         at_statement_start: at_start,
     };
-    let target = visits::target(&visits, current, kind).map(|i| r.seen[i]);
+    // Enough when a target is found that cannot lie further back (see visits::target), or a
+    // breakpoint fired (the latest one stops the step if it comes after the target).
+    let found = |n: &Notes| {
+        let visits: Vec<Visit> = n.seen.iter().map(|v| v.visit).collect();
+        matches!(visits::target(&visits, current, kind), Some(i) if i > 0) || !n.firings.is_empty()
+    };
+    let (notes, _) = scan_back(
+        s,
+        &now,
+        &starts,
+        &mut |scan| scan.visit_thread = Some(fs),
+        true,
+        &found,
+    )?;
+    let visits: Vec<Visit> = notes.seen.iter().map(|v| v.visit).collect();
+    let target = visits::target(&visits, current, kind).map(|i| notes.seen[i]);
     // A breakpoint met on the way back stops the step there, as in gdb.
-    let last_firing = r.firings.last().cloned();
-    if let Some((mark, reason, seq)) = last_firing {
+    if let Some((mark, reason, seq)) = notes.firings.last().cloned() {
         if target.is_none_or(|t| seq > t.seq) {
             return go_to_firing(s, mark, reason);
         }
@@ -1021,20 +1267,17 @@ pub(crate) fn reverse_finish(s: &mut Session) -> anyhow::Result<()> {
         report::frame_line(s, &frame, s.frame, report::PcShown::IfMidLine)
     );
     // At the call, the stack pointer is the callee's CFA (the return address is not pushed yet).
-    let mut user = UserCopy::of(s);
-    let r = run_scan(
+    let (notes, _) = scan_back(
         s,
-        Goal::Instant(now.clone()),
-        &[now.pc(), call],
+        &now,
+        &[call],
         &mut |scan| {
             scan.watch_arrivals.insert(call, Some(cfa));
         },
-        Some(&mut user),
+        false,
+        &|n| !n.arrivals.is_empty(),
     )?;
-    if r.ended != Ended::Reached {
-        bail!("replay could not find the current position again (the replay diverged?)");
-    }
-    let Some((target, _)) = r.arrivals.last().copied() else {
+    let Some((target, _)) = notes.arrivals.last().copied() else {
         return go_to_start(s);
     };
     let (tid, _) =
@@ -1093,7 +1336,11 @@ pub(crate) fn goto(s: &mut Session, args: &str) -> anyhow::Result<()> {
             bail!("There is no event {e} in the recording (it has {total} events).");
         }
     }
-    let now = if s.started { Some(capture(s)?) } else { None };
+    let now = if s.started && s.pid().is_some() {
+        Some(capture(s)?)
+    } else {
+        None
+    };
     match seek(s, goal, &[])? {
         Some((tid, _)) => {
             let stop = StopEvent::Stepped { tid };
@@ -1180,6 +1427,13 @@ pub(crate) fn info_checkpoints(s: &Session) -> anyhow::Result<()> {
     println!("  0 start of the recording");
     for (n, p) in &s.travel.checkpoints {
         println!("  {n} {p}");
+    }
+    let auto: Vec<u64> = s.travel.auto.iter().map(|(_, c)| c.event()).collect();
+    if let (Some(first), Some(last)) = (auto.first(), auto.last()) {
+        println!(
+            "({} automatic checkpoints, kept at events {first} to {last})",
+            auto.len()
+        );
     }
     Ok(())
 }

@@ -319,6 +319,16 @@ impl Inferior {
         Ok(())
     }
 
+    /// A stopped copy of this (single-threaded) process, made by an injected fork through
+    /// thread `tid`, without our breakpoints: its memory is the program's own. The copy is
+    /// traced by us and belongs to no Inferior (a checkpoint).
+    pub fn fork_copy(&mut self, tid: Tid) -> Result<Tid, ControlError> {
+        let child = hindsight_ptrace::inject::fork_stopped(tid, &self.mem)?;
+        let cmem = ProcessMemory::open(child.0)?;
+        self.sites.restore_into(&cmem);
+        Ok(child)
+    }
+
     /// Releases one reference to the site at `addr` (restoring memory on the last).
     pub fn remove_site(&mut self, addr: u64) -> Result<(), ControlError> {
         self.sites.remove(&self.mem, addr)

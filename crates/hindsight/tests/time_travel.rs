@@ -567,3 +567,44 @@ fn reverse_at_the_start_of_the_recording_says_so() {
         r.stdout
     );
 }
+
+#[test]
+fn going_back_over_a_long_run_uses_checkpoints_and_finds_the_same_hits() {
+    let prog = compile("tt_long", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let mut cmds = vec!["break mark"];
+    cmds.extend(["continue", "print i", "print acc"].repeat(6));
+    cmds.push("bookmark last");
+    cmds.push("info registers rip rsp");
+    cmds.push("continue");
+    cmds.extend(["reverse-continue", "print i", "print acc"].repeat(6));
+    cmds.extend([
+        "goto last",
+        "print i",
+        "print acc",
+        "info registers rip rsp",
+    ]);
+    cmds.push("info checkpoints");
+    let r = replay_batch(&trace, &cmds);
+    r.clean();
+    let v = printed(&r);
+    assert_eq!(v.len(), 26, "{}", r.stdout);
+    let forward: Vec<&[String]> = v[..12].chunks(2).collect();
+    let backward: Vec<&[String]> = v[12..24].chunks(2).collect();
+    let is: Vec<&str> = forward.iter().map(|c| c[0].as_str()).collect();
+    assert_eq!(is, ["7", "107", "207", "307", "407", "507"]);
+    let mut expected = forward.clone();
+    expected.reverse();
+    assert_eq!(backward, expected, "{}", r.stdout);
+    // The bookmark at the last hit: the same values and registers.
+    assert_eq!(&v[24..26], forward[5], "{}", r.stdout);
+    let regs: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("rip ") || l.starts_with("rsp "))
+        .collect();
+    assert_eq!(regs.len(), 4, "{}", r.stdout);
+    assert_eq!(regs[..2], regs[2..], "{}", r.stdout);
+    // Replay took checkpoints on the way, and kept some.
+    r.line("({n} automatic checkpoints, kept at events {n} to {n})");
+}

@@ -100,3 +100,44 @@ pub fn map_scratch(
     }
     Ok(Some(r as u64))
 }
+
+/// Forks the stopped single-threaded process whose thread is `tid` (a checkpoint of it, or a
+/// copy that runs on from a checkpoint) and returns the copy's thread, stopped, in exactly the
+/// state `tid` is in: same registers, same memory (but no exit signal to its parent).
+///
+/// Kernel surprises: the copy starts right after the injected `syscall` instruction, with
+/// rax = 0 and the instruction still written at the pc in its memory (its memory was copied
+/// while the injection was in place): both are put back. It is traced from its first
+/// instruction (the tracee's PTRACE_O_TRACEFORK) and starts in a SIGSTOP signal-delivery-stop,
+/// which the first resume with no signal discards. Only the calling thread is copied: other
+/// threads of a multi-threaded process would be missing from the copy.
+pub fn fork_stopped(tid: Tid, mem: &ProcessMemory) -> Result<Tid, PtraceError> {
+    let saved = tid.regs()?;
+    let pc = saved.pc();
+    let mut code = [0u8; 2];
+    mem.read(pc, &mut code)?;
+    // clone with no flags is fork, except that the exit signal is 0: the program is not sent
+    // a SIGCHLD it never had when the copy is killed (a checkpoint dropped). The copy is
+    // reported as a clone (PTRACE_EVENT_CLONE), and waited for with __WALL.
+    let pid = inject_syscall(tid, mem, libc::SYS_clone, [0; 6])?;
+    if pid <= 0 {
+        return Err(PtraceError::Spawn {
+            path: format!("process {}", mem.pid()),
+            reason: format!("fork failed: errno {}", -pid),
+        });
+    }
+    let child = Tid(pid as i32);
+    match wait_tid(child)? {
+        WaitEvent::Stopped(_) => {}
+        _ => {
+            return Err(PtraceError::Spawn {
+                path: format!("process {}", mem.pid()),
+                reason: "its copy died at once".into(),
+            })
+        }
+    }
+    let cmem = ProcessMemory::open(child.0)?;
+    cmem.write(pc, &code)?;
+    child.set_regs(&saved)?;
+    Ok(child)
+}

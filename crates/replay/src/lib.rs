@@ -3,10 +3,12 @@
 //! that breakpoints, stepping, watchpoints and every inspection command work on a replay.
 
 pub mod approach;
+pub mod checkpoint;
 pub mod divergence;
 pub mod error;
 pub mod replayer;
 
+pub use checkpoint::Checkpoint;
 pub use divergence::Divergence;
 pub use error::ReplayError;
 pub use replayer::{ReplayOptions, ReplayStop, Replayer};

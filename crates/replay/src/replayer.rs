@@ -82,6 +82,7 @@ pub enum ReplayStop {
 }
 
 /// The recorded event that the replay expects next, with its index.
+#[derive(Clone)]
 struct Head {
     index: u64,
     event: Event,
@@ -271,6 +272,53 @@ impl Replayer {
         }
         r.quiet = quiet;
         Ok((r, inf))
+    }
+
+    /// Nothing of an event is under way: no thread parked in a syscall, no asynchronous
+    /// position being approached, no process chain being followed.
+    pub(crate) fn quiet_state(&self) -> bool {
+        self.parked.is_empty()
+            && self.async_site.is_none()
+            && self.approach.is_none()
+            && self.missed.is_none()
+            && self.fork_at.is_none()
+            && self.live.len() == 1
+    }
+
+    /// This replayer's state, driving `live` (the only thread of a copy of the process)
+    /// instead: for checkpoints.
+    pub(crate) fn duplicate(&self, live: Tid) -> Result<Replayer, ReplayError> {
+        let recorded_main = self
+            .live
+            .keys()
+            .next()
+            .copied()
+            .ok_or_else(|| ReplayError::Unsupported("no thread to copy".into()))?;
+        let cpu = hindsight_record::point::thread_cpu_ns(live.0, live.0);
+        Ok(Replayer {
+            reader: self.reader.clone(),
+            pid: self.pid,
+            live_pid: live.0,
+            stream: self.stream.try_clone()?,
+            head: self.head.clone(),
+            consumed: self.consumed,
+            live: HashMap::from([(recorded_main, live)]),
+            recorded: HashMap::from([(live.0, recorded_main)]),
+            mem: ProcessMemory::open(live.0)?,
+            parked: HashMap::new(),
+            async_site: None,
+            gone: self.gone.clone(),
+            quiet: self.quiet,
+            program: self.program.clone(),
+            // The copy's CPU clock starts now: the next asynchronous position counts from here.
+            cpu_mark: HashMap::from([(live.0, cpu)]),
+            approach: None,
+            cpu_ratio: self.cpu_ratio,
+            missed: None,
+            fork_at: None,
+            // The copy announces its event again (a seek may want to stop right there).
+            announced: None,
+        })
     }
 
     /// Runs the fork/vfork/clone at `tid`'s seccomp stop for real and returns the new

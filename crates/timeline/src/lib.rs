@@ -12,6 +12,7 @@
 pub mod engine;
 pub mod error;
 pub mod position;
+pub mod thinning;
 pub mod visits;
 
 pub use engine::{Action, DebuggerEvent, Engine, EventId, Life, Spec};

@@ -14,6 +14,7 @@ use crate::frame::{self, FrameError, Read};
 use crate::{FORMAT_VERSION, MAGIC};
 
 /// A trace opened for reading.
+#[derive(Debug, Clone)]
 pub struct TraceReader {
     dir: PathBuf,
     header: Header,
@@ -326,6 +327,29 @@ impl EventStream {
             }
         }
         Ok(())
+    }
+
+    /// An independent copy that continues from the same event (a checkpoint of the replay
+    /// keeps one): the file is opened again at the same frame.
+    pub fn try_clone(&self) -> Result<EventStream, TraceError> {
+        let file = match &self.file {
+            None => None,
+            Some(_) => {
+                let io = |e| TraceError::io(&self.path, "reopening the events file", e);
+                let mut f = File::open(&self.path).map_err(io)?;
+                std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(self.offset)).map_err(io)?;
+                Some(BufReader::with_capacity(1 << 16, f))
+            }
+        };
+        Ok(EventStream {
+            path: self.path.clone(),
+            pid: self.pid,
+            file,
+            offset: self.offset,
+            queue: self.queue.clone(),
+            truncated: self.truncated,
+            position: self.position,
+        })
     }
 
     /// True when the stream ended inside a frame (the recording was cut off there).

@@ -184,7 +184,7 @@ fn a_newer_format_is_refused_by_name() {
     let s = Scratch::new("newer");
     let (dir, _) = small_trace(&s, 1, 1);
     header_with_version(&dir, FORMAT_VERSION + 1);
-    let e = TraceReader::open(&dir).err().expect("must refuse");
+    let e = TraceReader::open(&dir).expect_err("must refuse");
     let msg = e.to_string();
     assert!(matches!(e, TraceError::TooNew { .. }), "{msg}");
     assert_eq!(
@@ -235,7 +235,7 @@ fn bad_headers_are_clear_errors() {
     ];
     for (bytes, want) in cases {
         std::fs::write(&hp, &bytes).unwrap();
-        let e = TraceReader::open(&dir).err().expect("must fail");
+        let e = TraceReader::open(&dir).expect_err("must fail");
         let msg = e.to_string();
         assert!(msg.contains(want), "{want}: {msg}");
         assert!(msg.contains("header"), "{msg}");

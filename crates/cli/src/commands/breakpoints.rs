@@ -192,7 +192,10 @@ pub(crate) fn add_plain_breakpoint(
 
 /// Splits `LOCATION from T1 to T2` (an era: the breakpoint applies from event T1, up to but
 /// not including event T2; either bound may be left out).
-fn split_era(loc: &str) -> anyhow::Result<(&str, Option<(u64, Option<u64>)>)> {
+/// An era: from this event, up to that one (None: to the end).
+type Era = (u64, Option<u64>);
+
+fn split_era(loc: &str) -> anyhow::Result<(&str, Option<Era>)> {
     let words: Vec<&str> = loc.split_whitespace().collect();
     let Some(i) = words.iter().position(|w| *w == "from" || *w == "to") else {
         return Ok((loc, None));

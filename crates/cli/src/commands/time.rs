@@ -13,7 +13,7 @@ fn needs_recording(s: &mut Session) -> anyhow::Result<()> {
     // A command starts afresh (a failed one may have left a selection behind).
     s.travel.forget_selection();
     if s.replay.is_none() {
-        bail!("Target native does not support this command: reverse execution needs a recording (use 'hindsight record', then 'hindsight replay').");
+        bail!(travel::NEEDS_RECORDING);
     }
     s.live()?;
     Ok(())
@@ -53,7 +53,11 @@ fn repeat(
 }
 
 pub(crate) fn reverse_continue(s: &mut Session, _: &str, _: Option<&str>) -> anyhow::Result<()> {
-    needs_recording(s)?;
+    // From the end of a replay too (the program exited): back to its last stop.
+    s.travel.forget_selection();
+    if s.replay.is_none() {
+        bail!(travel::NEEDS_RECORDING);
+    }
     println!("Continuing.");
     travel::reverse_continue(s)
 }
@@ -85,7 +89,11 @@ pub(crate) fn when(s: &mut Session, _: &str, _: Option<&str>) -> anyhow::Result<
 }
 
 pub(crate) fn goto(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
-    needs_recording(s)?;
+    // From anywhere in a replay, the end included.
+    s.travel.forget_selection();
+    if s.replay.is_none() {
+        bail!(travel::NEEDS_RECORDING);
+    }
     travel::goto(s, args)
 }
 
