@@ -49,6 +49,8 @@ pub(crate) enum Reason {
     Quantum(u64),
     /// The replay stopped at an event for an automatic checkpoint.
     Checkpoint,
+    /// A signal that stops the program (found going back).
+    Signal,
 }
 
 /// Decides, at each trap, whether the user's breakpoints and watchpoints stop the program.
@@ -68,6 +70,9 @@ pub(crate) struct Hook<'a> {
     pub(crate) time: u64,
     /// Replay: when to stop at an event for an automatic checkpoint.
     pub(crate) checkpoint_at: Option<std::time::Instant>,
+    /// Replay: (time, signals that reached the program since then), which names a signal
+    /// stop's position.
+    pub(crate) signals: Option<&'a mut (u64, u64)>,
 }
 
 impl StopHook for Hook<'_> {
@@ -189,6 +194,12 @@ impl StopHook for Hook<'_> {
     }
 
     fn stops_on_signal(&mut self, signal: i32) -> bool {
+        if let Some(count) = self.signals.as_deref_mut() {
+            if count.0 != self.time {
+                *count = (self.time, 0);
+            }
+            count.1 += 1;
+        }
         match self.signal_stops.get(&signal) {
             Some(stop) => *stop,
             None => hindsight_control::stops_by_default(signal),
@@ -253,6 +264,7 @@ pub(crate) fn resume_raw(
             engine: &mut s.travel.engine,
             time: s.replay.as_ref().map(|r| r.events_replayed()).unwrap_or(0),
             checkpoint_at,
+            signals: Some(&mut s.travel.signal_count),
         };
         let (stop, mut reason) = match s.replay.as_mut() {
             None => {

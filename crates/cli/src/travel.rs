@@ -67,6 +67,9 @@ pub(crate) struct Travel {
     next_auto: u64,
     /// When the last automatic checkpoint was taken (replay time between two is bounded).
     last_auto: Option<std::time::Instant>,
+    /// (time, signals that reached the program since then), kept by the forward hook: the
+    /// position of a signal stop.
+    pub(crate) signal_count: (u64, u64),
 }
 
 /// Replay time between two automatic checkpoints: going back costs about this much replay.
@@ -155,6 +158,9 @@ struct Instant {
     event: u64,
     regs: Box<[u64; 27]>,
     digest: u64,
+    /// A signal stop: (time, which signal since then). It is recognised by that count (the
+    /// registers were the same just before the signal came).
+    signal: Option<(u64, u64)>,
 }
 
 impl Instant {
@@ -164,6 +170,9 @@ impl Instant {
 
     /// Whether thread `tid` of `inf` is in this state now.
     fn matches(&self, inf: &Inferior, tid: Tid) -> bool {
+        if self.signal.is_some() {
+            return false;
+        }
         let Ok(regs) = inf.regs(tid) else {
             return false;
         };
@@ -189,6 +198,8 @@ enum Goal {
     Event(u64),
     /// The end of the replay (the program exited or the recording ends).
     End,
+    /// The `n`-th signal that reached the program after `event`.
+    Signal { event: u64, n: u64 },
 }
 
 impl Goal {
@@ -200,6 +211,7 @@ impl Goal {
             Goal::WatchTrap { event, .. } => *event,
             Goal::Event(e) => *e,
             Goal::End => u64::MAX,
+            Goal::Signal { event, .. } => *event,
         }
     }
 }
@@ -211,6 +223,8 @@ enum Mark {
     At(Position),
     /// A watchpoint: its trap (the thread is just past the writing instruction).
     WatchTrap { event: u64, n: u64 },
+    /// A signal that stops the program (`handle`): the `n`-th signal after `event`.
+    Signal { event: u64, n: u64, signal: i32 },
 }
 
 /// A statement start reached by the stepping thread, with its position and its order among
@@ -232,6 +246,8 @@ struct Scan<'a> {
     event: u64,
     counts: HashMap<u64, u64>,
     watch_traps: u64,
+    /// Signals that reached the program since the last event.
+    signals: u64,
     reached: bool,
     /// The goal's time went by without it.
     passed: bool,
@@ -261,6 +277,7 @@ impl<'a> Scan<'a> {
             event: u64::MAX,
             counts: HashMap::new(),
             watch_traps: 0,
+            signals: 0,
             reached: false,
             passed: false,
             stop_tid: None,
@@ -390,7 +407,29 @@ impl StopHook for Scan<'_> {
 
     fn notify(&mut self, _: Notification) {}
 
-    fn stops_on_signal(&mut self, _: i32) -> bool {
+    fn stops_on_signal(&mut self, signal: i32) -> bool {
+        self.signals += 1;
+        let n = self.signals;
+        let wanted = match &self.goal {
+            Goal::Signal { event, n } => Some((*event, *n)),
+            Goal::Instant(i) => i.signal,
+            _ => None,
+        };
+        if wanted == Some((self.event, n)) {
+            self.reached = true;
+            return true;
+        }
+        if let Some(user) = self.user.as_mut() {
+            if user.stops_on_signal(signal) {
+                self.seq += 1;
+                let mark = Mark::Signal {
+                    event: self.event,
+                    n,
+                    signal,
+                };
+                self.firings.push((mark, Reason::Signal, self.seq));
+            }
+        }
         false
     }
 
@@ -399,13 +438,15 @@ impl StopHook for Scan<'_> {
             self.event = events;
             self.counts.clear();
             self.watch_traps = 0;
+            self.signals = 0;
         }
         if let Some(user) = self.user.as_mut() {
             user.time = events;
         }
         match &self.goal {
             Goal::Instant(i) if i.event == events && i.matches(inf, tid) => self.reach(tid),
-            Goal::Instant(i) if events > i.event => {
+            // (A signal stop is announced with the next event: it may be one later.)
+            Goal::Instant(i) if events > i.event + u64::from(i.signal.is_some()) => {
                 self.passed = true;
                 true
             }
@@ -422,7 +463,7 @@ impl StopHook for Scan<'_> {
                 self.passed = true;
                 true
             }
-            Goal::WatchTrap { event, .. } if events > *event => {
+            Goal::WatchTrap { event, .. } | Goal::Signal { event, .. } if events > *event => {
                 self.passed = true;
                 true
             }
@@ -567,6 +608,7 @@ fn drive(
             engine: &mut u.engine,
             time: 0,
             checkpoint_at: None,
+            signals: None,
         });
     }
     setup(&mut scan);
@@ -576,6 +618,9 @@ fn drive(
             .resume(inf, Resume::Continue, &mut scan)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         if scan.reached {
+            if let ReplayStop::Program(StopEvent::Signal { tid, .. }) = stop {
+                scan.stop_tid.get_or_insert(tid);
+            }
             break Ended::Reached;
         }
         if scan.wants_checkpoint {
@@ -718,10 +763,15 @@ fn capture(s: &Session) -> anyhow::Result<Instant> {
     let tid = s.tid()?;
     let inf = s.live()?;
     let regs = inf.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let signal = match s.last_stop {
+        Some((StopEvent::Signal { .. }, _)) => Some(s.travel.signal_count),
+        _ => None,
+    };
     Ok(Instant {
-        event: replay.events_replayed(),
+        event: signal.map(|(e, _)| e).unwrap_or(replay.events_replayed()),
         regs: Box::new(regs.to_words()),
         digest: digest(inf, regs.sp()),
+        signal,
     })
 }
 
@@ -907,6 +957,14 @@ fn go_to_firing(s: &mut Session, mark: Mark, reason: Reason) -> anyhow::Result<(
             let _ = s.live_mut()?.note_hit_reported(tid);
             let stop = StopEvent::Breakpoint { tid, addr: p.pc };
             s.last_breakpoint = None;
+            crate::hook::report_stop(s, &stop, Some(&reason), true)
+        }
+        Mark::Signal { event, n, signal } => {
+            let (tid, _) = seek(s, Goal::Signal { event, n }, &[])?
+                .context("replay could not find the signal again")?;
+            // The forward hook counts on from here.
+            s.travel.signal_count = (event, n);
+            let stop = StopEvent::Signal { tid, signal };
             crate::hook::report_stop(s, &stop, Some(&reason), true)
         }
         Mark::WatchTrap { event, n } => {

@@ -54,9 +54,10 @@ pub struct Inferior {
     pub(crate) pending: VecDeque<(Tid, WaitEvent)>,
     /// Tids whose first stop arrived before their creator's clone/fork event.
     pub(crate) early_stops: HashSet<Tid>,
-    /// Threads whose step over a breakpoint also set off a watchpoint (the instruction under
-    /// the breakpoint wrote the watched memory): that trap is reported instead of resuming.
-    pub(crate) watch_after_step: HashSet<Tid>,
+    /// Threads whose step over a breakpoint ended in a stop of its own: the instruction
+    /// under the breakpoint set off a watchpoint, or faulted (SIGSEGV…). That stop is
+    /// reported instead of resuming the thread.
+    pub(crate) after_step: std::collections::HashMap<Tid, WaitEvent>,
     /// Scratch pages for displaced stepping: (base, bytes used).
     pub(crate) scratch: Vec<(u64, u64)>,
     pub(crate) mode: StepOverMode,
@@ -124,7 +125,7 @@ impl Inferior {
             debugregs: DebugRegs::default(),
             pending: VecDeque::new(),
             early_stops: HashSet::new(),
-            watch_after_step: HashSet::new(),
+            after_step: Default::default(),
             scratch: Vec::new(),
             mode: StepOverMode::Displaced,
             protocol: Protocol::new(Strategy::Displaced),

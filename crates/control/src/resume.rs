@@ -312,13 +312,12 @@ impl Inferior {
 
     /// Single-steps `tid` alone. Returns false when the thread vanished meanwhile. Signals that
     /// arrive before the instruction runs are kept for later delivery.
-    /// Resumes `tid`, unless its last step over a breakpoint set off a watchpoint: then the
-    /// thread stays stopped and its trap is queued as if it had just arrived (DR6 still holds
-    /// the watchpoint's bits, so it is handled as a watchpoint hit).
+    /// Resumes `tid`, unless its last step over a breakpoint ended in a stop of its own (see
+    /// `after_step`): then the thread stays stopped and that stop is queued as if it had just
+    /// arrived (for a watchpoint, DR6 still holds its bits).
     fn cont_or_report_watch(&mut self, tid: Tid) -> Result<(), ControlError> {
-        if self.watch_after_step.remove(&tid) {
-            self.pending
-                .push_back((tid, WaitEvent::Stopped(Stop::Signal(libc::SIGTRAP))));
+        if let Some(ev) = self.after_step.remove(&tid) {
+            self.pending.push_back((tid, ev));
             return Ok(());
         }
         self.cont(tid)
@@ -338,13 +337,24 @@ impl Inferior {
                     // The kernel reports a single-step that also hit a watchpoint as one trap:
                     // DR6 tells (bits 0-3), and the hit must not be lost with the step.
                     if self.debugregs.dr7 != 0 && tid.debugreg(6).unwrap_or(0) & 0xf != 0 {
-                        self.watch_after_step.insert(tid);
+                        self.after_step
+                            .insert(tid, WaitEvent::Stopped(Stop::Signal(libc::SIGTRAP)));
                     }
                     if si.si_code == TRAP_TRACE || si.si_code == TRAP_HWBKPT {
                         return Ok(true);
                     }
                     // A SIGTRAP sent by someone: deliver it later.
                     self.set_pending_signal(tid, libc::SIGTRAP);
+                    return Ok(true);
+                }
+                // Kernel surprise: an instruction that faults never completes its step; the
+                // fault is raised again at every step. The fault is the step's end: it is
+                // reported like any signal stop (the thread stays at the instruction).
+                WaitEvent::Stopped(Stop::Signal(
+                    sig @ (libc::SIGSEGV | libc::SIGBUS | libc::SIGFPE | libc::SIGILL),
+                )) => {
+                    self.after_step
+                        .insert(tid, WaitEvent::Stopped(Stop::Signal(sig)));
                     return Ok(true);
                 }
                 WaitEvent::Stopped(Stop::Signal(sig)) => self.set_pending_signal(tid, sig),

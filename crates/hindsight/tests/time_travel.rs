@@ -608,3 +608,45 @@ fn going_back_over_a_long_run_uses_checkpoints_and_finds_the_same_hits() {
     // Replay took checkpoints on the way, and kept some.
     r.line("({n} automatic checkpoints, kept at events {n} to {n})");
 }
+
+#[test]
+fn reverse_continue_stops_at_signals_and_goes_back_from_a_crash() {
+    let prog = compile("tt_signals", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let crash = line_of("tt_signals", "CRASH-HERE");
+    let mut cmds = vec!["continue"; 4];
+    cmds.extend(["reverse-continue", "print handled"].repeat(3));
+    cmds.extend([
+        "reverse-continue",
+        "continue",
+        "print handled",
+        "continue",
+        "continue",
+    ]);
+    cmds.extend(["continue", "continue"]);
+    let r = replay_batch(&trace, &cmds);
+    r.clean();
+    r.line(&format!("{{hex}} in main () at tt_signals.c:{crash}"));
+    // Back from the crash: the three SIGUSR1s, latest first (the handler has not run yet
+    // at each), then the start of the recording.
+    assert_eq!(printed(&r)[..3], ["2", "1", "0"], "{}", r.stdout);
+    assert_eq!(
+        r.stdout
+            .matches("Program received signal SIGUSR1, User defined signal 1.")
+            .count(),
+        3 + 3 + 3,
+        "{}",
+        r.stdout
+    );
+    r.seq(&[
+        "No more reverse-execution history.",
+        "{*}",
+        "Program received signal SIGUSR1, User defined signal 1.",
+        "{*}",
+        "$4 = 0",
+        "{*}",
+        "Program received signal SIGSEGV, Segmentation fault.",
+        "{*}",
+        "Program terminated with signal SIGSEGV, Segmentation fault.",
+    ]);
+}
