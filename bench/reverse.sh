@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Reverse-execution benchmark: a recording of a few seconds of CPU-bound work
+# (bench/programs/tt_reverse.c) with a breakpoint hit near its start (`early`) and one near
+# its end (`late`). Measures, in one run (best of $RUNS each):
+#   - reverse-continue from `late` back to `early`, against replaying that stretch forward
+#     and against the native run time of the same stretch;
+#   - ten successive reverse-continues through the hot loop at the end (`tick`, one hit per
+#     iteration), per step, against one native iteration;
+#   - gdb's `record full` reverse-continue over a small stretch of the same program, against
+#     its native time (gdb cannot record seconds of work: it is ~10^5 times slower).
+# Writes the table into BENCHMARKS.md between <!-- reverse-bench:start --> and
+# <!-- reverse-bench:end --> (appended if they are missing).
+#
+#   bench/reverse.sh
+#   ITERS=... PER=... GDB_ITERS=... GDB_PER=... RUNS=... LIMIT=SECONDS BENCH_FILE=... bench/reverse.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ITERS=${ITERS:-3000}
+PER=${PER:-1000000}
+GDB_ITERS=${GDB_ITERS:-6}
+GDB_PER=${GDB_PER:-3000}
+RUNS=${RUNS:-3}
+LIMIT=${LIMIT:-600}
+BENCH_FILE=${BENCH_FILE:-BENCHMARKS.md}
+out=bench/out/reverse
+mkdir -p "$out"
+export HINDSIGHT_DIR="$PWD/$out/traces"
+cargo build --release -q -p hindsight
+hs=${CARGO_TARGET_DIR:-target}/release/hindsight
+gcc -O0 -g -o "$out/tt_reverse" bench/programs/tt_reverse.c
+
+# Wall time in ns of the best of $RUNS runs; exits on failure.
+best() {
+    local best= t0 t1 d
+    for _ in $(seq "$RUNS"); do
+        t0=$(date +%s%N)
+        if ! timeout "$LIMIT" "$@" >"$out/stdout" 2>"$out/stderr"; then
+            echo "failed: $* ($(tail -1 "$out/stderr"))" >&2
+            exit 1
+        fi
+        t1=$(date +%s%N)
+        d=$((t1 - t0))
+        if [ -z "$best" ] || [ "$d" -lt "$best" ]; then best=$d; fi
+    done
+    echo "$best"
+}
+ms() { awk -v n="$1" 'BEGIN { printf "%.1f ms", n / 1e6 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f×", a / b; else print "-" }'; }
+
+echo "== native" >&2
+native_stretch=
+for _ in $(seq "$RUNS"); do
+    "$out/tt_reverse" "$ITERS" "$PER" >/dev/null 2>"$out/native.err"
+    s=$(sed -n 's/^stretch_ns=//p' "$out/native.err")
+    if [ -z "$native_stretch" ] || [ "$s" -lt "$native_stretch" ]; then native_stretch=$s; fi
+done
+native_iter=$((native_stretch / (ITERS - 4)))
+
+echo "== record" >&2
+rm -rf "$out/trace"
+"$hs" record -o "$out/trace" -- "$out/tt_reverse" "$ITERS" "$PER" >/dev/null 2>&1
+
+rp() { best "$hs" replay "$out/trace" --batch -q "$@"; }
+echo "== replay to early, to late" >&2
+to_early=$(rp -ex 'break early' -ex continue)
+to_late=$(rp -ex 'break late' -ex continue)
+echo "== reverse-continue late -> early" >&2
+back=$(rp -ex 'break late' -ex continue -ex 'break early' -ex reverse-continue -ex 'print i')
+grep -q '^\$1 = 2$' "$out/stdout" || { echo "reverse-continue did not reach early: $(cat "$out/stdout")" >&2; exit 1; }
+echo "== ten reverse-continues through the hot loop" >&2
+ten=(-ex 'break late' -ex continue -ex 'break tick')
+for _ in $(seq 10); do ten+=(-ex reverse-continue); done
+ten+=(-ex 'print i')
+steps=$(rp "${ten[@]}")
+grep -q "^\\\$1 = $((ITERS - 11))\$" "$out/stdout" || { echo "the ten steps back did not reach tick($((ITERS - 11))): $(cat "$out/stdout")" >&2; exit 1; }
+
+stretch_replay=$((to_late - to_early))
+reverse_cost=$((back - to_late))
+per_step=$(((steps - to_late) / 10))
+
+echo "== gdb record full" >&2
+"$out/tt_reverse" "$GDB_ITERS" "$GDB_PER" >/dev/null 2>"$out/gdb-native.err"
+gdb_native=$(sed -n 's/^stretch_ns=//p' "$out/gdb-native.err")
+gdb_fwd=(gdb -nx -batch -ex 'break main' -ex run -ex 'record full' -ex 'set record full insn-number-max unlimited'
+         -ex 'break late' -ex continue --args "$out/tt_reverse" "$GDB_ITERS" "$GDB_PER")
+gdb_to_late=$(best "${gdb_fwd[@]}")
+gdb_back=$(best "${gdb_fwd[@]}" -ex 'break early' -ex reverse-continue)
+gdb_reverse=$((gdb_back - gdb_to_late))
+
+table=$(cat <<TABLE
+| measurement (best of $RUNS) | time | against |
+|---|---|---|
+| native run, \`early\` → \`late\` ($((ITERS - 4)) iterations of $PER steps) | $(ms "$native_stretch") | |
+| replay forward over the same stretch | $(ms "$stretch_replay") | $(ratio "$stretch_replay" "$native_stretch") native |
+| **reverse-continue** from \`late\` back to \`early\` | $(ms "$reverse_cost") | **$(ratio "$reverse_cost" "$stretch_replay") the forward replay of the stretch** (goal ≤ 1.5×), $(ratio "$reverse_cost" "$native_stretch") native |
+| one reverse-continue through the hot loop (mean of 10, one hit per iteration) | $(ms "$per_step") | $(ratio "$per_step" "$native_iter") one native iteration ($(ms "$native_iter")); checkpoint interval 50 ms |
+| gdb \`record full\`: reverse-continue \`late\` → \`early\`, $((GDB_ITERS - 4)) iterations of $GDB_PER steps | $(ms "$gdb_reverse") | $(ratio "$gdb_reverse" "$gdb_native") native ($(awk -v n="$gdb_native" 'BEGIN { printf "%.1f µs", n / 1e3 }')) |
+
+Times of reverse commands are the session's time minus the time of the same session without them. The forward replay of the stretch is the time to reach \`late\` minus the time to reach \`early\`. gdb cannot record a run of seconds (its \`record full\` runs ~10⁵ times slower than the program), so it is measured on a stretch of a few hundred thousand instructions of the same program.
+TABLE
+)
+echo "$table"
+
+python3 - "$table" "$BENCH_FILE" <<'PY'
+import sys, re, datetime, platform
+table, path = sys.argv[1], sys.argv[2]
+try:
+    text = open(path).read()
+except FileNotFoundError:
+    text = "# Benchmarks\n"
+start, end = "<!-- reverse-bench:start -->", "<!-- reverse-bench:end -->"
+cpu = open('/proc/cpuinfo').read().split('model name')[1].split(':')[1].splitlines()[0].strip()
+stamp = f"Measured {datetime.date.today()} on {platform.machine()} ({cpu}), `bench/reverse.sh`."
+block = f"{start}\n{stamp}\n\n{table}\n{end}"
+if start in text and end in text:
+    text = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda m: block, text, flags=re.S)
+else:
+    text = text.rstrip("\n") + "\n\n## Time travel — `bench/reverse.sh`\n\n" + block + "\n"
+open(path, "w").write(text)
+PY
