@@ -1,0 +1,170 @@
+//! Time travel in a replay (DESIGN.md, "Checkpoints and reverse execution"): the position of
+//! a stop (`when`), going to a position (`goto`, bookmarks, checkpoints) and the reverse
+//! commands (`reverse-continue`, `reverse-step`, `reverse-next`, `reverse-stepi`,
+//! `reverse-nexti`, `reverse-finish`).
+//!
+//! Method: a replay is deterministic, so any earlier instant is reached again by replaying
+//! from a checkpoint before it. A reverse command is a *scan* — a silent replay from the
+//! checkpoint to now with the relevant traps armed, writing down as positions where they
+//! fired — followed by a *seek*: a replay again, to the position it chose (the last firing for
+//! `reverse-continue`, a statement start for `reverse-step`…).
+//!
+//! "Now" is recognised on the way by its event, pc, registers and stack top: the first
+//! instance that matches all of them. Instances that match are indistinguishable to the
+//! program's registers and stack, and the replay checks every later event against the
+//! recording, so a wrong match cannot pass unnoticed.
+//!
+//! Checkpoints: the start of the recording (a new replay), and automatic ones — forked copies
+//! of the replay taken at events every [`CHECKPOINT_INTERVAL`] of replay, thinned to O(log n)
+//! ([`hindsight_timeline::thinning`]). A scan starts from the latest checkpoint before its
+//! goal and, when that window holds nothing, from the one before (`scan::scan_back`).
+//! Positions are counted from events, so they mean the same whatever checkpoint a seek
+//! starts from.
+//!
+//! Modules: `scan` (the scan and seek machinery), `reverse` (the reverse commands), `places`
+//! (`goto`, `when`, bookmarks, checkpoints by hand), `actions` (what debugger events do).
+
+use std::collections::{BTreeMap, HashMap};
+
+use anyhow::{bail, Context as _};
+use hindsight_breakpoints::table::BreakpointTable;
+use hindsight_control::{Inferior, Notification, Resume, StopEvent, StopHook};
+use hindsight_ptrace::Tid;
+use hindsight_replay::ReplayStop;
+use hindsight_symbols::Program;
+use hindsight_timeline::visits::{self, LineStep, Visit};
+use hindsight_timeline::{Action, Engine, Position, Spec};
+
+use crate::hook::{Hook, Reason};
+use crate::report;
+use crate::session::Session;
+
+mod actions;
+mod places;
+mod reverse;
+mod scan;
+
+pub(crate) use actions::*;
+pub(crate) use places::*;
+pub(crate) use reverse::*;
+use scan::*;
+
+/// What reverse commands say on a live session.
+pub(crate) const NEEDS_RECORDING: &str =
+    "Target native does not support this command: reverse execution needs a recording (use 'hindsight record', then 'hindsight replay').";
+
+/// Index of rip in the register words ([`hindsight_ptrace::Regs::to_words`]).
+const RIP: usize = 16;
+/// Index of rsp.
+const RSP: usize = 19;
+/// Index of fs_base: it tells threads apart (each has its own TLS block).
+const FS_BASE: usize = 21;
+
+/// Single-steps allowed between an anchor and now when going back one instruction.
+const MAX_STEPS: u64 = 5_000_000;
+
+/// Time-travel state of a session.
+#[derive(Default)]
+pub(crate) struct Travel {
+    /// The debugger events (eras, dprintf, periodic and quantum events, bookmarks).
+    pub(crate) engine: Engine,
+    /// The position of the current stop, once known (forgotten at every motion).
+    pub(crate) here: Option<Position>,
+    /// Bookmarks by name, in the order they were made.
+    pub(crate) bookmarks: BTreeMap<String, (u32, Position)>,
+    /// Checkpoints by number.
+    pub(crate) checkpoints: BTreeMap<u32, Position>,
+    next_checkpoint: u32,
+    next_bookmark: u32,
+    /// The recorded tid of the thread the user had selected before the replay was started
+    /// again (live tids change with every replay).
+    selected: Option<i32>,
+    /// Checkpoints taken automatically, by event (with an id that stays while others go).
+    pub(crate) auto: Vec<(u64, hindsight_replay::Checkpoint)>,
+    next_auto: u64,
+    /// When the last automatic checkpoint was taken (replay time between two is bounded).
+    last_auto: Option<std::time::Instant>,
+    /// (time, signals that reached the program since then), kept by the forward hook: the
+    /// position of a signal stop.
+    pub(crate) signal_count: (u64, u64),
+}
+
+/// Replay time between two automatic checkpoints: going back costs about this much replay.
+const CHECKPOINT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Automatic checkpoints younger than this many intervals are all kept; older ones are
+/// thinned so that their number grows with the logarithm of the recording's length.
+const KEEP_RECENT: usize = 8;
+
+impl Travel {
+    /// Forgets the thread remembered across replays (at the start of a command).
+    pub(crate) fn forget_selection(&mut self) {
+        self.selected = None;
+    }
+
+    /// When the next automatic checkpoint is due.
+    pub(crate) fn checkpoint_deadline(&self) -> std::time::Instant {
+        let now = std::time::Instant::now();
+        match self.last_auto {
+            Some(t) => (t + CHECKPOINT_INTERVAL).max(now),
+            None => now + CHECKPOINT_INTERVAL,
+        }
+    }
+
+    /// Takes an automatic checkpoint of the replay where it is (between two events), if the
+    /// process allows one and none is there yet; thins the old ones.
+    pub(crate) fn take_checkpoint(
+        &mut self,
+        replay: &hindsight_replay::Replayer,
+        inf: &mut Inferior,
+    ) {
+        self.last_auto = Some(std::time::Instant::now());
+        let event = replay.events_replayed();
+        if !replay.can_checkpoint(inf) || self.auto.iter().any(|(_, c)| c.event() == event) {
+            return;
+        }
+        let Ok(cp) = replay.checkpoint(inf) else {
+            return;
+        };
+        self.next_auto += 1;
+        let at = self.auto.partition_point(|(_, c)| c.event() < event);
+        self.auto.insert(at, (self.next_auto, cp));
+        self.thin();
+    }
+
+    /// Drops old checkpoints (see [`hindsight_timeline::thinning`]).
+    fn thin(&mut self) {
+        let events: Vec<u64> = self.auto.iter().map(|(_, c)| c.event()).collect();
+        let keep = hindsight_timeline::thinning::keep(&events, KEEP_RECENT);
+        let mut i = 0;
+        self.auto.retain(|_| {
+            i += 1;
+            keep[i - 1]
+        });
+    }
+
+    /// The latest automatic checkpoint at or before `event` (its id).
+    fn latest_at_or_before(&self, event: u64) -> Option<u64> {
+        self.auto
+            .iter()
+            .rev()
+            .find(|(_, c)| c.event() <= event)
+            .map(|(id, _)| *id)
+    }
+
+    /// The automatic checkpoint before checkpoint `id` (its id).
+    fn before(&self, id: u64) -> Option<u64> {
+        let i = self.auto.iter().position(|(k, _)| *k == id)?;
+        i.checked_sub(1).map(|j| self.auto[j].0)
+    }
+
+    fn event_of(&self, id: u64) -> Option<u64> {
+        self.auto
+            .iter()
+            .find(|(k, _)| *k == id)
+            .map(|(_, c)| c.event())
+    }
+}
+
+/// Where a scan starts: an automatic checkpoint (by id), or the start of the recording.
+type Start = Option<u64>;

@@ -1,0 +1,203 @@
+//! Named places in time: `goto`, `when`, bookmarks and checkpoints by hand.
+
+use super::*;
+
+/// What `goto` accepts.
+pub(super) fn parse_goal(s: &Session, args: &str) -> anyhow::Result<(Goal, String)> {
+    let a = args.trim();
+    if a.is_empty() {
+        bail!("Argument required (a position as 'when' prints it, 'event N', 'start', or a bookmark).");
+    }
+    if let Some(n) = a.strip_prefix("event") {
+        let n = n.trim();
+        let e: u64 = n
+            .parse()
+            .map_err(|_| anyhow::anyhow!("Invalid event number \"{n}\"."))?;
+        return Ok((Goal::Event(e), format!("event {e}")));
+    }
+    if let Some((_, p)) = s.travel.bookmarks.get(a) {
+        return Ok((Goal::Position(*p), format!("bookmark {a}")));
+    }
+    if a.contains(':') {
+        let p: Position = a.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+        return Ok((Goal::Position(p), format!("position {p}")));
+    }
+    bail!("No bookmark named \"{a}\"; a position looks like 12:0x401136:3 (see 'when').")
+}
+
+/// `goto POSITION | event N | BOOKMARK | start`.
+pub(crate) fn goto(s: &mut Session, args: &str) -> anyhow::Result<()> {
+    if s.replay.is_none() {
+        bail!(NEEDS_RECORDING);
+    }
+    if args.trim() == "start" {
+        restart(s)?;
+        let tid = s.pid().map(Tid);
+        let pos = start_position(s)?;
+        arrived(s, tid, Some(pos));
+        let stop = StopEvent::Stepped {
+            tid: tid.unwrap_or(Tid(0)),
+        };
+        return crate::hook::report_stop(s, &stop, None, true);
+    }
+    let (goal, what) = parse_goal(s, args)?;
+    if let Goal::Event(e) = goal {
+        let total = s
+            .replay
+            .as_ref()
+            .and_then(|r| r.reader().summary().map(|x| x.events))
+            .unwrap_or(u64::MAX);
+        if e > total {
+            bail!("There is no event {e} in the recording (it has {total} events).");
+        }
+    }
+    let now = if s.started && s.pid().is_some() {
+        Some(capture(s)?)
+    } else {
+        None
+    };
+    match seek(s, goal, &[])? {
+        Some((tid, _)) => {
+            let stop = StopEvent::Stepped { tid };
+            crate::hook::report_stop(s, &stop, None, true)
+        }
+        None => {
+            // Stay where we were.
+            match now {
+                Some(now) => {
+                    back_to(s, &now)?;
+                }
+                None => {
+                    restart(s)?;
+                    let tid = s.pid().map(Tid);
+                    arrived(s, tid, None);
+                    s.started = false;
+                }
+            }
+            bail!("The recording has no {what}.")
+        }
+    }
+}
+
+/// `when`: the current position.
+pub(crate) fn when(s: &mut Session) -> anyhow::Result<()> {
+    let p = here(s)?;
+    println!("Current event: {}", p.event);
+    println!("Current position: {p}");
+    Ok(())
+}
+
+/// `bookmark [NAME]`.
+pub(crate) fn bookmark(s: &mut Session, args: &str) -> anyhow::Result<()> {
+    let p = here(s)?;
+    s.travel.next_bookmark += 1;
+    let n = s.travel.next_bookmark;
+    let name = match args.trim() {
+        "" => n.to_string(),
+        a if a.contains(char::is_whitespace) || a.contains(':') => {
+            bail!("A bookmark name is one word without ':' (got \"{a}\").")
+        }
+        a => a.to_string(),
+    };
+    s.travel.engine.add(
+        Spec::ControlPoint { position: p },
+        Action::Mark(name.clone()),
+        false,
+    );
+    s.travel.bookmarks.insert(name.clone(), (n, p));
+    println!("Bookmark {name} at {p}.");
+    Ok(())
+}
+
+/// `info bookmarks`.
+pub(crate) fn info_bookmarks(s: &Session) -> anyhow::Result<()> {
+    if s.travel.bookmarks.is_empty() {
+        println!("No bookmarks.");
+        return Ok(());
+    }
+    let mut list: Vec<(&String, &(u32, Position))> = s.travel.bookmarks.iter().collect();
+    list.sort_by_key(|(_, (n, _))| *n);
+    println!("Name       Position");
+    for (name, (_, p)) in list {
+        println!("{name:<10} {p}");
+    }
+    Ok(())
+}
+
+/// `checkpoint`.
+pub(crate) fn checkpoint(s: &mut Session) -> anyhow::Result<()> {
+    let p = here(s)?;
+    s.travel.next_checkpoint += 1;
+    let n = s.travel.next_checkpoint;
+    s.travel.checkpoints.insert(n, p);
+    println!("checkpoint {n}: {p}");
+    Ok(())
+}
+
+/// `info checkpoints`.
+pub(crate) fn info_checkpoints(s: &Session) -> anyhow::Result<()> {
+    if s.replay.is_none() {
+        bail!(NEEDS_RECORDING);
+    }
+    println!("  0 start of the recording");
+    for (n, p) in &s.travel.checkpoints {
+        println!("  {n} {p}");
+    }
+    let auto: Vec<u64> = s.travel.auto.iter().map(|(_, c)| c.event()).collect();
+    if let (Some(first), Some(last)) = (auto.first(), auto.last()) {
+        println!(
+            "({} automatic checkpoints, kept at events {first} to {last})",
+            auto.len()
+        );
+    }
+    Ok(())
+}
+
+/// `restart N`: back to checkpoint N (0: the start).
+pub(crate) fn restart_checkpoint(s: &mut Session, args: &str) -> anyhow::Result<()> {
+    let a = args.trim();
+    let n: u32 = a
+        .parse()
+        .map_err(|_| anyhow::anyhow!("Argument required (checkpoint id to restore)."))?;
+    if n == 0 {
+        return goto(s, "start");
+    }
+    let Some(p) = s.travel.checkpoints.get(&n).copied() else {
+        bail!("Not found: checkpoint id {n}");
+    };
+    goto(s, &p.to_string())
+}
+
+/// `delete checkpoint N`.
+pub(crate) fn delete_checkpoint(s: &mut Session, args: &str) -> anyhow::Result<()> {
+    let a = args.trim();
+    let n: u32 = a
+        .parse()
+        .map_err(|_| anyhow::anyhow!("Argument required (checkpoint id to delete)."))?;
+    if s.travel.checkpoints.remove(&n).is_none() {
+        bail!("Not found: checkpoint id {n}");
+    }
+    Ok(())
+}
+
+/// `delete bookmark NAME`.
+pub(crate) fn delete_bookmark(s: &mut Session, args: &str) -> anyhow::Result<()> {
+    let name = args.trim();
+    let Some((_, p)) = s.travel.bookmarks.remove(name) else {
+        bail!("No bookmark named \"{name}\".");
+    };
+    let ids: Vec<u32> = s
+        .travel
+        .engine
+        .iter()
+        .filter(|e| {
+            e.spec == Spec::ControlPoint { position: p }
+                && e.action == Action::Mark(name.to_string())
+        })
+        .map(|e| e.id)
+        .collect();
+    for id in ids {
+        let _ = s.travel.engine.remove(id);
+    }
+    Ok(())
+}

@@ -1,0 +1,437 @@
+//! The reverse commands, each a scan back from now and a seek to what it chose.
+
+use super::*;
+
+/// The user's stops that fired before now (the latest window that has any).
+pub(super) fn firings_before_now(
+    s: &mut Session,
+    now: &Instant,
+) -> anyhow::Result<Vec<(Mark, Reason, u64)>> {
+    let (notes, _) = scan_back(s, now, &[], &mut |_| {}, true, &|n| !n.firings.is_empty())?;
+    Ok(notes.firings)
+}
+
+/// `reverse-continue`: back to the last breakpoint hit or watched change before now (from
+/// the end, when the program has exited).
+pub(crate) fn reverse_continue(s: &mut Session) -> anyhow::Result<()> {
+    let firings = if s.pid().is_some() {
+        let now = capture(s)?;
+        firings_before_now(s, &now)?
+    } else {
+        if s.replay.is_none() {
+            bail!(NEEDS_RECORDING);
+        }
+        let (notes, _) = scan_back_from(s, Goal::End, &[], &mut |_| {}, true, &|n| {
+            !n.firings.is_empty()
+        })?;
+        notes.firings
+    };
+    let Some((mark, reason, _)) = firings.last().cloned() else {
+        return go_to_start(s);
+    };
+    go_to_firing(s, mark, reason)
+}
+
+/// Goes to where a user stop fired and reports it as gdb does in reverse.
+pub(super) fn go_to_firing(s: &mut Session, mark: Mark, reason: Reason) -> anyhow::Result<()> {
+    match mark {
+        Mark::At(p) => {
+            let (tid, _) = seek(s, Goal::Position(p), &[])?
+                .context("replay could not find the breakpoint hit again")?;
+            // The hit is reported: going on steps over the breakpoint.
+            let _ = s.live_mut()?.note_hit_reported(tid);
+            let stop = StopEvent::Breakpoint { tid, addr: p.pc };
+            s.last_breakpoint = None;
+            crate::hook::report_stop(s, &stop, Some(&reason), true)
+        }
+        Mark::Signal { event, n, signal } => {
+            let (tid, _) = seek(s, Goal::Signal { event, n }, &[])?
+                .context("replay could not find the signal again")?;
+            // The forward hook counts on from here.
+            s.travel.signal_count = (event, n);
+            let stop = StopEvent::Signal { tid, signal };
+            crate::hook::report_stop(s, &stop, Some(&reason), true)
+        }
+        Mark::WatchTrap { event, n } => {
+            let tid = seek_writer(s, event, n)?;
+            // In reverse the values swap: the later one was "old" when going back.
+            let reason = match reason {
+                Reason::Watch {
+                    number,
+                    old: Some(old),
+                    new,
+                } => Reason::Watch {
+                    number,
+                    old: Some(new),
+                    new: old,
+                },
+                other => other,
+            };
+            // The watched values are now those before the write.
+            refresh_watch_values(s);
+            let stop = StopEvent::Watchpoint { tid, slots: 0 };
+            crate::hook::report_stop(s, &stop, Some(&reason), true)
+        }
+    }
+}
+
+/// Reads every watched value again (after time moved).
+pub(super) fn refresh_watch_values(s: &mut Session) {
+    let Ok(inf) = s.live() else { return };
+    let mut fresh = Vec::new();
+    for b in s.breakpoints.iter() {
+        if let hindsight_breakpoints::table::BreakpointKind::Watchpoint { address, len, .. } =
+            b.kind
+        {
+            let mut now = vec![0u8; len as usize];
+            if inf.read_memory(address, &mut now).is_ok() {
+                fresh.push((b.number, now));
+            }
+        }
+    }
+    for (n, v) in fresh {
+        s.watch_values.insert(n, v);
+    }
+}
+
+/// Goes to the instruction that made the `n`-th watchpoint trap after `event`, before it
+/// runs (where gdb stops when a watchpoint triggers in reverse).
+pub(super) fn seek_writer(s: &mut Session, event: u64, n: u64) -> anyhow::Result<Tid> {
+    let (tid, _) = seek(s, Goal::WatchTrap { event, n }, &[])?
+        .context("replay could not find the watchpoint trap again")?;
+    let after = s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0);
+    let Some(writer) = instruction_before(s, after) else {
+        // Not in a function we can decode: stay just past the write.
+        return Ok(tid);
+    };
+    let r = run_scan(
+        s,
+        Goal::WatchTrap { event, n },
+        &[writer],
+        &mut |_| {},
+        None,
+    )?;
+    let k = r.counts.get(&writer).copied().unwrap_or(0);
+    if r.ended != Ended::Reached || k == 0 {
+        bail!("replay could not find the instruction that wrote the watched value");
+    }
+    let p = Position {
+        event,
+        pc: writer,
+        instance: k,
+    };
+    let (tid, _) = seek(s, Goal::Position(p), &[])?
+        .context("replay could not find the instruction that wrote the watched value")?;
+    Ok(tid)
+}
+
+/// The instruction that ends at `addr`, found by decoding its function from the start.
+pub(super) fn instruction_before(s: &Session, addr: u64) -> Option<u64> {
+    let f = s.symbols.function_at(addr.checked_sub(1)?)?;
+    let inf = s.live().ok()?;
+    let len = addr.checked_sub(f.low)? as usize;
+    if len == 0 || len > 1 << 20 {
+        return None;
+    }
+    let mut code = vec![0u8; len + 15];
+    let mut n = code.len();
+    while n > len && inf.read_memory(f.low, &mut code[..n]).is_err() {
+        n -= 1;
+    }
+    if n < len {
+        return None;
+    }
+    // (read_memory shows the bytes under our breakpoints.)
+    let mut dec = iced_x86::Decoder::with_ip(64, &code[..n], f.low, iced_x86::DecoderOptions::NONE);
+    let mut insn = iced_x86::Instruction::default();
+    while dec.can_decode() {
+        dec.decode_out(&mut insn);
+        if insn.next_ip() == addr {
+            return Some(insn.ip());
+        }
+        if insn.next_ip() > addr || insn.is_invalid() {
+            return None;
+        }
+    }
+    None
+}
+
+/// `reverse-stepi` (`over_calls`: `reverse-nexti`).
+pub(crate) fn reverse_stepi(s: &mut Session, over_calls: bool) -> anyhow::Result<()> {
+    let now = capture(s)?;
+    let before = match previous_instruction(s, &now)? {
+        Some(b) => b,
+        None => return go_to_start(s),
+    };
+    let (mut tid, mut at) = before;
+    if over_calls {
+        // Stepped back into a function called by the previous instruction: back to the call.
+        let sp = s.live()?.regs(tid).map(|r| r.sp()).unwrap_or(0);
+        let now_sp = now.regs[RSP];
+        if sp < now_sp {
+            if let Some(call) = instruction_before(s, now.pc()) {
+                if let Some((t, p)) = last_arrival(s, &now, call, Some(now_sp))? {
+                    let (t2, _) = seek(s, Goal::Position(p), &[])?
+                        .context("replay could not find the call again")?;
+                    tid = t2;
+                    let _ = t;
+                    at = p;
+                }
+            }
+        }
+    }
+    let _ = at;
+    let new_func = s.symbols.function_at(now.pc()).map(|f| f.low)
+        != s.symbols
+            .function_at(s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0))
+            .map(|f| f.low);
+    let stop = StopEvent::Stepped { tid };
+    crate::hook::report_stop(s, &stop, None, new_func)
+}
+
+/// The last arrival at `addr` (with stack pointer `sp`, if given) before `now`.
+pub(super) fn last_arrival(
+    s: &mut Session,
+    now: &Instant,
+    addr: u64,
+    sp: Option<u64>,
+) -> anyhow::Result<Option<(Tid, Position)>> {
+    let (notes, _) = scan_back(
+        s,
+        now,
+        &[addr],
+        &mut |scan| {
+            scan.watch_arrivals.insert(addr, sp);
+        },
+        false,
+        &|n| !n.arrivals.is_empty(),
+    )?;
+    Ok(notes
+        .arrivals
+        .last()
+        .map(|(p, _)| (notes.stop_tid.unwrap_or(Tid(0)), *p)))
+}
+
+/// Goes to the instruction instance just before `now`; None at the start of the recording.
+pub(super) fn previous_instruction(
+    s: &mut Session,
+    now: &Instant,
+) -> anyhow::Result<Option<(Tid, Position)>> {
+    // An anchor shortly before now: the last statement start reached in now's stretch of
+    // execution (else the event that starts it). Single-steps cover the rest.
+    let starts = s.symbols.statement_starts();
+    let fs = now.regs[FS_BASE];
+    let mut extra = starts.clone();
+    extra.push(now.pc());
+    let r = run_scan(
+        s,
+        Goal::Instant(now.clone()),
+        &extra,
+        &mut |scan| {
+            scan.visit_thread = Some(fs);
+            for &a in &starts {
+                scan.watch_arrivals.insert(a, None);
+            }
+        },
+        None,
+    )?;
+    if r.ended != Ended::Reached {
+        bail!("replay could not find the current position again (the replay diverged?)");
+    }
+    let at_now = r.at.context("no position")?;
+    let anchor = match r.arrivals.iter().rev().find(|(p, _)| p.event == now.event) {
+        Some((p, _)) => Goal::Position(*p),
+        None if at_now.instance == 0 => {
+            // Now is the start of its stretch: the previous instruction ran before the event
+            // (a syscall, usually) — that is the last instant of the previous stretch.
+            return previous_stretch_end(s, now);
+        }
+        None => Goal::Event(now.event),
+    };
+    let (tid, _) = seek(s, anchor.clone(), &[])?.context("replay could not go back")?;
+    let steps = steps_to(s, tid, now)?;
+    // A new replay: its threads have new tids.
+    let (tid, _) = seek(s, anchor, &[])?.context("replay could not go back")?;
+    for _ in 0..steps.saturating_sub(1) {
+        step_once(s, tid)?;
+    }
+    let pc = s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0);
+    s.travel.here = None;
+    Ok(Some((tid, Position::at_event(now.event, pc))))
+}
+
+/// Now is right after an event (a syscall returned): the previous instruction is the one
+/// that made it, the last instant before the event.
+pub(super) fn previous_stretch_end(
+    s: &mut Session,
+    now: &Instant,
+) -> anyhow::Result<Option<(Tid, Position)>> {
+    // The syscall instruction is just before pc (syscall is 2 bytes); go to its last
+    // arrival before now.
+    let pc = now.pc();
+    let Some(call) = pc.checked_sub(2) else {
+        return Ok(None);
+    };
+    let mut code = [0u8; 2];
+    let is_syscall = s.live()?.read_memory(call, &mut code).is_ok() && code == [0x0f, 0x05];
+    if !is_syscall {
+        return Ok(None);
+    }
+    match last_arrival(s, now, call, Some(now.regs[RSP]))? {
+        Some((_, p)) => Ok(seek(s, Goal::Position(p), &[])?.map(|(t, _)| (t, p))),
+        None => Ok(None),
+    }
+}
+
+/// Single-steps `tid` from here until the state is `now`; returns the number of steps.
+pub(super) fn steps_to(s: &mut Session, tid: Tid, now: &Instant) -> anyhow::Result<u64> {
+    let mut n = 0;
+    loop {
+        if n >= MAX_STEPS {
+            bail!("the previous instruction is too far from the last statement start ({MAX_STEPS} instructions)");
+        }
+        step_once(s, tid)?;
+        n += 1;
+        let events = s.replay.as_ref().map(|r| r.events_replayed()).unwrap_or(0);
+        if std::env::var_os("HINDSIGHT_TRACE_TRAVEL").is_some() {
+            if let Ok(r) = s.live()?.regs(tid) {
+                if r.pc() == now.pc() {
+                    eprintln!("travel: at now's pc, events {events} vs {}: regs {:x?} vs {:x?}, digest {:x} vs {:x}", now.event, r.to_words(), now.regs, digest(s.live()?, r.sp()), now.digest);
+                }
+            }
+        }
+        if events == now.event && now.matches(s.live()?, tid) {
+            return Ok(n);
+        }
+        if events > now.event {
+            bail!("replay could not find the current position again (stepped past it)");
+        }
+    }
+}
+
+/// One instruction of `tid`, in the replay, silently.
+pub(super) fn step_once(s: &mut Session, tid: Tid) -> anyhow::Result<()> {
+    let Session {
+        inferior, replay, ..
+    } = s;
+    let inf = inferior
+        .as_mut()
+        .filter(|i| i.is_alive())
+        .context("The program is not being run.")?;
+    let replay = replay.as_mut().context(NEEDS_RECORDING)?;
+    struct Quiet;
+    impl StopHook for Quiet {
+        fn breakpoint_hit(&mut self, _: &Inferior, _: Tid, _: u64) -> bool {
+            false
+        }
+        fn watchpoint_hit(&mut self, _: &Inferior, _: Tid, _: u8) -> bool {
+            false
+        }
+        fn notify(&mut self, _: Notification) {}
+        fn stops_on_signal(&mut self, _: i32) -> bool {
+            false
+        }
+    }
+    match replay
+        .resume(inf, Resume::Step(tid), &mut Quiet)
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+    {
+        ReplayStop::Program(StopEvent::Stepped { .. }) => Ok(()),
+        ReplayStop::Divergence(d) => bail!("{d}"),
+        other => bail!("replay stopped while stepping: {other:?}"),
+    }
+}
+
+/// `reverse-step` / `reverse-next`.
+pub(crate) fn reverse_line_step(s: &mut Session, kind: LineStep) -> anyhow::Result<()> {
+    let now = capture(s)?;
+    let tid = s.tid()?;
+    let inf = s.live()?;
+    let regs = inf.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let Some(here) = visit_of(&s.symbols, inf, &regs) else {
+        // No line information here: one instruction back, as gdb steps without lines.
+        return reverse_stepi(s, kind == LineStep::Next);
+    };
+    let at_start = s
+        .symbols
+        .line_at(now.pc())
+        .map(|l| l.address == now.pc() && l.is_stmt)
+        .unwrap_or(false);
+    let start_func = s.symbols.function_at(now.pc()).map(|f| f.low);
+    let starts = s.symbols.statement_starts();
+    let fs = now.regs[FS_BASE];
+    let current = visits::Now {
+        cfa: here.cfa,
+        line: here.line,
+        at_statement_start: at_start,
+    };
+    // Enough when a target is found that cannot lie further back (see visits::target), or a
+    // breakpoint fired (the latest one stops the step if it comes after the target).
+    let found = |n: &Notes| {
+        let visits: Vec<Visit> = n.seen.iter().map(|v| v.visit).collect();
+        matches!(visits::target(&visits, current, kind), Some(i) if i > 0) || !n.firings.is_empty()
+    };
+    let (notes, _) = scan_back(
+        s,
+        &now,
+        &starts,
+        &mut |scan| scan.visit_thread = Some(fs),
+        true,
+        &found,
+    )?;
+    let visits: Vec<Visit> = notes.seen.iter().map(|v| v.visit).collect();
+    let target = visits::target(&visits, current, kind).map(|i| notes.seen[i]);
+    // A breakpoint met on the way back stops the step there, as in gdb.
+    if let Some((mark, reason, seq)) = notes.firings.last().cloned() {
+        if target.is_none_or(|t| seq > t.seq) {
+            return go_to_firing(s, mark, reason);
+        }
+    }
+    let Some(target) = target else {
+        return go_to_start(s);
+    };
+    let (tid, _) = seek(s, Goal::Position(target.position), &[])?
+        .context("replay could not find the line again")?;
+    let pc = s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0);
+    let new_func = s.symbols.function_at(pc).map(|f| f.low) != start_func;
+    let stop = StopEvent::Stepped { tid };
+    crate::hook::report_stop(s, &stop, None, new_func)
+}
+
+/// `reverse-finish`: back to the call of the selected frame's function.
+pub(crate) fn reverse_finish(s: &mut Session) -> anyhow::Result<()> {
+    let now = capture(s)?;
+    let tid = s.tid()?;
+    let frames = s.frames(tid, s.frame + 2)?;
+    let frame = frames.get(s.frame).cloned().context("No stack.")?;
+    let Some(caller) = frames.get(s.frame + 1).cloned() else {
+        bail!("\"finish\" not meaningful in the outermost frame.");
+    };
+    let ret = caller.regs.pc().context("No stack.")?;
+    let cfa = frame.cfa.context("No stack.")?;
+    let call = instruction_before(s, ret).context("Cannot find the call of this frame.")?;
+    println!(
+        "Run back to call of #{}  {}",
+        s.frame,
+        report::frame_line(s, &frame, s.frame, report::PcShown::IfMidLine)
+    );
+    // At the call, the stack pointer is the callee's CFA (the return address is not pushed yet).
+    let (notes, _) = scan_back(
+        s,
+        &now,
+        &[call],
+        &mut |scan| {
+            scan.watch_arrivals.insert(call, Some(cfa));
+        },
+        false,
+        &|n| !n.arrivals.is_empty(),
+    )?;
+    let Some((target, _)) = notes.arrivals.last().copied() else {
+        return go_to_start(s);
+    };
+    let (tid, _) =
+        seek(s, Goal::Position(target), &[])?.context("replay could not find the call again")?;
+    let _ = s.live_mut()?.note_hit_reported(tid);
+    let stop = StopEvent::Stepped { tid };
+    crate::hook::report_stop(s, &stop, None, true)
+}

@@ -1,0 +1,776 @@
+//! Scans and seeks: replaying from a checkpoint, silently, with traps armed, to a goal
+//! (now, a position, an event…), writing down what fired on the way.
+
+use super::*;
+
+/// The state of a stop, as it is recognised when replaying again.
+#[derive(Debug, Clone)]
+pub(super) struct Instant {
+    pub(super) event: u64,
+    pub(super) regs: Box<[u64; 27]>,
+    pub(super) digest: u64,
+    /// A signal stop: (time, which signal since then). It is recognised by that count (the
+    /// registers were the same just before the signal came).
+    pub(super) signal: Option<(u64, u64)>,
+}
+
+impl Instant {
+    pub(super) fn pc(&self) -> u64 {
+        self.regs[RIP]
+    }
+
+    /// Whether thread `tid` of `inf` is in this state now.
+    pub(super) fn matches(&self, inf: &Inferior, tid: Tid) -> bool {
+        if self.signal.is_some() {
+            return false;
+        }
+        let Ok(regs) = inf.regs(tid) else {
+            return false;
+        };
+        hindsight_record::point::same_registers(&self.regs, &regs.to_words())
+            && digest(inf, regs.sp()) == self.digest
+    }
+}
+
+pub(super) fn digest(inf: &Inferior, sp: u64) -> u64 {
+    hindsight_record::point::stack_digest_with(|a, b| inf.read_memory(a, b).is_ok(), sp)
+}
+
+/// Where a scan or seek ends.
+#[derive(Debug, Clone)]
+pub(super) enum Goal {
+    /// A state seen before (now, when going back).
+    Instant(Instant),
+    /// A position.
+    Position(Position),
+    /// The `n`-th watchpoint trap after `event`.
+    WatchTrap { event: u64, n: u64 },
+    /// The first event boundary at or after this time.
+    Event(u64),
+    /// The end of the replay (the program exited or the recording ends).
+    End,
+    /// The `n`-th signal that reached the program after `event`.
+    Signal { event: u64, n: u64 },
+}
+
+impl Goal {
+    /// The latest event at which the goal can be (a scan must start at or before it).
+    fn event(&self) -> u64 {
+        match self {
+            Goal::Instant(i) => i.event,
+            Goal::Position(p) => p.event,
+            Goal::WatchTrap { event, .. } => *event,
+            Goal::Event(e) => *e,
+            Goal::End => u64::MAX,
+            Goal::Signal { event, .. } => *event,
+        }
+    }
+}
+
+/// Where one of the user's stops fired during a scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Mark {
+    /// A breakpoint: the position of the trap.
+    At(Position),
+    /// A watchpoint: its trap (the thread is just past the writing instruction).
+    WatchTrap { event: u64, n: u64 },
+    /// A signal that stops the program (`handle`): the `n`-th signal after `event`.
+    Signal { event: u64, n: u64, signal: i32 },
+}
+
+/// A statement start reached by the stepping thread, with its position and its order among
+/// everything the scan wrote down.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Seen {
+    pub(super) visit: Visit,
+    pub(super) position: Position,
+    pub(super) seq: u64,
+}
+
+/// The hook of a scan or a seek: counts arrivals at every armed address since the last event
+/// (they make positions), recognises the goal, and writes down what the caller asked for.
+pub(super) struct Scan<'a> {
+    pub(super) symbols: &'a Program,
+    /// The user's stops (a copy of the table: scans must not change hit counts).
+    pub(super) user: Option<Hook<'a>>,
+    pub(super) goal: Goal,
+    pub(super) event: u64,
+    pub(super) counts: HashMap<u64, u64>,
+    pub(super) watch_traps: u64,
+    /// Signals that reached the program since the last event.
+    pub(super) signals: u64,
+    pub(super) reached: bool,
+    /// The goal's time went by without it.
+    pub(super) passed: bool,
+    pub(super) stop_tid: Option<Tid>,
+    /// Where the user's stops fired, with why, in order (and their order number).
+    pub(super) firings: Vec<(Mark, Reason, u64)>,
+    /// Statement starts to write down for the thread whose fs_base is this.
+    pub(super) visit_thread: Option<u64>,
+    pub(super) seen: Vec<Seen>,
+    /// Arrivals at these addresses are written down as `arrivals` (address → wanted stack
+    /// pointer, or any).
+    pub(super) watch_arrivals: HashMap<u64, Option<u64>>,
+    pub(super) arrivals: Vec<(Position, u64)>,
+    pub(super) seq: u64,
+    /// When to stop at an event for an automatic checkpoint.
+    pub(super) checkpoint_at: std::time::Instant,
+    /// The scan stopped at an event for a checkpoint.
+    pub(super) wants_checkpoint: bool,
+}
+
+impl<'a> Scan<'a> {
+    fn new(symbols: &'a Program, goal: Goal) -> Scan<'a> {
+        Scan {
+            symbols,
+            user: None,
+            goal,
+            event: u64::MAX,
+            counts: HashMap::new(),
+            watch_traps: 0,
+            signals: 0,
+            reached: false,
+            passed: false,
+            stop_tid: None,
+            firings: Vec::new(),
+            visit_thread: None,
+            seen: Vec::new(),
+            watch_arrivals: HashMap::new(),
+            arrivals: Vec::new(),
+            seq: 0,
+            checkpoint_at: std::time::Instant::now() + CHECKPOINT_INTERVAL,
+            wants_checkpoint: false,
+        }
+    }
+
+    fn reach(&mut self, tid: Tid) -> bool {
+        self.reached = true;
+        self.stop_tid = Some(tid);
+        true
+    }
+
+    fn note_visit(&mut self, inf: &Inferior, tid: Tid, position: Position) {
+        let Some(fs) = self.visit_thread else { return };
+        let Ok(regs) = inf.regs(tid) else { return };
+        if regs.to_words()[FS_BASE] != fs {
+            return;
+        }
+        let Some(visit) = visit_of(self.symbols, inf, &regs) else {
+            return;
+        };
+        self.seq += 1;
+        self.seen.push(Seen {
+            visit,
+            position,
+            seq: self.seq,
+        });
+    }
+}
+
+/// The visit a thread stopped with `regs` at a statement start makes.
+pub(super) fn visit_of(
+    symbols: &Program,
+    inf: &Inferior,
+    regs: &hindsight_ptrace::Regs,
+) -> Option<Visit> {
+    let pc = regs.pc();
+    let line = symbols.line_at(pc)?;
+    let mut d = hindsight_symbols::target::DwarfRegs::default();
+    for (i, v) in regs.dwarf().iter().enumerate() {
+        d.0[i] = Some(*v);
+    }
+    let mem = crate::context::Memory(inf);
+    let cfa = symbols.unwind(&d, &mem, 1).first()?.cfa?;
+    Some(Visit {
+        cfa,
+        line: (file_key(&line.file), line.line),
+    })
+}
+
+pub(super) fn file_key(path: &std::path::Path) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    path.hash(&mut h);
+    h.finish()
+}
+
+impl StopHook for Scan<'_> {
+    fn breakpoint_hit(&mut self, inf: &Inferior, tid: Tid, addr: u64) -> bool {
+        let k = {
+            let c = self.counts.entry(addr).or_insert(0);
+            *c += 1;
+            *c
+        };
+        let position = Position {
+            event: self.event,
+            pc: addr,
+            instance: k,
+        };
+        match &self.goal {
+            Goal::Instant(i) if i.event == self.event && i.pc() == addr && i.matches(inf, tid) => {
+                return self.reach(tid);
+            }
+            Goal::Position(p) if *p == position => return self.reach(tid),
+            _ => {}
+        }
+        self.note_visit(inf, tid, position);
+        if let Some(want) = self.watch_arrivals.get(&addr) {
+            let sp = inf.regs(tid).map(|r| r.sp()).unwrap_or(0);
+            if want.is_none_or(|w| w == sp) {
+                self.arrivals.push((position, sp));
+            }
+        }
+        if let Some(user) = self.user.as_mut() {
+            if user.breakpoint_hit(inf, tid, addr) {
+                if let Some(r @ (Reason::Breakpoint(_) | Reason::ConditionError(..))) =
+                    user.reason.take()
+                {
+                    self.seq += 1;
+                    self.firings.push((Mark::At(position), r, self.seq));
+                }
+            }
+        }
+        false
+    }
+
+    fn watchpoint_hit(&mut self, inf: &Inferior, tid: Tid, slots: u8) -> bool {
+        self.watch_traps += 1;
+        let n = self.watch_traps;
+        match &self.goal {
+            Goal::WatchTrap { event, n: want } if *event == self.event && *want == n => {
+                return self.reach(tid);
+            }
+            Goal::Instant(i) if i.event == self.event && i.matches(inf, tid) => {
+                return self.reach(tid);
+            }
+            _ => {}
+        }
+        if let Some(user) = self.user.as_mut() {
+            if user.watchpoint_hit(inf, tid, slots) {
+                if let Some(r @ Reason::Watch { .. }) = user.reason.take() {
+                    self.seq += 1;
+                    let mark = Mark::WatchTrap {
+                        event: self.event,
+                        n,
+                    };
+                    self.firings.push((mark, r, self.seq));
+                }
+            }
+        }
+        false
+    }
+
+    fn notify(&mut self, _: Notification) {}
+
+    fn stops_on_signal(&mut self, signal: i32) -> bool {
+        self.signals += 1;
+        let n = self.signals;
+        let wanted = match &self.goal {
+            Goal::Signal { event, n } => Some((*event, *n)),
+            Goal::Instant(i) => i.signal,
+            _ => None,
+        };
+        if wanted == Some((self.event, n)) {
+            self.reached = true;
+            return true;
+        }
+        if let Some(user) = self.user.as_mut() {
+            if user.stops_on_signal(signal) {
+                self.seq += 1;
+                let mark = Mark::Signal {
+                    event: self.event,
+                    n,
+                    signal,
+                };
+                self.firings.push((mark, Reason::Signal, self.seq));
+            }
+        }
+        false
+    }
+
+    fn at_event(&mut self, inf: &Inferior, events: u64, tid: Tid) -> bool {
+        if events != self.event {
+            self.event = events;
+            self.counts.clear();
+            self.watch_traps = 0;
+            self.signals = 0;
+        }
+        if let Some(user) = self.user.as_mut() {
+            user.time = events;
+        }
+        match &self.goal {
+            Goal::Instant(i) if i.event == events && i.matches(inf, tid) => self.reach(tid),
+            // (A signal stop is announced with the next event: it may be one later.)
+            Goal::Instant(i) if events > i.event + u64::from(i.signal.is_some()) => {
+                self.passed = true;
+                true
+            }
+            Goal::Position(p) if p.event == events && p.instance == 0 => {
+                let pc = inf.regs(tid).map(|r| r.pc()).unwrap_or(0);
+                if pc == p.pc {
+                    self.reach(tid)
+                } else {
+                    self.passed = true;
+                    true
+                }
+            }
+            Goal::Position(p) if events > p.event => {
+                self.passed = true;
+                true
+            }
+            Goal::WatchTrap { event, .. } | Goal::Signal { event, .. } if events > *event => {
+                self.passed = true;
+                true
+            }
+            Goal::Event(e) if events >= *e => self.reach(tid),
+            _ => {
+                if std::time::Instant::now() >= self.checkpoint_at {
+                    self.wants_checkpoint = true;
+                    return true;
+                }
+                false
+            }
+        }
+    }
+}
+
+/// Where a scan ended.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Ended {
+    /// At its goal.
+    Reached,
+    /// Not at its goal: the recording or the program ended, or the goal does not exist.
+    Missed,
+}
+
+/// The user's stops for a scan: copies of the table, the watched values and the engine, so
+/// that the scan leaves the session's as they are.
+pub(super) struct UserCopy {
+    pub(super) table: BreakpointTable,
+    pub(super) watch_values: HashMap<u32, Vec<u8>>,
+    pub(super) engine: Engine,
+}
+
+impl UserCopy {
+    fn of(s: &Session) -> UserCopy {
+        UserCopy {
+            table: s.breakpoints.clone(),
+            watch_values: s.watch_values.clone(),
+            engine: s.travel.engine.clone(),
+        }
+    }
+}
+
+/// Replays from the start of the recording, silently, with `scan` as the hook and `extra`
+/// addresses armed, until the goal (or the end). Returns how it ended and the scan's notes.
+pub(super) fn run_scan(
+    s: &mut Session,
+    goal: Goal,
+    extra: &[u64],
+    setup: &mut dyn FnMut(&mut Scan<'_>),
+    user: Option<&mut UserCopy>,
+) -> anyhow::Result<ScanResult> {
+    let start = s.travel.latest_at_or_before(goal.event());
+    run_scan_from(s, start, goal, extra, setup, user)
+}
+
+/// [`run_scan`] from a given start.
+pub(super) fn run_scan_from(
+    s: &mut Session,
+    start: Start,
+    goal: Goal,
+    extra: &[u64],
+    setup: &mut dyn FnMut(&mut Scan<'_>),
+    mut user: Option<&mut UserCopy>,
+) -> anyhow::Result<ScanResult> {
+    restart_from(s, start)?;
+    // Watched values at the start of the recording: a watchpoint compares against them.
+    if let Some(u) = user.as_deref_mut() {
+        let inf = s.live()?;
+        for b in u.table.iter() {
+            if let hindsight_breakpoints::table::BreakpointKind::Watchpoint {
+                address, len, ..
+            } = b.kind
+            {
+                let mut now = vec![0u8; len as usize];
+                if inf.read_memory(address, &mut now).is_ok() {
+                    u.watch_values.insert(b.number, now);
+                }
+            }
+        }
+    }
+    let mut armed = Vec::new();
+    if let Some(inf) = s.inferior.as_mut() {
+        for &a in extra {
+            if inf.insert_site(a).is_ok() {
+                armed.push(a);
+            }
+        }
+    }
+    let result = drive(s, goal, setup, user);
+    if let Some(inf) = s.inferior.as_mut().filter(|i| i.is_alive()) {
+        for a in armed {
+            let _ = inf.remove_site(a);
+        }
+    }
+    result
+}
+
+/// What a scan wrote down.
+pub(super) struct ScanResult {
+    pub(super) ended: Ended,
+    pub(super) stop_tid: Option<Tid>,
+    /// The position of the goal, when it was reached at a counted address or an event.
+    pub(super) at: Option<Position>,
+    pub(super) firings: Vec<(Mark, Reason, u64)>,
+    pub(super) seen: Vec<Seen>,
+    pub(super) arrivals: Vec<(Position, u64)>,
+    pub(super) counts: HashMap<u64, u64>,
+    /// The last order number given to a firing or a visit.
+    pub(super) seq: u64,
+}
+
+pub(super) fn drive(
+    s: &mut Session,
+    goal: Goal,
+    setup: &mut dyn FnMut(&mut Scan<'_>),
+    user: Option<&mut UserCopy>,
+) -> anyhow::Result<ScanResult> {
+    let Session {
+        symbols,
+        inferior,
+        replay,
+        watch_types,
+        signal_stops,
+        travel,
+        ..
+    } = s;
+    let inf = inferior
+        .as_mut()
+        .filter(|i| i.is_alive())
+        .context("The program is not being run.")?;
+    let replay = replay.as_mut().context(NEEDS_RECORDING)?;
+    let mut scan = Scan::new(symbols, goal);
+    if let Some(u) = user {
+        scan.user = Some(Hook {
+            symbols,
+            table: &mut u.table,
+            watch_values: &mut u.watch_values,
+            watch_types,
+            step_resume: None,
+            reason: None,
+            signal_stops,
+            engine: &mut u.engine,
+            time: 0,
+            checkpoint_at: None,
+            signals: None,
+        });
+    }
+    setup(&mut scan);
+    scan.checkpoint_at = travel.checkpoint_deadline();
+    let ended = loop {
+        let stop = replay
+            .resume(inf, Resume::Continue, &mut scan)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        if scan.reached {
+            if let ReplayStop::Program(StopEvent::Signal { tid, .. }) = stop {
+                scan.stop_tid.get_or_insert(tid);
+            }
+            break Ended::Reached;
+        }
+        if scan.wants_checkpoint {
+            scan.wants_checkpoint = false;
+            travel.take_checkpoint(replay, inf);
+            scan.checkpoint_at = travel.checkpoint_deadline();
+            continue;
+        }
+        match stop {
+            ReplayStop::AtEvent(_) if scan.passed => break Ended::Missed,
+            ReplayStop::AtEvent(_) => {}
+            ReplayStop::EndOfRecording(_)
+            | ReplayStop::Program(StopEvent::Exited(_) | StopEvent::Killed(_)) => {
+                break match scan.goal {
+                    Goal::End => Ended::Reached,
+                    _ => Ended::Missed,
+                };
+            }
+            ReplayStop::Divergence(d) => bail!("{d}"),
+            ReplayStop::Program(StopEvent::Exec { .. }) => {
+                bail!("going back across an exec is not supported yet")
+            }
+            ReplayStop::Program(_) => {}
+        }
+    };
+    let at = match (&scan.goal, ended == Ended::Reached) {
+        (Goal::Position(p), true) => Some(*p),
+        (Goal::Event(_), true) | (Goal::Instant(_), true) => {
+            let tid = scan.stop_tid;
+            let pc = tid
+                .and_then(|t| inf.regs(t).ok())
+                .map(|r| r.pc())
+                .unwrap_or(0);
+            let instance = scan.counts.get(&pc).copied().unwrap_or(0);
+            // Reached at the event itself (instance 0) unless it was reached by a trap at pc.
+            let trapped = matches!(&scan.goal, Goal::Instant(i) if i.pc() == pc)
+                && scan.counts.contains_key(&pc);
+            Some(Position {
+                event: scan.event,
+                pc,
+                instance: if trapped { instance } else { 0 },
+            })
+        }
+        _ => None,
+    };
+    Ok(ScanResult {
+        ended,
+        stop_tid: scan.stop_tid,
+        at,
+        firings: scan.firings,
+        seen: scan.seen,
+        arrivals: scan.arrivals,
+        counts: scan.counts,
+        seq: scan.seq,
+    })
+}
+
+/// Starts the replay again from a checkpoint (None: the start of the recording), silently,
+/// with every user breakpoint planted.
+pub(super) fn restart_from(s: &mut Session, start: Start) -> anyhow::Result<()> {
+    let Some(id) = start else {
+        return restart(s);
+    };
+    let restored = match s.travel.auto.iter().find(|(k, _)| *k == id) {
+        Some((_, cp)) => cp.restore(),
+        None => return restart(s),
+    };
+    let (mut replay, inf) = match restored {
+        Ok(r) => r,
+        // A checkpoint that cannot be restored is dropped; the start always works.
+        Err(_) => {
+            s.travel.auto.retain(|(k, _)| *k != id);
+            return restart(s);
+        }
+    };
+    if s.travel.selected.is_none() {
+        if let (Some(r), Some(t)) = (s.replay.as_ref(), s.thread) {
+            s.travel.selected = Some(r.recorded_tid_of(t));
+        }
+    }
+    s.kill();
+    replay.set_quiet(true);
+    s.inferior = Some(inf);
+    s.replay = Some(replay);
+    s.started = true;
+    s.load_symbols();
+    crate::commands::breakpoints::replant_all(s)?;
+    Ok(())
+}
+
+/// Starts the replay again from the start of the recording, silently, with every user
+/// breakpoint planted.
+pub(super) fn restart(s: &mut Session) -> anyhow::Result<()> {
+    let Some(opts) = s.replay_opts.as_mut() else {
+        bail!(NEEDS_RECORDING);
+    };
+    let quiet = opts.quiet;
+    opts.quiet = true;
+    if s.travel.selected.is_none() {
+        if let (Some(r), Some(t)) = (s.replay.as_ref(), s.thread) {
+            s.travel.selected = Some(r.recorded_tid_of(t));
+        }
+    }
+    s.kill();
+    let r = s.spawn();
+    if let Some(opts) = s.replay_opts.as_mut() {
+        opts.quiet = quiet;
+    }
+    r?;
+    Ok(())
+}
+
+/// After a seek: the program's output shows again as the user asked, the session looks at
+/// the thread that stopped, and the debugger events are as they were at that time.
+pub(super) fn arrived(s: &mut Session, tid: Option<Tid>, at: Option<Position>) {
+    let quiet = s.replay_opts.as_ref().map(|o| o.quiet).unwrap_or(false);
+    if let Some(r) = s.replay.as_mut() {
+        r.set_quiet(quiet);
+    }
+    s.started = true;
+    // The user's thread as it was (the stop report says when another one stopped).
+    let selected = s
+        .travel
+        .selected
+        .take()
+        .and_then(|rec| s.replay.as_ref().and_then(|r| r.live_tid_of(rec)));
+    if let Some(t) = selected.or(tid) {
+        s.thread = Some(t);
+    }
+    s.frame = 0;
+    if let Some(p) = at {
+        s.travel.engine.rewind(p.event);
+    }
+    s.travel.here = at;
+}
+
+/// The state of the selected thread now.
+pub(super) fn capture(s: &Session) -> anyhow::Result<Instant> {
+    let replay = s.replay.as_ref().context(NEEDS_RECORDING)?;
+    let tid = s.tid()?;
+    let inf = s.live()?;
+    let regs = inf.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let signal = match s.last_stop {
+        Some((StopEvent::Signal { .. }, _)) => Some(s.travel.signal_count),
+        _ => None,
+    };
+    Ok(Instant {
+        event: signal.map(|(e, _)| e).unwrap_or(replay.events_replayed()),
+        regs: Box::new(regs.to_words()),
+        digest: digest(inf, regs.sp()),
+        signal,
+    })
+}
+
+/// Goes to `goal` by replaying from the start. Returns the thread there and its position.
+pub(super) fn seek(
+    s: &mut Session,
+    goal: Goal,
+    extra: &[u64],
+) -> anyhow::Result<Option<(Tid, Option<Position>)>> {
+    let mut extra = extra.to_vec();
+    match &goal {
+        Goal::Instant(i) => extra.push(i.pc()),
+        Goal::Position(p) if p.instance > 0 => extra.push(p.pc),
+        _ => {}
+    }
+    let r = run_scan(s, goal, &extra, &mut |_| {}, None)?;
+    if r.ended != Ended::Reached {
+        return Ok(None);
+    }
+    let tid = r.stop_tid.context("no thread at the position")?;
+    arrived(s, Some(tid), r.at);
+    Ok(Some((tid, r.at)))
+}
+
+/// Comes back to `now` (after a scan, or when a goto fails): it must be there.
+pub(super) fn back_to(s: &mut Session, now: &Instant) -> anyhow::Result<(Tid, Position)> {
+    let (tid, at) = seek(s, Goal::Instant(now.clone()), &[])?
+        .context("replay could not find the current position again (the replay diverged?)")?;
+    Ok((tid, at.context("no position")?))
+}
+
+/// The start of the recording: the replay as it begins.
+pub(super) fn go_to_start(s: &mut Session) -> anyhow::Result<()> {
+    restart(s)?;
+    let tid = s.pid().map(Tid);
+    let pos = start_position(s)?;
+    arrived(s, tid, Some(pos));
+    let stop = StopEvent::Stepped {
+        tid: tid.unwrap_or(Tid(0)),
+    };
+    crate::hook::report_stop(s, &stop, Some(&Reason::StartOfHistory), true)
+}
+
+pub(super) fn start_position(s: &Session) -> anyhow::Result<Position> {
+    let replay = s.replay.as_ref().context(NEEDS_RECORDING)?;
+    let tid = s.tid()?;
+    let pc = s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0);
+    Ok(Position::at_event(replay.events_replayed(), pc))
+}
+
+/// The position of the current stop (replays to find it, the first time).
+pub(crate) fn here(s: &mut Session) -> anyhow::Result<Position> {
+    if s.replay.is_none() {
+        bail!(NEEDS_RECORDING);
+    }
+    if let Some(p) = s.travel.here {
+        return Ok(p);
+    }
+    if !s.started {
+        let p = start_position(s)?;
+        s.travel.here = Some(p);
+        return Ok(p);
+    }
+    let now = capture(s)?;
+    let (_, p) = back_to(s, &now)?;
+    Ok(p)
+}
+
+/// What scans of the stretch before now wrote down, in time order.
+#[derive(Default)]
+pub(super) struct Notes {
+    pub(super) firings: Vec<(Mark, Reason, u64)>,
+    pub(super) seen: Vec<Seen>,
+    pub(super) arrivals: Vec<(Position, u64)>,
+    /// The thread at now.
+    pub(super) stop_tid: Option<Tid>,
+}
+
+/// Scans back from now one checkpoint window at a time, latest first, until `enough` says the
+/// notes (everything from the window's start to now) suffice, or the start of the recording
+/// is reached (then the second value is true). `with_user`: the user's stops are armed.
+pub(super) fn scan_back(
+    s: &mut Session,
+    now: &Instant,
+    extra: &[u64],
+    setup: &mut dyn FnMut(&mut Scan<'_>),
+    with_user: bool,
+    enough: &dyn Fn(&Notes) -> bool,
+) -> anyhow::Result<(Notes, bool)> {
+    scan_back_from(
+        s,
+        Goal::Instant(now.clone()),
+        extra,
+        setup,
+        with_user,
+        enough,
+    )
+}
+
+/// [`scan_back`] from `goal` (now, or the end of the replay).
+pub(super) fn scan_back_from(
+    s: &mut Session,
+    first: Goal,
+    extra: &[u64],
+    setup: &mut dyn FnMut(&mut Scan<'_>),
+    with_user: bool,
+    enough: &dyn Fn(&Notes) -> bool,
+) -> anyhow::Result<(Notes, bool)> {
+    let mut start = s.travel.latest_at_or_before(first.event());
+    let mut goal = first;
+    let mut notes = Notes::default();
+    loop {
+        let mut user = with_user.then(|| UserCopy::of(s));
+        let mut armed = extra.to_vec();
+        if let Goal::Instant(now) = &goal {
+            armed.push(now.pc());
+        }
+        let r = run_scan_from(s, start, goal.clone(), &armed, setup, user.as_mut())?;
+        if r.ended != Ended::Reached {
+            bail!("replay could not find the current position again (the replay diverged?)");
+        }
+        if notes.stop_tid.is_none() {
+            notes.stop_tid = r.stop_tid;
+        }
+        // This window comes before what was noted so far.
+        for f in &mut notes.firings {
+            f.2 += r.seq;
+        }
+        for v in &mut notes.seen {
+            v.seq += r.seq;
+        }
+        notes.firings.splice(0..0, r.firings);
+        notes.seen.splice(0..0, r.seen);
+        notes.arrivals.splice(0..0, r.arrivals);
+        if enough(&notes) {
+            return Ok((notes, false));
+        }
+        let Some(id) = start else {
+            return Ok((notes, true));
+        };
+        let Some(event) = s.travel.event_of(id) else {
+            return Ok((notes, true));
+        };
+        goal = Goal::Event(event);
+        start = s.travel.before(id);
+    }
+}
