@@ -11,4 +11,4 @@ pub mod replayer;
 pub use checkpoint::Checkpoint;
 pub use divergence::Divergence;
 pub use error::ReplayError;
-pub use replayer::{ReplayOptions, ReplayStop, Replayer};
+pub use replayer::{ReplayOptions, ReplayStop, Replayer, Silent};

@@ -1517,8 +1517,9 @@ fn yield_to_tracer(pid: i32) {
     }
 }
 
-/// A hook that stops for nothing (replaying ancestors of a process on the way to it).
-struct Silent;
+/// A hook that stops for nothing (replaying ancestors of a process on the way to it, moving
+/// a replay one instruction for time travel).
+pub struct Silent;
 
 impl StopHook for Silent {
     fn breakpoint_hit(&mut self, _: &Inferior, _: Tid, _: u64) -> bool {

@@ -31,14 +31,7 @@ pub(crate) fn goto(s: &mut Session, args: &str) -> anyhow::Result<()> {
         bail!(NEEDS_RECORDING);
     }
     if args.trim() == "start" {
-        restart(s)?;
-        let tid = s.pid().map(Tid);
-        let pos = start_position(s)?;
-        arrived(s, tid, Some(pos));
-        let stop = StopEvent::Stepped {
-            tid: tid.unwrap_or(Tid(0)),
-        };
-        return crate::hook::report_stop(s, &stop, None, true);
+        return go_to_start(s, false);
     }
     let (goal, what) = parse_goal(s, args)?;
     if let Goal::Event(e) = goal {

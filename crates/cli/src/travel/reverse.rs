@@ -27,7 +27,7 @@ pub(crate) fn reverse_continue(s: &mut Session) -> anyhow::Result<()> {
         notes.firings
     };
     let Some((mark, reason, _)) = firings.last().cloned() else {
-        return go_to_start(s);
+        return go_to_start(s, true);
     };
     go_to_firing(s, mark, reason)
 }
@@ -161,7 +161,7 @@ pub(crate) fn reverse_stepi(s: &mut Session, over_calls: bool) -> anyhow::Result
     let now = capture(s)?;
     let before = match previous_instruction(s, &now)? {
         Some(b) => b,
-        None => return go_to_start(s),
+        None => return go_to_start(s, true),
     };
     let (mut tid, mut at) = before;
     if over_calls {
@@ -319,21 +319,8 @@ pub(super) fn step_once(s: &mut Session, tid: Tid) -> anyhow::Result<()> {
         .filter(|i| i.is_alive())
         .context("The program is not being run.")?;
     let replay = replay.as_mut().context(NEEDS_RECORDING)?;
-    struct Quiet;
-    impl StopHook for Quiet {
-        fn breakpoint_hit(&mut self, _: &Inferior, _: Tid, _: u64) -> bool {
-            false
-        }
-        fn watchpoint_hit(&mut self, _: &Inferior, _: Tid, _: u8) -> bool {
-            false
-        }
-        fn notify(&mut self, _: Notification) {}
-        fn stops_on_signal(&mut self, _: i32) -> bool {
-            false
-        }
-    }
     match replay
-        .resume(inf, Resume::Step(tid), &mut Quiet)
+        .resume(inf, Resume::Step(tid), &mut hindsight_replay::Silent)
         .map_err(|e| anyhow::anyhow!("{e}"))?
     {
         ReplayStop::Program(StopEvent::Stepped { .. }) => Ok(()),
@@ -388,7 +375,7 @@ pub(crate) fn reverse_line_step(s: &mut Session, kind: LineStep) -> anyhow::Resu
         }
     }
     let Some(target) = target else {
-        return go_to_start(s);
+        return go_to_start(s, true);
     };
     let (tid, _) = seek(s, Goal::Position(target.position), &[])?
         .context("replay could not find the line again")?;
@@ -427,7 +414,7 @@ pub(crate) fn reverse_finish(s: &mut Session) -> anyhow::Result<()> {
         &|n| !n.arrivals.is_empty(),
     )?;
     let Some((target, _)) = notes.arrivals.last().copied() else {
-        return go_to_start(s);
+        return go_to_start(s, true);
     };
     let (tid, _) =
         seek(s, Goal::Position(target), &[])?.context("replay could not find the call again")?;

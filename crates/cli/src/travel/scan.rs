@@ -658,8 +658,9 @@ pub(super) fn back_to(s: &mut Session, now: &Instant) -> anyhow::Result<(Tid, Po
     Ok((tid, at.context("no position")?))
 }
 
-/// The start of the recording: the replay as it begins.
-pub(super) fn go_to_start(s: &mut Session) -> anyhow::Result<()> {
+/// Goes to the start of the recording (the replay as it begins) and reports it, saying
+/// `No more reverse-execution history.` when a reverse command ran into it.
+pub(super) fn go_to_start(s: &mut Session, ran_into: bool) -> anyhow::Result<()> {
     restart(s)?;
     let tid = s.pid().map(Tid);
     let pos = start_position(s)?;
@@ -667,7 +668,8 @@ pub(super) fn go_to_start(s: &mut Session) -> anyhow::Result<()> {
     let stop = StopEvent::Stepped {
         tid: tid.unwrap_or(Tid(0)),
     };
-    crate::hook::report_stop(s, &stop, Some(&Reason::StartOfHistory), true)
+    let reason = ran_into.then_some(Reason::StartOfHistory);
+    crate::hook::report_stop(s, &stop, reason.as_ref(), true)
 }
 
 pub(super) fn start_position(s: &Session) -> anyhow::Result<Position> {
