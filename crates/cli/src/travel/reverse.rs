@@ -219,7 +219,7 @@ pub(super) fn previous_instruction(
 ) -> anyhow::Result<Option<(Tid, Position)>> {
     // An anchor shortly before now: the last statement start reached in now's stretch of
     // execution (else the event that starts it). Single-steps cover the rest.
-    let starts = s.symbols.statement_starts();
+    let starts = line_starts(s);
     let fs = now.regs[FS_BASE];
     let mut extra = starts.clone();
     extra.push(now.pc());
@@ -345,7 +345,7 @@ pub(crate) fn reverse_line_step(s: &mut Session, kind: LineStep) -> anyhow::Resu
         .map(|l| l.address == now.pc() && l.is_stmt)
         .unwrap_or(false);
     let start_func = s.symbols.function_at(now.pc()).map(|f| f.low);
-    let starts = s.symbols.statement_starts();
+    let starts = line_starts(s);
     let fs = now.regs[FS_BASE];
     let current = visits::Now {
         cfa: here.cfa,
@@ -421,4 +421,17 @@ pub(crate) fn reverse_finish(s: &mut Session) -> anyhow::Result<()> {
     let _ = s.live_mut()?.note_hit_reported(tid);
     let stop = StopEvent::Stepped { tid };
     crate::hook::report_stop(s, &stop, None, true)
+}
+
+/// The statement starts where a line step can end: every one of the program's, except those
+/// inside a function's prologue (a forward `step` into a function stops after it, so a
+/// reverse step leaves the function from its first line, as gdb does).
+pub(super) fn line_starts(s: &Session) -> Vec<u64> {
+    let mut starts = s.symbols.statement_starts();
+    starts.retain(|&a| {
+        s.symbols
+            .function_at(a)
+            .is_none_or(|f| !(f.low <= a && a < f.breakpoint_addr))
+    });
+    starts
 }
