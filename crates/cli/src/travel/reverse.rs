@@ -396,7 +396,7 @@ pub(crate) fn reverse_finish(s: &mut Session) -> anyhow::Result<()> {
     };
     let ret = caller.regs.pc().context("No stack.")?;
     let cfa = frame.cfa.context("No stack.")?;
-    let call = instruction_before(s, ret).context("Cannot find the call of this frame.")?;
+    let call = call_before(s, ret).context("Cannot find the call of this frame.")?;
     println!(
         "Run back to call of #{}  {}",
         s.frame,
@@ -434,4 +434,29 @@ pub(super) fn line_starts(s: &Session) -> Vec<u64> {
             .is_none_or(|f| !(f.low <= a && a < f.breakpoint_addr))
     });
     starts
+}
+
+/// The call instruction that returns to `ret`: decoded from its function's start, or, in code
+/// without symbols, the one call instruction that ends exactly at `ret` (x86 calls are 2 to 7
+/// bytes long).
+fn call_before(s: &Session, ret: u64) -> Option<u64> {
+    if let Some(a) = instruction_before(s, ret) {
+        return Some(a);
+    }
+    let inf = s.live().ok()?;
+    let mut code = [0u8; 7];
+    let base = ret.checked_sub(7)?;
+    inf.read_memory(base, &mut code).ok()?;
+    [5usize, 2, 3, 6, 7, 4].into_iter().find_map(|len| {
+        let start = 7 - len;
+        let mut dec = iced_x86::Decoder::with_ip(
+            64,
+            &code[start..],
+            base + start as u64,
+            iced_x86::DecoderOptions::NONE,
+        );
+        let insn = dec.decode();
+        (insn.len() == len && (insn.is_call_near() || insn.is_call_near_indirect()))
+            .then_some(insn.ip())
+    })
 }
