@@ -217,9 +217,15 @@ pub(super) fn previous_instruction(
     s: &mut Session,
     now: &Instant,
 ) -> anyhow::Result<Option<(Tid, Position)>> {
-    // An anchor shortly before now: the last statement start reached in now's stretch of
-    // execution (else the event that starts it). Single-steps cover the rest.
-    let starts = line_starts(s);
+    // An anchor shortly before now: the last statement start of now's function reached in
+    // now's stretch of execution (else the event that starts it). Single-steps cover the rest
+    // (calls made since included). Other functions' lines are not armed: in a hot loop
+    // elsewhere they would trap at every iteration.
+    let here = s.symbols.function_at(now.pc());
+    let starts: Vec<u64> = line_starts(s)
+        .into_iter()
+        .filter(|&a| here.as_ref().is_none_or(|f| f.low <= a && a < f.high))
+        .collect();
     let fs = now.regs[FS_BASE];
     let mut extra = starts.clone();
     extra.push(now.pc());
@@ -345,7 +351,20 @@ pub(crate) fn reverse_line_step(s: &mut Session, kind: LineStep) -> anyhow::Resu
         .map(|l| l.address == now.pc() && l.is_stmt)
         .unwrap_or(false);
     let start_func = s.symbols.function_at(now.pc()).map(|f| f.low);
-    let starts = line_starts(s);
+    let mut starts = line_starts(s);
+    if kind == LineStep::Next {
+        // reverse-next needs the lines of this frame and of its callers only: calls are
+        // stepped over, and a hot loop in a callee would trap at every iteration.
+        let stack: Vec<(u64, u64)> = s
+            .frames(s.tid()?, 256)?
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| Some(crate::report::lookup_pc(f, i)).filter(|&pc| pc != 0))
+            .filter_map(|pc| s.symbols.function_at(pc))
+            .map(|f| (f.low, f.high))
+            .collect();
+        starts.retain(|&a| stack.iter().any(|&(lo, hi)| lo <= a && a < hi));
+    }
     let fs = now.regs[FS_BASE];
     let current = visits::Now {
         cfa: here.cfa,
