@@ -122,6 +122,14 @@ impl Session {
 
     /// (Re)starts the process and re-plants every breakpoint.
     pub(crate) fn spawn(&mut self) -> anyhow::Result<()> {
+        self.spawn_with(false)
+    }
+
+    /// [`Session::spawn`]; `keep_symbols`: a replay started again maps every file where it
+    /// did before, so the symbols already read stay valid (time travel restarts replays often,
+    /// and reading DWARF again each time would dominate).
+    pub(crate) fn spawn_with(&mut self, keep_symbols: bool) -> anyhow::Result<()> {
+        let keep_symbols = keep_symbols && self.replay_opts.is_some();
         let inf = if let Some(opts) = &self.replay_opts {
             let (replay, inf) = hindsight_replay::Replayer::start(opts)
                 .with_context(|| format!("replaying {}", opts.trace.display()))?;
@@ -147,9 +155,21 @@ impl Session {
         };
         self.inferior = Some(inf);
         self.started = false;
-        self.load_symbols();
+        if keep_symbols {
+            self.keep_symbols();
+        } else {
+            self.load_symbols();
+        }
         crate::commands::breakpoints::replant_all(self)?;
         Ok(())
+    }
+
+    /// After a replay was started again from the start or a checkpoint: the symbols stay;
+    /// modules mapped since are added; the main thread is selected.
+    pub(crate) fn keep_symbols(&mut self) {
+        self.thread = self.pid().map(Tid);
+        self.frame = 0;
+        self.refresh_modules();
     }
 
     /// Forgets the symbols of the previous program image and loads those of the process as

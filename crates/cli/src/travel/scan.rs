@@ -561,7 +561,7 @@ pub(super) fn restart_from(s: &mut Session, start: Start) -> anyhow::Result<()> 
     s.inferior = Some(inf);
     s.replay = Some(replay);
     s.started = true;
-    s.load_symbols();
+    s.keep_symbols();
     crate::commands::breakpoints::replant_all(s)?;
     Ok(())
 }
@@ -580,7 +580,7 @@ pub(super) fn restart(s: &mut Session) -> anyhow::Result<()> {
         }
     }
     s.kill();
-    let r = s.spawn();
+    let r = s.spawn_with(true);
     if let Some(opts) = s.replay_opts.as_mut() {
         opts.quiet = quiet;
     }
