@@ -415,10 +415,12 @@ fn an_era_breakpoint_applies_only_within_its_era() {
             "print x",
             "continue",
             "info events",
+            "info breakpoints",
         ],
     );
     r.clean();
     assert_eq!(printed(&r), ["2", "3", "4"], "{}", r.stdout);
+    r.line(&format!("\tonly from event {from} to event {to}"));
     r.line("[Inferior 1 (process {n}) exited normally]");
     r.line(&format!(
         "{{n}}{{*}}requeued{{*}}breakpoint 1 from event {from} to event {to}: stop"
@@ -451,10 +453,13 @@ fn dprintf_prints_and_goes_on() {
         &trace,
         &[
             r#"dprintf add_to_total,"v=%d total=%ld\n", v, total"#,
+            "info breakpoints",
             "continue",
         ],
     );
     r.clean();
+    r.line("1       dprintf        keep y   {hex} in add_to_total at tt_loop.c:{n}");
+    r.line(r#"        printf "v=%d total=%ld\n",v,total"#);
     r.line("Dprintf 1 at {hex}: file tt_loop.c, line {n}.");
     r.seq(&["v=0 total=0", "v=1 total=0", "v=4 total=1", "v=49 total=91"]);
     r.line("[Inferior 1 (process {n}) exited normally]");

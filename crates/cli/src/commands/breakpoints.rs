@@ -502,14 +502,53 @@ pub(crate) fn info_breakpoints(s: &mut Session, watch_only: bool) -> anyhow::Res
         match &b.kind {
             BreakpointKind::Breakpoint => {
                 let addr = b.locations.first().copied().unwrap_or(0);
+                let dprintf = s
+                    .travel
+                    .engine
+                    .iter()
+                    .find_map(|e| match (&e.spec, &e.action) {
+                        (
+                            hindsight_timeline::Spec::Pc { breakpoint },
+                            hindsight_timeline::Action::Print { format, args },
+                        ) if *breakpoint == b.number => Some((format.clone(), args.clone())),
+                        _ => None,
+                    });
                 println!(
                     "{:<8}{:<w$} {disp:<5}{enb:<4}{:<19}{}",
                     b.number,
-                    "breakpoint",
+                    if dprintf.is_some() {
+                        "dprintf"
+                    } else {
+                        "breakpoint"
+                    },
                     format!("{addr:#018x}"),
                     describe(s, addr),
                     w = type_width
                 );
+                // gdb lists what a dprintf prints, and when an era breakpoint applies.
+                if let Some((format, args)) = dprintf {
+                    let mut line = format!("{format:?}");
+                    for a in args {
+                        line.push(',');
+                        line.push_str(&a);
+                    }
+                    println!("        printf {line}");
+                }
+                for e in s.travel.engine.iter() {
+                    if let hindsight_timeline::Spec::Era {
+                        breakpoint,
+                        from,
+                        to,
+                    } = e.spec
+                    {
+                        if breakpoint == b.number {
+                            match to {
+                                Some(t) => println!("\tonly from event {from} to event {t}"),
+                                None => println!("\tonly from event {from}"),
+                            }
+                        }
+                    }
+                }
             }
             BreakpointKind::Watchpoint { access, expr, .. } => {
                 println!(
