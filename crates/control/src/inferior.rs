@@ -145,6 +145,20 @@ impl Inferior {
 
     /// Registers a thread that the caller saw being created (its first stop already
     /// reaped), stopped. Returns its gdb number.
+    /// [`Inferior::add_thread`] under a given number (a copy of a process keeps the numbers
+    /// its threads had); later threads are numbered after it and after `next`.
+    pub fn add_thread_numbered(&mut self, tid: Tid, num: u32, next: u32) -> u32 {
+        self.next_num = num;
+        let n = self.add_thread(tid);
+        self.next_num = self.next_num.max(next);
+        n
+    }
+
+    /// The number the next new thread will get.
+    pub fn next_thread_number(&self) -> u32 {
+        self.next_num
+    }
+
     pub fn add_thread(&mut self, tid: Tid) -> u32 {
         if let Some(t) = self.thread(tid) {
             return t.num;

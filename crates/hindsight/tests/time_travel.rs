@@ -655,3 +655,47 @@ fn reverse_continue_stops_at_signals_and_goes_back_from_a_crash() {
         "Program terminated with signal SIGSEGV, Segmentation fault.",
     ]);
 }
+
+#[test]
+fn checkpoints_of_a_multithreaded_replay_recreate_its_threads() {
+    let prog = compile("tt_threads_long", &[]);
+    let (trace, rec) = record_trace(&prog, &[]);
+    let mut cmds = vec!["break bump if round % 10 == 5"];
+    cmds.extend(["continue", "print id", "print round", "print shared"].repeat(10));
+    cmds.push("info checkpoints");
+    cmds.extend(
+        [
+            "reverse-continue",
+            "print id",
+            "print round",
+            "print shared",
+        ]
+        .repeat(9),
+    );
+    let end = format!(
+        "break tt_threads_long.c:{}",
+        line_of("tt_threads_long", "END-HERE")
+    );
+    cmds.extend(["info threads", "delete", &end, "continue"]);
+    cmds.push("print shared");
+    let r = replay_batch(&trace, &cmds);
+    r.clean();
+    let v = printed(&r);
+    assert_eq!(v.len(), 30 + 27 + 1, "{}", r.stdout);
+    let forward: Vec<&[String]> = v[..30].chunks(3).collect();
+    let backward: Vec<&[String]> = v[30..57].chunks(3).collect();
+    let mut expected = forward[..9].to_vec();
+    expected.reverse();
+    assert_eq!(backward, expected, "{}", r.stdout);
+    // Checkpoints were taken while both workers ran (so threads were recreated from them).
+    r.line("({n} automatic checkpoints, kept at events {n} to {n})");
+    // gdb's thread numbers survive the copies: a worker stays Thread 2 or 3.
+    r.line("* {n}    Thread {hex} (LWP {n}) \"tt_threads_long\" bump (id={n}, round=5) at tt_threads_long.c:{n}");
+    // Forward again to the end: the recorded result.
+    let total = rec
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("shared="))
+        .expect("the recorded total");
+    assert_eq!(v[57], total, "{}", r.stdout);
+}

@@ -141,3 +141,86 @@ pub fn fork_stopped(tid: Tid, mem: &ProcessMemory) -> Result<Tid, PtraceError> {
     child.set_regs(&saved)?;
     Ok(child)
 }
+
+/// Puts a thread that is stopped anywhere back at the seccomp stop of the syscall its
+/// registers `regs` were taken at (a replay parks threads there, the syscall not yet run).
+///
+/// How: the syscall instruction is just before the saved pc (`syscall` is 2 bytes); the thread
+/// is sent back to it with rax = the syscall number and run until the seccomp filter stops it
+/// again, which leaves it exactly as it was parked.
+pub fn repark(tid: Tid, mem: &ProcessMemory, regs: &crate::Regs) -> Result<(), PtraceError> {
+    let mut r = *regs;
+    r.0.rip = regs.0.rip.wrapping_sub(SYSCALL_INSN.len() as u64);
+    r.0.rax = regs.0.orig_rax;
+    r.0.orig_rax = u64::MAX;
+    tid.set_regs(&r)?;
+    let mut deferred = Vec::new();
+    tid.cont(0)?;
+    loop {
+        match wait_tid(tid)? {
+            WaitEvent::Stopped(Stop::Seccomp) => break,
+            WaitEvent::Stopped(Stop::Signal(sig)) => {
+                deferred.push(sig);
+                tid.cont(0)?;
+            }
+            WaitEvent::Stopped(_) => tid.cont(0)?,
+            WaitEvent::Exited(_) | WaitEvent::Killed(_) => {
+                return Err(PtraceError::Spawn {
+                    path: format!("thread {}", tid.0),
+                    reason: "exited on its way back to a syscall".into(),
+                })
+            }
+        }
+    }
+    // Signals that came meanwhile are the program's: sent again, they wait for the thread.
+    for sig in deferred {
+        tid.kill(mem.pid(), sig)?;
+    }
+    Ok(())
+}
+
+/// Creates, in the process of stopped thread `via`, a new thread with registers `regs` (its
+/// stack pointer and TLS base among them), stopped before its first instruction.
+/// `clear_tid`: the address the kernel clears (and futex-wakes) when the thread exits
+/// (pthread_join waits on it), 0 for none.
+///
+/// Only what clone and the registers carry is recreated: a robust futex list or an alternate
+/// signal stack of the original thread is not.
+pub fn clone_thread(
+    via: Tid,
+    mem: &ProcessMemory,
+    regs: &crate::Regs,
+    clear_tid: u64,
+) -> Result<Tid, PtraceError> {
+    let mut flags = (libc::CLONE_VM
+        | libc::CLONE_FS
+        | libc::CLONE_FILES
+        | libc::CLONE_SIGHAND
+        | libc::CLONE_THREAD
+        | libc::CLONE_SYSVSEM
+        | libc::CLONE_SETTLS) as u64;
+    if clear_tid != 0 {
+        flags |= libc::CLONE_CHILD_CLEARTID as u64;
+    }
+    // clone(flags, stack, parent_tid, child_tid, tls)
+    let args = [flags, regs.0.rsp, 0, clear_tid, regs.0.fs_base, 0];
+    let tid = inject_syscall(via, mem, libc::SYS_clone, args)?;
+    if tid <= 0 {
+        return Err(PtraceError::Spawn {
+            path: format!("process {}", mem.pid()),
+            reason: format!("clone failed: errno {}", -tid),
+        });
+    }
+    let t = Tid(tid as i32);
+    match wait_tid(t)? {
+        WaitEvent::Stopped(_) => {}
+        _ => {
+            return Err(PtraceError::Spawn {
+                path: format!("process {}", mem.pid()),
+                reason: "a recreated thread died at once".into(),
+            })
+        }
+    }
+    t.set_regs(regs)?;
+    Ok(t)
+}

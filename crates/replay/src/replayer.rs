@@ -133,6 +133,9 @@ pub struct Replayer {
     fork_at: Option<u64>,
     /// The last event count announced to the hook ([`StopHook::at_event`]).
     announced: Option<u64>,
+    /// Per recorded thread created by the program: the address its clone asked the kernel to
+    /// clear at its exit (checkpoints recreate threads with it).
+    clear_tid: HashMap<i32, u64>,
 }
 
 impl Replayer {
@@ -187,6 +190,7 @@ impl Replayer {
             program,
             fork_at: None,
             announced: None,
+            clear_tid: HashMap::new(),
             cpu_mark: HashMap::new(),
             approach: None,
             missed: None,
@@ -277,47 +281,64 @@ impl Replayer {
     /// Nothing of an event is under way: no thread parked in a syscall, no asynchronous
     /// position being approached, no process chain being followed.
     pub(crate) fn quiet_state(&self) -> bool {
-        self.parked.is_empty()
-            && self.async_site.is_none()
+        self.async_site.is_none()
             && self.approach.is_none()
             && self.missed.is_none()
             && self.fork_at.is_none()
-            && self.live.len() == 1
     }
 
-    /// This replayer's state, driving `live` (the only thread of a copy of the process)
-    /// instead: for checkpoints.
-    pub(crate) fn duplicate(&self, live: Tid) -> Result<Replayer, ReplayError> {
-        let recorded_main = self
-            .live
-            .keys()
-            .next()
-            .copied()
-            .ok_or_else(|| ReplayError::Unsupported("no thread to copy".into()))?;
-        let cpu = hindsight_record::point::thread_cpu_ns(live.0, live.0);
+    /// Recorded tid of the process's first thread.
+    pub(crate) fn main_recorded(&self) -> Option<i32> {
+        self.recorded.get(&self.live_pid).copied()
+    }
+
+    /// Whether recorded thread `t` is parked in a syscall (its registers are those of the
+    /// seccomp stop), and the registers it was parked with.
+    pub(crate) fn parked_regs(&self, t: i32) -> Option<Regs> {
+        self.parked.get(&t).map(|p| p.regs)
+    }
+
+    /// The address the kernel clears when recorded thread `t` exits (0: none).
+    pub(crate) fn clear_tid_of(&self, t: i32) -> u64 {
+        self.clear_tid.get(&t).copied().unwrap_or(0)
+    }
+
+    /// This replayer's state, driving a copy of the process instead: `threads` maps each
+    /// recorded thread to its live thread in the copy (the first is the copy's main thread).
+    pub(crate) fn duplicate(&self, threads: &[(i32, Tid)]) -> Result<Replayer, ReplayError> {
+        let Some(&(_, main)) = threads.first() else {
+            return Err(ReplayError::Unsupported("no thread to copy".into()));
+        };
+        let live: HashMap<i32, Tid> = threads.iter().copied().collect();
+        let recorded: HashMap<i32, i32> = threads.iter().map(|&(r, t)| (t.0, r)).collect();
+        // The copies' CPU clocks start now: the next asynchronous positions count from here.
+        let cpu_mark = threads
+            .iter()
+            .map(|&(_, t)| (t.0, hindsight_record::point::thread_cpu_ns(main.0, t.0)))
+            .collect();
         Ok(Replayer {
             reader: self.reader.clone(),
             pid: self.pid,
-            live_pid: live.0,
+            live_pid: main.0,
             stream: self.stream.try_clone()?,
             head: self.head.clone(),
             consumed: self.consumed,
-            live: HashMap::from([(recorded_main, live)]),
-            recorded: HashMap::from([(live.0, recorded_main)]),
-            mem: ProcessMemory::open(live.0)?,
-            parked: HashMap::new(),
+            live,
+            recorded,
+            mem: ProcessMemory::open(main.0)?,
+            parked: self.parked.clone(),
             async_site: None,
             gone: self.gone.clone(),
             quiet: self.quiet,
             program: self.program.clone(),
-            // The copy's CPU clock starts now: the next asynchronous position counts from here.
-            cpu_mark: HashMap::from([(live.0, cpu)]),
+            cpu_mark,
             approach: None,
             cpu_ratio: self.cpu_ratio,
             missed: None,
             fork_at: None,
             // The copy announces its event again (a seek may want to stop right there).
             announced: None,
+            clear_tid: self.clear_tid.clone(),
         })
     }
 
@@ -1043,7 +1064,21 @@ impl Replayer {
             }
             // Runs when the thread resumes; it restores the registers itself.
             "rt_sigreturn" => Ok(None),
-            "clone" | "clone3" => self.execute_clone(inf, tid, regs, result, writes),
+            "clone" | "clone3" => {
+                // The address the kernel clears when the thread exits (CLONE_CHILD_CLEARTID).
+                let (flags, child_tid) = if name == "clone" {
+                    (args[0], args[3])
+                } else {
+                    (
+                        self.mem.read_u64(args[0]).unwrap_or(0),
+                        self.mem.read_u64(args[0] + 16).unwrap_or(0),
+                    )
+                };
+                if flags & libc::CLONE_CHILD_CLEARTID as u64 != 0 && result > 0 {
+                    self.clear_tid.insert(result as i32, child_tid);
+                }
+                self.execute_clone(inf, tid, regs, result, writes)
+            }
             "mmap" => self.execute_mmap(tid, regs, args, result, mapped),
             _ => {
                 let mut r = regs;

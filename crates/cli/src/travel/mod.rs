@@ -152,12 +152,7 @@ impl Travel {
             .map(|(id, _)| *id)
     }
 
-    /// The automatic checkpoint before checkpoint `id` (its id).
-    fn before(&self, id: u64) -> Option<u64> {
-        let i = self.auto.iter().position(|(k, _)| *k == id)?;
-        i.checked_sub(1).map(|j| self.auto[j].0)
-    }
-
+    /// The event of automatic checkpoint `id`, if it is still kept.
     fn event_of(&self, id: u64) -> Option<u64> {
         self.auto
             .iter()

@@ -746,6 +746,12 @@ pub(super) fn scan_back_from(
         if let Goal::Instant(now) = &goal {
             armed.push(now.pc());
         }
+        // Where this window starts (None: the start of the recording, also for a checkpoint
+        // thinned away meanwhile).
+        let start_event = start.and_then(|id| s.travel.event_of(id));
+        if start_event.is_none() {
+            start = None;
+        }
         let r = run_scan_from(s, start, goal.clone(), &armed, setup, user.as_mut())?;
         if r.ended != Ended::Reached {
             bail!("replay could not find the current position again (the replay diverged?)");
@@ -766,13 +772,14 @@ pub(super) fn scan_back_from(
         if enough(&notes) {
             return Ok((notes, false));
         }
-        let Some(id) = start else {
+        // The next window ends where this one began. (Checkpoints may have been thinned
+        // meanwhile: they are found by event.)
+        let Some(start_event) = start_event else {
             return Ok((notes, true));
         };
-        let Some(event) = s.travel.event_of(id) else {
-            return Ok((notes, true));
-        };
-        goal = Goal::Event(event);
-        start = s.travel.before(id);
+        goal = Goal::Event(start_event);
+        start = start_event
+            .checked_sub(1)
+            .and_then(|e| s.travel.latest_at_or_before(e));
     }
 }
