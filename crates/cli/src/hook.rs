@@ -47,7 +47,8 @@ pub(crate) enum Reason {
     Time(u64, Tid),
     /// A quantum event stopped the replay at this time.
     Quantum(u64),
-    /// The replay stopped at an event for an automatic checkpoint.
+    /// The replay stopped at an event for an automatic checkpoint (or to plant breakpoints
+    /// whose code is mapped now).
     Checkpoint,
     /// A signal that stops the program (found going back).
     Signal,
@@ -70,6 +71,8 @@ pub(crate) struct Hook<'a> {
     pub(crate) time: u64,
     /// Replay: when to stop at an event for an automatic checkpoint.
     pub(crate) checkpoint_at: Option<std::time::Instant>,
+    /// Replay: breakpoint sites wait for their code to be mapped (tried at every event).
+    pub(crate) sites_pending: bool,
     /// Replay: (time, signals that reached the program since then), which names a signal
     /// stop's position.
     pub(crate) signals: Option<&'a mut (u64, u64)>,
@@ -212,9 +215,10 @@ impl StopHook for Hook<'_> {
             self.reason = Some(Reason::Time(events, tid));
             return true;
         }
-        if self
-            .checkpoint_at
-            .is_some_and(|t| std::time::Instant::now() >= t)
+        if self.sites_pending
+            || self
+                .checkpoint_at
+                .is_some_and(|t| std::time::Instant::now() >= t)
         {
             self.reason = Some(Reason::Checkpoint);
             return true;
@@ -264,6 +268,7 @@ pub(crate) fn resume_raw(
             engine: &mut s.travel.engine,
             time: s.replay.as_ref().map(|r| r.events_replayed()).unwrap_or(0),
             checkpoint_at,
+            sites_pending: s.replay.is_some() && !s.pending_sites.is_empty(),
             signals: Some(&mut s.travel.signal_count),
         };
         let (stop, mut reason) = match s.replay.as_mut() {
@@ -293,7 +298,9 @@ pub(crate) fn resume_raw(
         // Debugger events whose action is not a stop: act, then go on.
         match reason {
             Some(Reason::Checkpoint) => {
-                if let (Some(r), Some(i)) = (s.replay.as_ref(), s.inferior.as_mut()) {
+                s.plant_pending();
+                let due = std::time::Instant::now() >= s.travel.checkpoint_deadline();
+                if let (true, Some(r), Some(i)) = (due, s.replay.as_ref(), s.inferior.as_mut()) {
                     s.travel.take_checkpoint(r, i);
                 }
                 continue;

@@ -11,10 +11,12 @@ mod context;
 mod hook;
 mod linkmap;
 mod printf;
+pub mod remote;
 mod report;
 pub mod session;
 mod source;
 mod stepping;
+mod tls;
 pub mod traces;
 mod travel;
 
@@ -86,10 +88,22 @@ pub struct ReplayCliOptions {
     pub process: Option<i32>,
     /// The session's options (batch, quiet, commands, pinning).
     pub session: DebugOptions,
+    /// Serve the replay to gdb instead of the command line.
+    pub gdb: Option<GdbMode>,
 }
 
-/// Runs `hindsight replay`; returns the process exit status.
-pub fn run_replay(opts: ReplayCliOptions) -> anyhow::Result<u8> {
+/// How `hindsight replay` serves gdb.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GdbMode {
+    /// `--gdbserver [HOST:]PORT`: wait for gdb there.
+    Server(String),
+    /// `--gdb`: start gdb, connected.
+    Launch,
+}
+
+/// Opens the trace `hindsight replay` names and starts its replay, stopped before the
+/// program's first instruction. Returns the session and the trace's directory.
+pub fn open_replay(opts: &ReplayCliOptions) -> anyhow::Result<(session::Session, PathBuf)> {
     let root = hindsight_trace::default_root()?;
     let trace = hindsight_trace::resolve(&root, opts.trace.as_deref())?;
     let replay = hindsight_replay::ReplayOptions {
@@ -98,7 +112,12 @@ pub fn run_replay(opts: ReplayCliOptions) -> anyhow::Result<u8> {
         quiet: opts.session.quiet,
         pin: opts.session.pin,
     };
-    let session = session::Session::start_replay(replay)?;
+    Ok((session::Session::start_replay(replay)?, trace))
+}
+
+/// Runs `hindsight replay`; returns the process exit status.
+pub fn run_replay(opts: ReplayCliOptions) -> anyhow::Result<u8> {
+    let (session, trace) = open_replay(&opts)?;
     if !opts.session.quiet && !opts.session.batch {
         println!(
             "hindsight: replaying {} ({}), stopped before its first instruction. \

@@ -76,3 +76,40 @@ pub(crate) fn loaded_objects(inf: &Inferior, dynamic: u64) -> Vec<(u64, String)>
     }
     out
 }
+
+/// Every object in the loader's list, in load order: (address of its `struct link_map`, load
+/// bias, name — empty for the executable).
+pub(crate) fn link_maps(inf: &Inferior, dynamic: u64) -> Vec<(u64, u64, String)> {
+    let mut r_debug = 0;
+    for i in 0..MAX_DYN {
+        let entry = dynamic + (i as u64) * 16;
+        let (Some(tag), Some(val)) = (read_u64(inf, entry), read_u64(inf, entry + 8)) else {
+            return Vec::new();
+        };
+        if tag == DT_NULL {
+            break;
+        }
+        if tag == DT_DEBUG {
+            r_debug = val;
+            break;
+        }
+    }
+    let mut out = Vec::new();
+    let mut map = if r_debug == 0 {
+        0
+    } else {
+        read_u64(inf, r_debug + 8).unwrap_or(0)
+    };
+    while map != 0 && out.len() < MAX_OBJECTS {
+        let (Some(l_addr), Some(l_name), Some(next)) = (
+            read_u64(inf, map),
+            read_u64(inf, map + 8),
+            read_u64(inf, map + 24),
+        ) else {
+            break;
+        };
+        out.push((map, l_addr, read_c_string(inf, l_name).unwrap_or_default()));
+        map = next;
+    }
+    out
+}

@@ -62,6 +62,9 @@ pub struct Session {
     pub(crate) last_stop: Option<(StopEvent, Option<crate::hook::Reason>)>,
     /// Time travel: debugger events, bookmarks, checkpoints, the current position.
     pub(crate) travel: crate::travel::Travel,
+    /// Breakpoint sites whose code was not mapped when the program (re)started: planted as
+    /// soon as it is (replay tries at every event).
+    pub(crate) pending_sites: Vec<u64>,
 }
 
 impl Session {
@@ -112,6 +115,7 @@ impl Session {
             signal_stops: Default::default(),
             last_stop: None,
             travel: Default::default(),
+            pending_sites: Vec::new(),
         };
         s.spawn()?;
         if !s.has_debug_info {
@@ -219,6 +223,14 @@ impl Session {
                 bp.locations = addrs;
             }
         }
+    }
+
+    /// Plants the pending breakpoint sites whose code is mapped now.
+    pub(crate) fn plant_pending(&mut self) {
+        let Some(inf) = self.inferior.as_mut().filter(|i| i.is_alive()) else {
+            return;
+        };
+        self.pending_sites.retain(|&a| inf.insert_site(a).is_err());
     }
 
     /// The process id, while the program runs.

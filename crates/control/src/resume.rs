@@ -25,6 +25,8 @@ use crate::threads::{Thread, ThreadState};
 const SI_KERNEL: i32 = 0x80;
 const TRAP_TRACE: i32 = 2;
 const TRAP_HWBKPT: i32 = 4;
+/// si_code of the trap a step reports at a syscall's exit.
+const TRAP_BRKPT: i32 = 1;
 /// DR6 bit of a single-step.
 const DR6_BS: u64 = 1 << 14;
 const SCRATCH_PAGE: u64 = 4096;
@@ -400,8 +402,21 @@ impl Inferior {
             .map(|t| std::mem::take(&mut t.pending_signal))
             .unwrap_or(0);
         let sig = if hook.stops_on_signal(sig) { 0 } else { sig };
-        let result = tid.step(sig);
-        let waited = result.map(|_| hindsight_ptrace::wait_tid(tid));
+        let mut result = tid.step(sig);
+        let mut waited = result.map(|_| hindsight_ptrace::wait_tid(tid));
+        // Kernel surprise: stepping a thread stopped at a syscall (a seccomp stop, as replay
+        // leaves threads) first finishes the syscall and traps at its exit (TRAP_BRKPT)
+        // before any instruction runs: step again for the instruction itself.
+        if let Ok(Ok(WaitEvent::Stopped(Stop::Signal(libc::SIGTRAP)))) = &waited {
+            let at_exit = tid
+                .siginfo()
+                .map(|si| si.si_code == TRAP_BRKPT)
+                .unwrap_or(false);
+            if at_exit && tid.regs().map(|r| r.pc() == pc).unwrap_or(false) {
+                result = tid.step(0);
+                waited = result.map(|_| hindsight_ptrace::wait_tid(tid));
+            }
+        }
         if at_site {
             self.sites.replant(&self.mem, pc)?;
         }

@@ -10,6 +10,7 @@ const USAGE: &str = "\
 usage: hindsight debug [--batch] [-q] [-ex CMD]... [-x FILE] [--no-pin] -- PROG [ARGS...]
        hindsight record [-o DIR] [--no-pin] [--] PROG [ARGS...]
        hindsight replay [TRACE] [--process PID] [--batch] [-q] [-ex CMD]... [-x FILE]
+       hindsight replay [TRACE] [--process PID] --gdbserver [HOST:]PORT | --gdb
        hindsight ls
        hindsight info [--events] [TRACE]
 
@@ -29,6 +30,9 @@ Options of debug and replay:
   -x FILE      execute the commands in FILE
   -q           do not print the introduction (replay: nor the program's output)
   --process P  replay: the recorded process P (see 'hindsight info')
+  --gdbserver [HOST:]PORT
+               replay: serve the replay to gdb (`target remote HOST:PORT`; 127.0.0.1 by default)
+  --gdb        replay: start gdb connected to the replay, with the program's symbols
   --no-pin     do not pin hindsight and the program to one CPU";
 
 fn main() -> ExitCode {
@@ -54,7 +58,24 @@ fn run(args: Vec<OsString>) -> anyhow::Result<u8> {
             hindsight_cli::run_debug(opts)
         }
         Some("record") => hindsight_cli::traces::record(parse_record(it.collect())?),
-        Some("replay") => hindsight_cli::run_replay(parse_replay(it.collect())?),
+        Some("replay") => {
+            let opts = parse_replay(it.collect())?;
+            match opts.gdb.clone() {
+                None => hindsight_cli::run_replay(opts),
+                Some(mode) => {
+                    let (session, _) = hindsight_cli::open_replay(&opts)?;
+                    let program = hindsight_cli::remote::program(&session);
+                    match mode {
+                        hindsight_cli::GdbMode::Server(spec) => {
+                            hindsight_gdbserver::serve(session, &spec, &program)
+                        }
+                        hindsight_cli::GdbMode::Launch => {
+                            hindsight_gdbserver::serve_with_gdb(session, &program)
+                        }
+                    }
+                }
+            }
+        }
         Some("ls") => {
             if let Some(extra) = it.next() {
                 anyhow::bail!("ls takes no arguments (got '{}')", extra.to_string_lossy());
@@ -139,6 +160,15 @@ fn parse_replay(args: Vec<OsString>) -> anyhow::Result<hindsight_cli::ReplayCliO
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         match a.to_str() {
+            Some("--gdbserver") => {
+                let spec = it.next().ok_or_else(|| {
+                    anyhow::anyhow!("option --gdbserver needs [HOST:]PORT (e.g. --gdbserver 9999)")
+                })?;
+                opts.gdb = Some(hindsight_cli::GdbMode::Server(
+                    spec.to_string_lossy().into_owned(),
+                ));
+            }
+            Some("--gdb") => opts.gdb = Some(hindsight_cli::GdbMode::Launch),
             Some("--process" | "-p") => {
                 let p = it
                     .next()

@@ -341,6 +341,13 @@ fn set_sites(s: &mut Session, bp: &Breakpoint, planted: bool) -> anyhow::Result<
     if let Some(inf) = s.inferior.as_mut().filter(|i| i.is_alive()) {
         if let BreakpointKind::Breakpoint = bp.kind {
             for &a in &bp.locations {
+                // A site still waiting for its code to be mapped has nothing to remove.
+                if !planted {
+                    if let Some(i) = s.pending_sites.iter().position(|&p| p == a) {
+                        s.pending_sites.swap_remove(i);
+                        continue;
+                    }
+                }
                 let r = if planted {
                     inf.insert_site(a)
                 } else {
@@ -351,6 +358,21 @@ fn set_sites(s: &mut Session, bp: &Breakpoint, planted: bool) -> anyhow::Result<
         }
     }
     Ok(())
+}
+
+/// After a restart: plants a breakpoint's sites, leaving those whose code is not mapped yet
+/// (a library loaded later) for [`Session::plant_pending`].
+fn replant_sites(s: &mut Session, bp: &Breakpoint) {
+    let Some(inf) = s.inferior.as_mut().filter(|i| i.is_alive()) else {
+        return;
+    };
+    if let BreakpointKind::Breakpoint = bp.kind {
+        for &a in &bp.locations {
+            if inf.insert_site(a).is_err() {
+                s.pending_sites.push(a);
+            }
+        }
+    }
 }
 
 /// Deletes breakpoint `n`: its int3s leave memory before it leaves the table (seed 004).
@@ -609,8 +631,9 @@ pub(crate) fn replant_all(s: &mut Session) -> anyhow::Result<()> {
         .filter(|b| b.enabled)
         .cloned()
         .collect();
+    s.pending_sites.clear();
     for b in list {
-        set_sites(s, &b, true)?;
+        replant_sites(s, &b);
     }
     if !s.breakpoints.is_empty() {
         apply_watchpoints(s)?;

@@ -115,8 +115,10 @@ pub(super) struct Scan<'a> {
     pub(super) seq: u64,
     /// When to stop at an event for an automatic checkpoint.
     pub(super) checkpoint_at: std::time::Instant,
-    /// The scan stopped at an event for a checkpoint.
+    /// The scan stopped at an event for a checkpoint (or to plant pending sites).
     pub(super) wants_checkpoint: bool,
+    /// Breakpoint sites wait for their code to be mapped: stop at every event to try.
+    pub(super) sites_pending: bool,
 }
 
 impl<'a> Scan<'a> {
@@ -140,6 +142,7 @@ impl<'a> Scan<'a> {
             seq: 0,
             checkpoint_at: std::time::Instant::now() + CHECKPOINT_INTERVAL,
             wants_checkpoint: false,
+            sites_pending: false,
         }
     }
 
@@ -324,7 +327,7 @@ impl StopHook for Scan<'_> {
             }
             Goal::Event(e) if events >= *e => self.reach(tid),
             _ => {
-                if std::time::Instant::now() >= self.checkpoint_at {
+                if self.sites_pending || std::time::Instant::now() >= self.checkpoint_at {
                     self.wants_checkpoint = true;
                     return true;
                 }
@@ -399,18 +402,25 @@ pub(super) fn run_scan_from(
             }
         }
     }
-    let mut armed = Vec::new();
+    // Sites in code not mapped yet wait with the user's pending ones.
     if let Some(inf) = s.inferior.as_mut() {
         for &a in extra {
-            if inf.insert_site(a).is_ok() {
-                armed.push(a);
+            if inf.insert_site(a).is_err() {
+                s.pending_sites.push(a);
             }
         }
     }
     let result = drive(s, goal, setup, user);
-    if let Some(inf) = s.inferior.as_mut().filter(|i| i.is_alive()) {
-        for a in armed {
-            let _ = inf.remove_site(a);
+    for &a in extra {
+        match s.pending_sites.iter().position(|&p| p == a) {
+            Some(i) => {
+                s.pending_sites.swap_remove(i);
+            }
+            None => {
+                if let Some(inf) = s.inferior.as_mut().filter(|i| i.is_alive()) {
+                    let _ = inf.remove_site(a);
+                }
+            }
         }
     }
     result
@@ -443,6 +453,7 @@ pub(super) fn drive(
         watch_types,
         signal_stops,
         travel,
+        pending_sites,
         ..
     } = s;
     let inf = inferior
@@ -463,11 +474,13 @@ pub(super) fn drive(
             engine: &mut u.engine,
             time: 0,
             checkpoint_at: None,
+            sites_pending: false,
             signals: None,
         });
     }
     setup(&mut scan);
     scan.checkpoint_at = travel.checkpoint_deadline();
+    scan.sites_pending = !pending_sites.is_empty();
     let ended = loop {
         let stop = replay
             .resume(inf, Resume::Continue, &mut scan)
@@ -480,8 +493,13 @@ pub(super) fn drive(
         }
         if scan.wants_checkpoint {
             scan.wants_checkpoint = false;
-            travel.take_checkpoint(replay, inf);
-            scan.checkpoint_at = travel.checkpoint_deadline();
+            // Code mapped since (a library): its breakpoint sites go in now.
+            pending_sites.retain(|&a| inf.insert_site(a).is_err());
+            scan.sites_pending = !pending_sites.is_empty();
+            if std::time::Instant::now() >= scan.checkpoint_at {
+                travel.take_checkpoint(replay, inf);
+                scan.checkpoint_at = travel.checkpoint_deadline();
+            }
             continue;
         }
         match stop {

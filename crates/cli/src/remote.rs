@@ -1,0 +1,379 @@
+//! What a front end other than the command line needs of a session — the gdb remote protocol
+//! server (`hindsight-gdbserver`) drives a replay through this: threads, registers, memory,
+//! breakpoints and watchpoints by address, forward and reverse motion, and any hindsight
+//! command with its output captured (`monitor`).
+//!
+//! Every motion goes through the same code as the command line's (`continue`, `stepi`,
+//! `reverse-continue`, `reverse-stepi`), which also prints its usual report on stdout (the
+//! server's log); the stop comes back as a [`RemoteStop`].
+
+use std::collections::HashMap;
+use std::io::{Read as _, Seek as _, Write as _};
+use std::os::fd::AsRawFd as _;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context as _};
+use hindsight_breakpoints::table::{BreakpointKind, WatchAccess};
+use hindsight_control::{Resume, StopEvent};
+use hindsight_ptrace::{FpRegs, Regs, Tid};
+
+use crate::hook::Reason;
+use crate::session::Session;
+
+/// Why the program stopped, as a remote client needs to know it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemoteStop {
+    /// A step ended, or the program stopped for no reason of the client's (a quantum event).
+    Stepped(Tid),
+    /// A breakpoint stopped this thread.
+    Breakpoint(Tid),
+    /// A watchpoint on `addr` fired in this thread.
+    Watch {
+        /// The thread.
+        tid: Tid,
+        /// The watched address.
+        addr: u64,
+        /// How it was watched.
+        access: WatchAccess,
+    },
+    /// A signal stopped this thread.
+    Signal {
+        /// The thread.
+        tid: Tid,
+        /// The signal.
+        signal: i32,
+    },
+    /// The program exited with this status.
+    Exited(i32),
+    /// A signal killed the program.
+    Killed(i32),
+    /// Going back reached the start of the recording.
+    HistoryStart(Tid),
+    /// Going forward reached the end of the recording.
+    HistoryEnd(Tid),
+}
+
+/// Breakpoints and watchpoints that the client planted, by address (they live in the
+/// session's table like the user's, under numbers of their own).
+#[derive(Debug, Default)]
+pub struct ClientBreakpoints {
+    breakpoints: HashMap<u64, u32>,
+    watchpoints: HashMap<(u64, u64, u8), u32>,
+}
+
+/// The program's threads: (gdb's number, tid).
+pub fn threads(s: &Session) -> Vec<(u32, Tid)> {
+    s.inferior
+        .as_ref()
+        .filter(|i| i.is_alive())
+        .map(|i| i.threads().into_iter().map(|t| (t.num, t.tid)).collect())
+        .unwrap_or_default()
+}
+
+/// The selected thread (the one that stopped last).
+pub fn selected_thread(s: &Session) -> Option<Tid> {
+    s.thread.filter(|_| s.pid().is_some())
+}
+
+/// A thread's general and floating-point registers.
+pub fn registers(s: &Session, tid: Tid) -> anyhow::Result<(Regs, Option<FpRegs>)> {
+    let inf = s.live()?;
+    let regs = inf.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok((regs, inf.fp_regs(tid).ok()))
+}
+
+/// Reads program memory (breakpoints hidden); returns how many bytes could be read from
+/// `addr` on (0 when none).
+pub fn read_memory(s: &Session, addr: u64, buf: &mut [u8]) -> usize {
+    let Ok(inf) = s.live() else { return 0 };
+    if inf.read_memory(addr, buf).is_ok() {
+        return buf.len();
+    }
+    // A range that runs into unmapped memory: as much as can be read.
+    let mut n = 0;
+    for chunk in buf.chunks_mut(64) {
+        if inf.read_memory(addr + n as u64, chunk).is_err() {
+            for b in chunk.iter_mut() {
+                if inf
+                    .read_memory(addr + n as u64, std::slice::from_mut(b))
+                    .is_err()
+                {
+                    return n;
+                }
+                n += 1;
+            }
+            return n;
+        }
+        n += chunk.len();
+    }
+    n
+}
+
+impl ClientBreakpoints {
+    /// Plants a breakpoint at `addr` for the client.
+    pub fn insert_breakpoint(&mut self, s: &mut Session, addr: u64) -> anyhow::Result<()> {
+        if self.breakpoints.contains_key(&addr) {
+            return Ok(());
+        }
+        if let Some(inf) = s.inferior.as_mut().filter(|i| i.is_alive()) {
+            inf.insert_site(addr).map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
+        let n = s
+            .breakpoints
+            .add_breakpoint(format!("*{addr:#x}"), vec![addr], false, None);
+        self.breakpoints.insert(addr, n);
+        Ok(())
+    }
+
+    /// Removes the client's breakpoint at `addr`; false if it had none there.
+    pub fn remove_breakpoint(&mut self, s: &mut Session, addr: u64) -> anyhow::Result<bool> {
+        let Some(n) = self.breakpoints.remove(&addr) else {
+            return Ok(false);
+        };
+        crate::commands::breakpoints::delete_one(s, n)?;
+        Ok(true)
+    }
+
+    /// Watches `len` bytes at `addr` for the client (DR0–DR3).
+    pub fn insert_watchpoint(
+        &mut self,
+        s: &mut Session,
+        addr: u64,
+        len: u64,
+        access: WatchAccess,
+    ) -> anyhow::Result<()> {
+        let key = (addr, len, access_code(access));
+        if self.watchpoints.contains_key(&key) {
+            return Ok(());
+        }
+        let mut bytes = vec![0u8; len as usize];
+        let _ = s.live()?.read_memory(addr, &mut bytes);
+        let n = s
+            .breakpoints
+            .add_watchpoint(format!("*{addr:#x}"), access, addr, len, None);
+        s.watch_values.insert(n, bytes);
+        if let Err(e) = crate::commands::breakpoints::apply_watchpoints(s) {
+            let _ = crate::commands::breakpoints::delete_one(s, n);
+            return Err(e);
+        }
+        self.watchpoints.insert(key, n);
+        Ok(())
+    }
+
+    /// Removes the client's watchpoint; false if there was none.
+    pub fn remove_watchpoint(
+        &mut self,
+        s: &mut Session,
+        addr: u64,
+        len: u64,
+        access: WatchAccess,
+    ) -> anyhow::Result<bool> {
+        let Some(n) = self.watchpoints.remove(&(addr, len, access_code(access))) else {
+            return Ok(false);
+        };
+        crate::commands::breakpoints::delete_one(s, n)?;
+        Ok(true)
+    }
+
+    /// Forgets everything the client planted (it disconnected).
+    pub fn clear(&mut self, s: &mut Session) {
+        for (_, n) in self.breakpoints.drain() {
+            let _ = crate::commands::breakpoints::delete_one(s, n);
+        }
+        for (_, n) in self.watchpoints.drain() {
+            let _ = crate::commands::breakpoints::delete_one(s, n);
+        }
+    }
+}
+
+fn access_code(a: WatchAccess) -> u8 {
+    match a {
+        WatchAccess::Write => 0,
+        WatchAccess::Read => 1,
+        WatchAccess::Access => 2,
+    }
+}
+
+/// Runs the program forward until something stops it.
+pub fn resume(s: &mut Session) -> anyhow::Result<RemoteStop> {
+    s.travel.forget_selection();
+    let (stop, reason) = crate::hook::resume_raw(s, Resume::Continue, None)?;
+    crate::hook::report_stop(s, &stop, reason.as_ref(), true)?;
+    Ok(last_stop(s))
+}
+
+/// One instruction of `tid`, forward.
+pub fn step(s: &mut Session, tid: Tid) -> anyhow::Result<RemoteStop> {
+    s.travel.forget_selection();
+    s.thread = Some(tid);
+    let (stop, reason) = crate::hook::resume_raw(s, Resume::Step(tid), None)?;
+    crate::hook::report_stop(s, &stop, reason.as_ref(), true)?;
+    Ok(last_stop(s))
+}
+
+/// Back to the previous breakpoint hit, watched change or stopping signal.
+pub fn reverse_resume(s: &mut Session) -> anyhow::Result<RemoteStop> {
+    crate::commands::execute(s, "reverse-continue")?;
+    Ok(last_stop(s))
+}
+
+/// One instruction of `tid`, backward.
+pub fn reverse_step(s: &mut Session, tid: Tid) -> anyhow::Result<RemoteStop> {
+    s.thread = Some(tid);
+    crate::commands::execute(s, "reverse-stepi")?;
+    Ok(last_stop(s))
+}
+
+/// The last stop, as a remote client sees it.
+fn last_stop(s: &Session) -> RemoteStop {
+    let fallback = s.thread.or(s.pid().map(Tid)).unwrap_or(Tid(0));
+    let Some((stop, reason)) = s.last_stop.clone() else {
+        return RemoteStop::Stepped(fallback);
+    };
+    match (stop, reason) {
+        (_, Some(Reason::StartOfHistory)) => RemoteStop::HistoryStart(fallback),
+        (_, Some(Reason::EndOfHistory(_))) => RemoteStop::HistoryEnd(fallback),
+        (StopEvent::Watchpoint { tid, .. }, Some(Reason::Watch { number, .. })) => {
+            match s.breakpoints.get(number).map(|b| b.kind.clone()) {
+                Some(BreakpointKind::Watchpoint {
+                    address, access, ..
+                }) => RemoteStop::Watch {
+                    tid,
+                    addr: address,
+                    access,
+                },
+                _ => RemoteStop::Stepped(tid),
+            }
+        }
+        (StopEvent::Breakpoint { tid, .. }, _) => RemoteStop::Breakpoint(tid),
+        (StopEvent::Signal { tid, signal }, _) => RemoteStop::Signal { tid, signal },
+        (StopEvent::Exited(code), _) => RemoteStop::Exited(code),
+        (StopEvent::Killed(sig), _) => RemoteStop::Killed(sig),
+        (
+            StopEvent::Stepped { tid }
+            | StopEvent::Watchpoint { tid, .. }
+            | StopEvent::Syscall { tid }
+            | StopEvent::Exec { tid, .. },
+            _,
+        ) => RemoteStop::Stepped(tid),
+        (StopEvent::Interrupted, _) => RemoteStop::Stepped(fallback),
+    }
+}
+
+/// Runs a hindsight command (`when`, `goto …`, `bookmark NAME`, `info checkpoints`…) and
+/// returns what it printed, errors included.
+pub fn monitor(s: &mut Session, command: &str) -> String {
+    let mut out = match capture_stdout(|| crate::commands::execute(s, command)) {
+        Ok((text, Ok(()))) => text,
+        Ok((text, Err(e))) => format!("{text}{e}\n"),
+        Err(e) => format!("{e}\n"),
+    };
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
+/// Runs `f` with the process's stdout going to a temporary file; returns what was written.
+fn capture_stdout<T>(f: impl FnOnce() -> T) -> anyhow::Result<(String, T)> {
+    let mut file = tempfile_in_tmp()?;
+    let _ = std::io::stdout().flush();
+    // SAFETY: dup/dup2 on valid descriptors; stdout is restored before returning.
+    let saved = unsafe { libc::dup(1) };
+    if saved < 0 {
+        bail!("cannot capture the output (dup failed)");
+    }
+    unsafe { libc::dup2(file.as_raw_fd(), 1) };
+    let r = f();
+    let _ = std::io::stdout().flush();
+    unsafe {
+        libc::dup2(saved, 1);
+        libc::close(saved);
+    }
+    let mut text = String::new();
+    file.rewind().context("reading the captured output")?;
+    file.read_to_string(&mut text)
+        .context("reading the captured output")?;
+    Ok((text, r))
+}
+
+/// An unnamed temporary file (removed as soon as it is created).
+fn tempfile_in_tmp() -> anyhow::Result<std::fs::File> {
+    let dir = std::env::temp_dir();
+    let path = dir.join(format!(
+        "hindsight-monitor-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .with_context(|| format!("{}", path.display()))?;
+    let _ = std::fs::remove_file(&path);
+    Ok(file)
+}
+
+/// The program being debugged (for gdb's `file`).
+pub fn program(s: &Session) -> PathBuf {
+    s.program.clone()
+}
+
+/// The program's auxiliary vector, as the kernel gave it (gdb relocates a PIE with it).
+pub fn auxv(s: &Session) -> Vec<u8> {
+    s.pid()
+        .and_then(|pid| std::fs::read(format!("/proc/{pid}/auxv")).ok())
+        .unwrap_or_default()
+}
+
+/// The pid a client should see: the recorded one in a replay.
+pub fn pid(s: &Session) -> i32 {
+    match &s.replay {
+        Some(r) => r.recorded_pid(),
+        None => s.pid().unwrap_or(0),
+    }
+}
+
+/// The tid a client should see for live thread `tid`: the recorded one in a replay (it stays
+/// the same when time travel starts the replay again, where live tids change).
+pub fn client_tid(s: &Session, tid: Tid) -> i32 {
+    match &s.replay {
+        Some(r) => r.recorded_tid_of(tid),
+        None => tid.0,
+    }
+}
+
+/// The live thread of a tid the client knows (see [`client_tid`]).
+pub fn live_tid(s: &Session, client: i32) -> Option<Tid> {
+    match &s.replay {
+        Some(r) => r.live_tid_of(client),
+        None => Some(Tid(client)),
+    }
+}
+
+/// Where thread `tid`'s copy of the thread-local variable at `offset` of the object whose
+/// `struct link_map` is at `lm` lives (gdb's `qGetTLSAddr`).
+pub fn tls_address(s: &Session, tid: Tid, offset: u64, lm: u64) -> Option<u64> {
+    crate::tls::address(s, tid, offset, lm)
+}
+
+/// The TLS blocks of every thread: (client tid, address of the object's `struct link_map`,
+/// address of the block in that thread) — what `qGetTLSAddr` answers from.
+pub fn tls_blocks(s: &Session) -> Vec<(i32, u64, u64)> {
+    let offsets = crate::tls::offsets(s);
+    let Ok(inf) = s.live() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (_, tid) in threads(s) {
+        let Ok(regs) = inf.regs(tid) else { continue };
+        for &(lm, off) in &offsets {
+            out.push((client_tid(s, tid), lm, regs.0.fs_base.wrapping_sub(off)));
+        }
+    }
+    out
+}

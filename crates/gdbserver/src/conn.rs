@@ -1,0 +1,173 @@
+//! The TCP connection to gdb, with one packet answered on the way: `qGetTLSAddr` (where a
+//! thread's thread-local variables live), which gdbstub does not know. Everything else
+//! passes through to gdbstub untouched.
+//!
+//! gdb asks it to print `errno` and other `__thread` variables when it has no libthread_db
+//! (a remote target). The answers come from a table the target refreshes at every stop
+//! ([`TlsTable`]). The session runs in acknowledged mode (no `QStartNoAckMode`), so this
+//! layer acknowledges the packet it answers and swallows gdb's acknowledgement of its reply.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::net::TcpStream;
+use std::rc::Rc;
+
+use gdbstub::conn::{Connection, ConnectionExt};
+
+/// (client tid, address of an object's `struct link_map`, address of its TLS block in that
+/// thread), as of the last stop.
+pub type TlsTable = Rc<RefCell<Vec<(i32, u64, u64)>>>;
+
+enum State {
+    Outside,
+    Packet(Vec<u8>),
+    Checksum(Vec<u8>, usize),
+}
+
+/// gdb's connection, as gdbstub reads it.
+pub struct GdbConnection {
+    stream: TcpStream,
+    tls: TlsTable,
+    /// Bytes for gdbstub.
+    ready: VecDeque<u8>,
+    state: State,
+    /// gdb acknowledges our reply to a packet we answered: that `+` is ours.
+    swallow_ack: bool,
+}
+
+impl GdbConnection {
+    /// Wraps gdb's connection.
+    pub fn new(stream: TcpStream, tls: TlsTable) -> GdbConnection {
+        GdbConnection {
+            stream,
+            tls,
+            ready: VecDeque::new(),
+            state: State::Outside,
+            swallow_ack: false,
+        }
+    }
+
+    /// Reads what the socket has (blocking for at least one byte unless `nonblocking`).
+    fn fill(&mut self, nonblocking: bool) -> std::io::Result<()> {
+        let mut buf = [0u8; 4096];
+        self.stream.set_nonblocking(nonblocking)?;
+        let r = std::io::Read::read(&mut self.stream, &mut buf);
+        self.stream.set_nonblocking(false)?;
+        let n = match r {
+            Ok(0) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "gdb closed the connection",
+                ))
+            }
+            Ok(n) => n,
+            Err(e) if nonblocking && e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        for &b in &buf[..n] {
+            self.take(b)?;
+        }
+        Ok(())
+    }
+
+    fn take(&mut self, b: u8) -> std::io::Result<()> {
+        self.state = match std::mem::replace(&mut self.state, State::Outside) {
+            State::Outside if b == b'$' => State::Packet(vec![b]),
+            State::Outside if b == b'+' && self.swallow_ack => {
+                self.swallow_ack = false;
+                State::Outside
+            }
+            State::Outside => {
+                self.ready.push_back(b);
+                State::Outside
+            }
+            State::Packet(mut p) => {
+                p.push(b);
+                if b == b'#' {
+                    State::Checksum(p, 0)
+                } else {
+                    State::Packet(p)
+                }
+            }
+            State::Checksum(mut p, n) => {
+                p.push(b);
+                if n + 1 < 2 {
+                    State::Checksum(p, n + 1)
+                } else {
+                    self.packet(p)?;
+                    State::Outside
+                }
+            }
+        };
+        Ok(())
+    }
+
+    /// A whole packet (`$…#cc`): answered here, or passed on.
+    fn packet(&mut self, p: Vec<u8>) -> std::io::Result<()> {
+        let body = &p[1..p.len() - 3];
+        let Some(args) = body.strip_prefix(b"qGetTLSAddr:") else {
+            self.ready.extend(p);
+            return Ok(());
+        };
+        let reply = self.tls_reply(args).unwrap_or_else(|| "E01".to_string());
+        let sum = reply.bytes().fold(0u8, |a, b| a.wrapping_add(b));
+        let out = format!("+${reply}#{sum:02x}");
+        std::io::Write::write_all(&mut self.stream, out.as_bytes())?;
+        std::io::Write::flush(&mut self.stream)?;
+        self.swallow_ack = true;
+        Ok(())
+    }
+
+    /// `thread-id,offset,lm` → the variable's address in hex.
+    fn tls_reply(&self, args: &[u8]) -> Option<String> {
+        let text = std::str::from_utf8(args).ok()?;
+        let mut parts = text.split(',');
+        let thread = parts.next()?;
+        let offset = u64::from_str_radix(parts.next()?, 16).ok()?;
+        let lm = u64::from_str_radix(parts.next()?, 16).ok()?;
+        // Thread ids are `TID` or `pPID.TID` (multiprocess), in hex.
+        let tid_hex = thread.rsplit('.').next()?.trim_start_matches('p');
+        let tid = i32::from_str_radix(tid_hex, 16).ok()?;
+        let table = self.tls.borrow();
+        let &(_, _, base) = table.iter().find(|(t, l, _)| *t == tid && *l == lm)?;
+        Some(format!("{:x}", base.wrapping_add(offset)))
+    }
+}
+
+impl Connection for GdbConnection {
+    type Error = std::io::Error;
+
+    fn write(&mut self, byte: u8) -> Result<(), Self::Error> {
+        std::io::Write::write_all(&mut self.stream, &[byte])
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> Result<(), Self::Error> {
+        std::io::Write::write_all(&mut self.stream, buf)
+    }
+
+    fn flush(&mut self) -> Result<(), Self::Error> {
+        std::io::Write::flush(&mut self.stream)
+    }
+
+    fn on_session_start(&mut self) -> Result<(), Self::Error> {
+        self.stream.set_nodelay(true)
+    }
+}
+
+impl ConnectionExt for GdbConnection {
+    fn read(&mut self) -> Result<u8, Self::Error> {
+        loop {
+            if let Some(b) = self.ready.pop_front() {
+                return Ok(b);
+            }
+            self.fill(false)?;
+        }
+    }
+
+    fn peek(&mut self) -> Result<Option<u8>, Self::Error> {
+        if self.ready.is_empty() {
+            self.fill(true)?;
+        }
+        Ok(self.ready.front().copied())
+    }
+}

@@ -1,0 +1,155 @@
+//! `hindsight replay --gdbserver [HOST:]PORT` and `hindsight replay --gdb`: a replay served to
+//! gdb over its remote protocol, with reverse execution (`bc`/`bs`), through the `gdbstub`
+//! crate.
+//!
+//! Layering: gdbstub knows the protocol and nothing of the target; [`target`] plugs the
+//! replay in through gdbstub's traits, on top of `hindsight_cli::remote` (the session's
+//! surface for front ends); [`arch`] is hindsight's own x86-64 target description.
+//!
+//! One client at a time; a client that disconnects (or vanishes mid-command) leaves the replay
+//! where it was, and the next one finds it there.
+
+pub mod arch;
+pub mod conn;
+pub mod target;
+
+use std::io::Write as _;
+use std::net::TcpListener;
+use std::path::Path;
+
+use anyhow::Context as _;
+use gdbstub::conn::ConnectionExt;
+use gdbstub::stub::run_blocking::{BlockingEventLoop, Event, WaitForStopReasonError};
+use gdbstub::stub::{DisconnectReason, GdbStub, MultiThreadStopReason};
+use hindsight_cli::session::Session;
+
+pub use target::ReplayTarget;
+
+/// Runs motions when gdbstub waits for a stop: synchronously (a replay's motion ends on its
+/// own; gdb's interrupt is read afterwards).
+enum ReplayLoop {}
+
+impl BlockingEventLoop for ReplayLoop {
+    type Target = ReplayTarget;
+    type Connection = conn::GdbConnection;
+    type StopReason = MultiThreadStopReason<u64>;
+
+    fn wait_for_stop_reason(
+        target: &mut ReplayTarget,
+        conn: &mut conn::GdbConnection,
+    ) -> Result<
+        Event<Self::StopReason>,
+        WaitForStopReasonError<target::TargetFailure, std::io::Error>,
+    > {
+        // gdb may have sent an interrupt (^C) right after the resume: nothing runs then.
+        if let Ok(Some(byte)) = conn.peek() {
+            if byte == 0x03 {
+                let b = conn.read().map_err(WaitForStopReasonError::Connection)?;
+                return Ok(Event::IncomingData(b));
+            }
+        }
+        let reason = target
+            .run_motion()
+            .map_err(WaitForStopReasonError::Target)?;
+        target.refresh_tls();
+        Ok(Event::TargetStopped(reason))
+    }
+
+    fn on_interrupt(
+        target: &mut ReplayTarget,
+    ) -> Result<Option<Self::StopReason>, target::TargetFailure> {
+        // The replay is stopped between motions: report where it is.
+        let tid = hindsight_cli::remote::selected_thread(&target.session)
+            .unwrap_or(hindsight_ptrace::Tid(0));
+        Ok(Some(target.reason(
+            hindsight_cli::remote::RemoteStop::Signal {
+                tid,
+                signal: libc::SIGINT,
+            },
+        )))
+    }
+}
+
+/// Where to listen: `PORT`, `HOST:PORT` (127.0.0.1 unless told otherwise).
+pub fn listen_address(spec: &str) -> String {
+    if spec.contains(':') {
+        spec.to_string()
+    } else {
+        format!("127.0.0.1:{spec}")
+    }
+}
+
+/// Serves `session` to gdb clients on `addr`, one after the other, until a client kills the
+/// program or `until` says to stop (checked between clients). Returns why the last client
+/// left.
+pub fn serve_on(
+    session: Session,
+    listener: TcpListener,
+    mut until: impl FnMut() -> bool,
+) -> anyhow::Result<()> {
+    let mut target = ReplayTarget::new(session);
+    loop {
+        let (stream, peer) = listener.accept().context("waiting for gdb")?;
+        let _ = stream.set_nodelay(true);
+        eprintln!("hindsight: gdb connected from {peer}");
+        target.refresh_tls();
+        let stub = GdbStub::new(conn::GdbConnection::new(stream, target.tls.clone()));
+        let outcome = stub.run_blocking::<ReplayLoop>(&mut target);
+        // Whatever the client left behind goes; the replay stays where it is.
+        target.forget_client();
+        match outcome {
+            Ok(DisconnectReason::Kill) => {
+                eprintln!("hindsight: gdb killed the program; the server ends");
+                return Ok(());
+            }
+            Ok(reason) => eprintln!("hindsight: gdb disconnected ({reason:?})"),
+            // A client that vanishes mid-command, or sends garbage: the next one may come.
+            Err(e) => eprintln!("hindsight: the gdb session ended: {e}"),
+        }
+        if until() {
+            return Ok(());
+        }
+    }
+}
+
+/// `--gdbserver [HOST:]PORT`.
+pub fn serve(session: Session, spec: &str, program: &Path) -> anyhow::Result<u8> {
+    let addr = listen_address(spec);
+    let listener = TcpListener::bind(&addr).with_context(|| format!("listening on {addr}"))?;
+    let local = listener.local_addr().context("the listening address")?;
+    eprintln!(
+        "hindsight: serving the replay to gdb on {local}; connect with:\n  gdb -ex 'target remote {local}' {}",
+        program.display()
+    );
+    let _ = std::io::stderr().flush();
+    serve_on(session, listener, || false)?;
+    Ok(0)
+}
+
+/// `--gdb`: serves on a free local port and runs gdb, connected, with the program's symbols;
+/// returns gdb's exit status.
+pub fn serve_with_gdb(session: Session, program: &Path) -> anyhow::Result<u8> {
+    let listener = TcpListener::bind("127.0.0.1:0").context("listening for gdb")?;
+    let port = listener
+        .local_addr()
+        .context("the listening address")?
+        .port();
+    let mut gdb = std::process::Command::new("gdb")
+        .arg("-q")
+        .arg("-ex")
+        .arg(format!("target remote 127.0.0.1:{port}"))
+        .arg(program)
+        .spawn()
+        .context("starting gdb (is it installed?)")?;
+    let pid = gdb.id() as i32;
+    let gone = move || {
+        // gdb may have been reaped already (the replay waits for any child): gone either way.
+        let mut status = 0;
+        // SAFETY: waitpid on our own child, without blocking.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        r != 0
+    };
+    serve_on(session, listener, gone)?;
+    let status = gdb.try_wait().ok().flatten().and_then(|s| s.code());
+    Ok(status.unwrap_or(0) as u8)
+}

@@ -1,0 +1,442 @@
+//! The replay as a gdbstub target: gdb's requests become calls on the session
+//! (`hindsight_cli::remote`), and every motion — forward or reverse — runs when gdbstub waits
+//! for the stop (`wait_for_stop_reason`), synchronously.
+//!
+//! Threads are named by their *recorded* tids (what the program saw): time travel starts the
+//! replay again, with new live tids, and gdb must keep seeing the same threads.
+
+use std::num::NonZeroUsize;
+
+use gdbstub::common::{Signal, Tid as GdbTid};
+use gdbstub::stub::MultiThreadStopReason;
+use gdbstub::target::ext::base::multithread::{
+    MultiThreadBase, MultiThreadResume, MultiThreadResumeOps, MultiThreadSingleStep,
+    MultiThreadSingleStepOps,
+};
+use gdbstub::target::ext::base::reverse_exec::{
+    ReplayLogPosition, ReverseCont, ReverseContOps, ReverseStep, ReverseStepOps,
+};
+use gdbstub::target::ext::base::BaseOps;
+use gdbstub::target::ext::breakpoints::{
+    Breakpoints, BreakpointsOps, HwBreakpoint, HwBreakpointOps, HwWatchpoint, HwWatchpointOps,
+    SwBreakpoint, SwBreakpointOps, WatchKind,
+};
+use gdbstub::target::ext::monitor_cmd::{ConsoleOutput, MonitorCmd, MonitorCmdOps};
+use gdbstub::target::{Target, TargetError, TargetResult};
+use hindsight_breakpoints::table::WatchAccess;
+use hindsight_cli::remote::{self, ClientBreakpoints, RemoteStop};
+use hindsight_cli::session::Session;
+use hindsight_ptrace::Tid;
+
+use crate::arch::{Regs, X86_64Linux};
+
+/// What the next wait for a stop does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Motion {
+    Continue,
+    Step(Tid),
+    ReverseContinue,
+    ReverseStep(Tid),
+}
+
+/// Errors that end the session with the client (the replay itself stays usable).
+#[derive(Debug, thiserror::Error)]
+pub enum TargetFailure {
+    /// The replay failed (diverged, or the trace is damaged).
+    #[error("{0}")]
+    Replay(String),
+}
+
+/// A replay served to gdb.
+pub struct ReplayTarget {
+    pub(crate) session: Session,
+    pub(crate) client: ClientBreakpoints,
+    pub(crate) motion: Motion,
+    /// What `qGetTLSAddr` answers from (the connection reads it).
+    pub(crate) tls: crate::conn::TlsTable,
+}
+
+impl ReplayTarget {
+    /// Serves `session`.
+    pub fn new(session: Session) -> ReplayTarget {
+        ReplayTarget {
+            session,
+            client: ClientBreakpoints::default(),
+            motion: Motion::Continue,
+            tls: Default::default(),
+        }
+    }
+
+    /// Refreshes the thread-local storage table (after a stop: threads and libraries change).
+    pub(crate) fn refresh_tls(&mut self) {
+        *self.tls.borrow_mut() = remote::tls_blocks(&self.session);
+    }
+
+    /// The client disconnected: its breakpoints go, the replay stays where it is.
+    pub fn forget_client(&mut self) {
+        self.client.clear(&mut self.session);
+    }
+
+    fn gdb_tid(&self, tid: Tid) -> GdbTid {
+        let t = remote::client_tid(&self.session, tid).max(1) as usize;
+        NonZeroUsize::new(t).unwrap_or(NonZeroUsize::MIN)
+    }
+
+    fn live(&self, tid: GdbTid) -> Option<Tid> {
+        remote::live_tid(&self.session, tid.get() as i32)
+    }
+
+    /// Runs the planned motion; returns the stop for gdb.
+    pub(crate) fn run_motion(&mut self) -> Result<MultiThreadStopReason<u64>, TargetFailure> {
+        let s = &mut self.session;
+        let r = match self.motion {
+            Motion::Continue => remote::resume(s),
+            Motion::Step(t) => remote::step(s, t),
+            Motion::ReverseContinue => remote::reverse_resume(s),
+            Motion::ReverseStep(t) => remote::reverse_step(s, t),
+        };
+        let stop = r.map_err(|e| TargetFailure::Replay(format!("{e:#}")))?;
+        Ok(self.reason(stop))
+    }
+
+    /// How a stop reads in the protocol.
+    pub(crate) fn reason(&self, stop: RemoteStop) -> MultiThreadStopReason<u64> {
+        match stop {
+            RemoteStop::Stepped(t) => MultiThreadStopReason::DoneStep.with_tid(self.gdb_tid(t)),
+            RemoteStop::Breakpoint(t) => MultiThreadStopReason::SwBreak(self.gdb_tid(t)),
+            RemoteStop::Watch { tid, addr, access } => MultiThreadStopReason::Watch {
+                tid: self.gdb_tid(tid),
+                kind: match access {
+                    WatchAccess::Write => WatchKind::Write,
+                    WatchAccess::Read => WatchKind::Read,
+                    WatchAccess::Access => WatchKind::ReadWrite,
+                },
+                addr,
+            },
+            RemoteStop::Signal { tid, signal } => MultiThreadStopReason::SignalWithThread {
+                tid: self.gdb_tid(tid),
+                signal: Signal(signal as u8),
+            },
+            RemoteStop::Exited(code) => MultiThreadStopReason::Exited(code as u8),
+            RemoteStop::Killed(sig) => MultiThreadStopReason::Terminated(Signal(sig as u8)),
+            RemoteStop::HistoryStart(t) => MultiThreadStopReason::ReplayLog {
+                tid: Some(self.gdb_tid(t)),
+                pos: ReplayLogPosition::Begin,
+            },
+            RemoteStop::HistoryEnd(t) => MultiThreadStopReason::ReplayLog {
+                tid: Some(self.gdb_tid(t)),
+                pos: ReplayLogPosition::End,
+            },
+        }
+    }
+}
+
+/// A stop reason for a given thread, where the reason has one.
+trait WithTid {
+    fn with_tid(self, tid: GdbTid) -> Self;
+}
+
+impl WithTid for MultiThreadStopReason<u64> {
+    fn with_tid(self, tid: GdbTid) -> Self {
+        match self {
+            // A finished step is reported as SIGTRAP in that thread (gdb selects it).
+            MultiThreadStopReason::DoneStep => MultiThreadStopReason::SignalWithThread {
+                tid,
+                signal: Signal::SIGTRAP,
+            },
+            other => other,
+        }
+    }
+}
+
+/// A request the replay cannot honour: an error reply, the session goes on.
+fn refused<T>() -> TargetResult<T, ReplayTarget> {
+    Err(TargetError::NonFatal)
+}
+
+impl Target for ReplayTarget {
+    type Arch = X86_64Linux;
+    type Error = TargetFailure;
+
+    fn base_ops(&mut self) -> BaseOps<'_, Self::Arch, Self::Error> {
+        BaseOps::MultiThread(self)
+    }
+
+    fn support_breakpoints(&mut self) -> Option<BreakpointsOps<'_, Self>> {
+        Some(self)
+    }
+
+    fn support_monitor_cmd(&mut self) -> Option<MonitorCmdOps<'_, Self>> {
+        Some(self)
+    }
+
+    fn support_auxv(&mut self) -> Option<gdbstub::target::ext::auxv::AuxvOps<'_, Self>> {
+        Some(self)
+    }
+
+    fn support_exec_file(
+        &mut self,
+    ) -> Option<gdbstub::target::ext::exec_file::ExecFileOps<'_, Self>> {
+        Some(self)
+    }
+
+    // gdb's software breakpoints are planted by the replay itself (Z0), never written by gdb.
+    fn guard_rail_implicit_sw_breakpoints(&self) -> bool {
+        true
+    }
+
+    // Acknowledged mode: the connection answers qGetTLSAddr itself (see `conn`).
+    fn use_no_ack_mode(&self) -> bool {
+        false
+    }
+}
+
+impl MultiThreadBase for ReplayTarget {
+    fn read_registers(&mut self, regs: &mut Regs, tid: GdbTid) -> TargetResult<(), Self> {
+        let Some(live) = self.live(tid) else {
+            return refused();
+        };
+        match remote::registers(&self.session, live) {
+            Ok((r, fp)) => {
+                *regs = Regs::from_ptrace(&r, fp.as_ref());
+                Ok(())
+            }
+            Err(_) => refused(),
+        }
+    }
+
+    fn write_registers(&mut self, _: &Regs, _: GdbTid) -> TargetResult<(), Self> {
+        // The recorded past cannot change.
+        refused()
+    }
+
+    fn read_addrs(&mut self, start: u64, data: &mut [u8], _: GdbTid) -> TargetResult<usize, Self> {
+        let n = remote::read_memory(&self.session, start, data);
+        if n == 0 && !data.is_empty() {
+            return refused();
+        }
+        Ok(n)
+    }
+
+    fn write_addrs(&mut self, _: u64, _: &[u8], _: GdbTid) -> TargetResult<(), Self> {
+        refused()
+    }
+
+    fn list_active_threads(
+        &mut self,
+        thread_is_active: &mut dyn FnMut(GdbTid),
+    ) -> Result<(), Self::Error> {
+        for (_, tid) in remote::threads(&self.session) {
+            thread_is_active(self.gdb_tid(tid));
+        }
+        Ok(())
+    }
+
+    fn support_resume(&mut self) -> Option<MultiThreadResumeOps<'_, Self>> {
+        Some(self)
+    }
+}
+
+impl MultiThreadResume for ReplayTarget {
+    fn resume(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+
+    fn clear_resume_actions(&mut self) -> Result<(), Self::Error> {
+        self.motion = Motion::Continue;
+        Ok(())
+    }
+
+    fn set_resume_action_continue(
+        &mut self,
+        _: GdbTid,
+        _signal: Option<Signal>,
+    ) -> Result<(), Self::Error> {
+        // A step planned for one thread wins over "the others continue" (vCont;s:T;c).
+        if !matches!(self.motion, Motion::Step(_)) {
+            self.motion = Motion::Continue;
+        }
+        Ok(())
+    }
+
+    fn support_single_step(&mut self) -> Option<MultiThreadSingleStepOps<'_, Self>> {
+        Some(self)
+    }
+
+    fn support_reverse_cont(&mut self) -> Option<ReverseContOps<'_, GdbTid, Self>> {
+        Some(self)
+    }
+
+    fn support_reverse_step(&mut self) -> Option<ReverseStepOps<'_, GdbTid, Self>> {
+        Some(self)
+    }
+
+    fn support_scheduler_locking(
+        &mut self,
+    ) -> Option<gdbstub::target::ext::base::multithread::MultiThreadSchedulerLockingOps<'_, Self>>
+    {
+        Some(self)
+    }
+}
+
+// A replay runs one thread at a time anyway (the recorded order): a step of one thread never
+// lets another run, so gdb's scheduler locking is what happens already.
+impl gdbstub::target::ext::base::multithread::MultiThreadSchedulerLocking for ReplayTarget {
+    fn set_resume_action_scheduler_lock(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+impl MultiThreadSingleStep for ReplayTarget {
+    fn set_resume_action_step(
+        &mut self,
+        tid: GdbTid,
+        _signal: Option<Signal>,
+    ) -> Result<(), Self::Error> {
+        if let Some(t) = self.live(tid) {
+            self.motion = Motion::Step(t);
+        }
+        Ok(())
+    }
+}
+
+impl ReverseCont<GdbTid> for ReplayTarget {
+    fn reverse_cont(&mut self) -> Result<(), Self::Error> {
+        self.motion = Motion::ReverseContinue;
+        Ok(())
+    }
+}
+
+impl ReverseStep<GdbTid> for ReplayTarget {
+    fn reverse_step(&mut self, tid: GdbTid) -> Result<(), Self::Error> {
+        let t = self
+            .live(tid)
+            .or_else(|| remote::selected_thread(&self.session))
+            .unwrap_or(Tid(0));
+        self.motion = Motion::ReverseStep(t);
+        Ok(())
+    }
+}
+
+impl Breakpoints for ReplayTarget {
+    fn support_sw_breakpoint(&mut self) -> Option<SwBreakpointOps<'_, Self>> {
+        Some(self)
+    }
+
+    fn support_hw_breakpoint(&mut self) -> Option<HwBreakpointOps<'_, Self>> {
+        Some(self)
+    }
+
+    fn support_hw_watchpoint(&mut self) -> Option<HwWatchpointOps<'_, Self>> {
+        Some(self)
+    }
+}
+
+impl SwBreakpoint for ReplayTarget {
+    fn add_sw_breakpoint(&mut self, addr: u64, _: usize) -> TargetResult<bool, Self> {
+        Ok(self
+            .client
+            .insert_breakpoint(&mut self.session, addr)
+            .is_ok())
+    }
+
+    fn remove_sw_breakpoint(&mut self, addr: u64, _: usize) -> TargetResult<bool, Self> {
+        Ok(self
+            .client
+            .remove_breakpoint(&mut self.session, addr)
+            .unwrap_or(false))
+    }
+}
+
+// A hardware breakpoint is a breakpoint here: the replay plants it the same way (the debug
+// registers are kept for watchpoints).
+impl HwBreakpoint for ReplayTarget {
+    fn add_hw_breakpoint(&mut self, addr: u64, kind: usize) -> TargetResult<bool, Self> {
+        self.add_sw_breakpoint(addr, kind)
+    }
+
+    fn remove_hw_breakpoint(&mut self, addr: u64, kind: usize) -> TargetResult<bool, Self> {
+        self.remove_sw_breakpoint(addr, kind)
+    }
+}
+
+fn access(kind: WatchKind) -> WatchAccess {
+    match kind {
+        WatchKind::Write => WatchAccess::Write,
+        WatchKind::Read => WatchAccess::Read,
+        WatchKind::ReadWrite => WatchAccess::Access,
+    }
+}
+
+impl HwWatchpoint for ReplayTarget {
+    fn add_hw_watchpoint(
+        &mut self,
+        addr: u64,
+        len: u64,
+        kind: WatchKind,
+    ) -> TargetResult<bool, Self> {
+        Ok(self
+            .client
+            .insert_watchpoint(&mut self.session, addr, len, access(kind))
+            .is_ok())
+    }
+
+    fn remove_hw_watchpoint(
+        &mut self,
+        addr: u64,
+        len: u64,
+        kind: WatchKind,
+    ) -> TargetResult<bool, Self> {
+        Ok(self
+            .client
+            .remove_watchpoint(&mut self.session, addr, len, access(kind))
+            .unwrap_or(false))
+    }
+}
+
+impl MonitorCmd for ReplayTarget {
+    fn handle_monitor_cmd(
+        &mut self,
+        cmd: &[u8],
+        mut out: ConsoleOutput<'_>,
+    ) -> Result<(), Self::Error> {
+        let cmd = String::from_utf8_lossy(cmd).into_owned();
+        let text = remote::monitor(&mut self.session, cmd.trim());
+        out.write_raw(text.as_bytes());
+        Ok(())
+    }
+}
+
+impl gdbstub::target::ext::auxv::Auxv for ReplayTarget {
+    fn get_auxv(&self, offset: u64, length: usize, buf: &mut [u8]) -> TargetResult<usize, Self> {
+        Ok(copy_range(
+            &remote::auxv(&self.session),
+            offset,
+            length,
+            buf,
+        ))
+    }
+}
+
+impl gdbstub::target::ext::exec_file::ExecFile for ReplayTarget {
+    fn get_exec_file(
+        &self,
+        _: Option<gdbstub::common::Pid>,
+        offset: u64,
+        length: usize,
+        buf: &mut [u8],
+    ) -> TargetResult<usize, Self> {
+        let path = remote::program(&self.session);
+        let bytes = std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()).to_vec();
+        Ok(copy_range(&bytes, offset, length, buf))
+    }
+}
+
+/// Copies `data[offset..offset+length]` into `buf` (qXfer reads come in pieces).
+fn copy_range(data: &[u8], offset: u64, length: usize, buf: &mut [u8]) -> usize {
+    let start = (offset as usize).min(data.len());
+    let end = start.saturating_add(length).min(data.len());
+    let n = (end - start).min(buf.len());
+    buf[..n].copy_from_slice(&data[start..start + n]);
+    n
+}

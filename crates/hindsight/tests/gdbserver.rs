@@ -1,0 +1,292 @@
+//! `hindsight replay --gdbserver`: the installed gdb drives recorded programs over the remote
+//! protocol (`gdb -batch -ex 'target remote …'`), and the tests assert on gdb's own output:
+//! breakpoint stops, values, backtraces, registers (orig_rax, fs_base), `errno`, threads,
+//! watchpoints, reverse execution (landing where gdb's own `record full` lands on the same
+//! program), `monitor` commands, refused writes, and a second client after the first.
+
+mod common;
+use common::*;
+
+use std::io::{BufRead as _, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+/// A replay served on a free local port.
+struct Server {
+    child: Child,
+    port: u16,
+    /// What the server wrote to stderr up to the address line.
+    _log: Vec<String>,
+}
+
+impl Server {
+    fn start(trace: &Path) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hindsight"))
+            .arg("replay")
+            .arg(trace)
+            .args(["-q", "--gdbserver", "127.0.0.1:0"])
+            .env("HINDSIGHT_DIR", scratch().join("hindsight-dir"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the server starts");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        let mut log = Vec::new();
+        let port = loop {
+            let Some(Ok(line)) = lines.next() else {
+                let _ = child.kill();
+                panic!("the server ended before listening: {log:?}");
+            };
+            log.push(line.clone());
+            if let Some(rest) = line.split("on 127.0.0.1:").nth(1) {
+                let port: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                break port.parse().expect("a port");
+            }
+        };
+        // Keep draining the server's log so that it never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Server {
+            child,
+            port,
+            _log: log,
+        }
+    }
+
+    /// gdb in batch mode on this server, with `prog`'s symbols and these commands.
+    fn gdb(&self, prog: &Path, cmds: &[&str]) -> Run {
+        let mut cmd = Command::new("gdb");
+        cmd.args(["-batch", "-nx"])
+            .arg("-ex")
+            .arg(format!("file {}", prog.display()))
+            .arg("-ex")
+            .arg(format!("target remote 127.0.0.1:{}", self.port));
+        for c in cmds {
+            cmd.arg("-ex").arg(c);
+        }
+        let (r, finished) = collect_with_timeout(cmd.stdin(Stdio::null()));
+        assert!(finished, "gdb did not finish: {}\n{}", r.stdout, r.stderr);
+        r
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn breakpoints_values_backtraces_and_registers() {
+    let prog = compile("tt_loop", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let server = Server::start(&trace);
+    let r = server.gdb(
+        &prog,
+        &[
+            "break square",
+            "continue",
+            "continue",
+            "print x",
+            "backtrace",
+            "info registers rip orig_rax fs_base gs_base",
+            "print counter",
+            "x/2dw &counter",
+            "kill",
+        ],
+    );
+    r.line("Breakpoint 1, square (x=1) at tt_loop.c:{n}");
+    r.line("$1 = 1");
+    r.line("#0  square (x=1) at tt_loop.c:{n}");
+    r.line("#1  {hex} in main () at tt_loop.c:{n}");
+    r.line("rip            {hex}      {hex} <square+{n}>");
+    r.line("orig_rax       0xffffffffffffffff  -1");
+    r.line("fs_base        {hex}      {n}");
+    r.line("$2 = 1");
+}
+
+#[test]
+fn reverse_execution_lands_where_gdb_record_full_lands() {
+    let prog = compile("tt_steps", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let server = Server::start(&trace);
+    let r = server.gdb(
+        &prog,
+        &[
+            "break 20",
+            "continue",
+            "reverse-next",
+            "reverse-next",
+            "reverse-next",
+            "reverse-step",
+            "reverse-step",
+            "reverse-step",
+            "reverse-step",
+            "reverse-finish",
+            "kill",
+        ],
+    );
+    // gdb 13's own `record full` on the same program gives these lines (the CLI test of the
+    // same commands asserts them too).
+    r.seq(&[
+        "Breakpoint 1, main () at tt_steps.c:20",
+        "20\t    g = g * 2;",
+        "16\t    for (int i = 0; i < 3; i++) {",
+        "18\t        g = acc + 1;",
+        "17\t        acc = twice(i);",
+        "16\t    for (int i = 0; i < 3; i++) {",
+        "18\t        g = acc + 1;",
+        "twice (x=1) at tt_steps.c:12",
+        "12\t}",
+        "11\t    return y;",
+        "{hex} in main () at tt_steps.c:17",
+    ]);
+}
+
+#[test]
+fn reverse_continue_to_the_previous_hit_and_the_start() {
+    let prog = compile("tt_loop", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let server = Server::start(&trace);
+    let r = server.gdb(
+        &prog,
+        &[
+            "break square",
+            "continue",
+            "continue",
+            "continue",
+            "print x",
+            "reverse-continue",
+            "print x",
+            "reverse-continue",
+            "print x",
+            "delete",
+            "reverse-continue",
+            "kill",
+        ],
+    );
+    let values: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter_map(|l| {
+            l.split_once(" = ")
+                .filter(|(k, _)| k.starts_with('$'))
+                .map(|(_, v)| v)
+        })
+        .collect();
+    assert_eq!(values, ["2", "1", "0"], "{}", r.stdout);
+    r.line("No more reverse-execution history.");
+}
+
+#[test]
+fn watchpoints_forward_and_in_reverse() {
+    let prog = compile("tt_loop", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let server = Server::start(&trace);
+    let r = server.gdb(
+        &prog,
+        &[
+            "break tt_loop.c:26",
+            "continue",
+            "watch total",
+            "reverse-continue",
+            "print total",
+            "reverse-continue",
+            "continue",
+            "kill",
+        ],
+    );
+    r.block(&["Old value = 140", "New value = 91"]);
+    r.block(&["Old value = 91", "New value = 55"]);
+    r.block(&["Old value = 55", "New value = 91"]);
+    r.line("$1 = 91");
+}
+
+#[test]
+fn threads_and_errno() {
+    let prog = compile("tt_threads", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let server = Server::start(&trace);
+    let r = server.gdb(
+        &prog,
+        &[
+            "break bump",
+            "continue",
+            "info threads",
+            "print errno",
+            "print id",
+            "continue",
+            "thread 1",
+            "print errno",
+            "kill",
+        ],
+    );
+    // Three threads; the one that stopped is selected.
+    r.line("* {n}    Thread {*}bump (id={n}) at tt_threads.c:{n}");
+    assert_eq!(
+        r.count("  {n}    Thread {*}") + r.count("* {n}    Thread {*}"),
+        3,
+        "{}",
+        r.stdout
+    );
+    // errno is thread-local (found through fs_base).
+    r.line("$1 = 0");
+    r.line("[Switching to thread 1 {*}");
+}
+
+#[test]
+fn refused_writes_monitor_commands_and_a_second_client() {
+    let prog = compile("tt_loop", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let server = Server::start(&trace);
+    let first = server.gdb(
+        &prog,
+        &[
+            "break square",
+            "continue",
+            "set var counter = 99",
+            "print counter",
+            "monitor when",
+            "monitor bookmark here",
+            "monitor info bookmarks",
+            "continue",
+            "monitor goto here",
+            "monitor nonsense",
+            "detach",
+        ],
+    );
+    // The recorded past cannot change: gdb reports the refused write, and goes on.
+    assert!(
+        first.stderr.contains("Cannot access memory")
+            || first.stdout.contains("Cannot access memory"),
+        "{}\n{}",
+        first.stdout,
+        first.stderr
+    );
+    first.line("$1 = 0");
+    // gdb shows what monitor commands print on its stderr.
+    first.err_line("Current position: {n}:{hex}:{n}");
+    first.err_line("Bookmark here at {n}:{hex}:{n}.");
+    first.err_line("here       {n}:{hex}:{n}");
+    first.err_line("square (x=0) at tt_loop.c:{n}");
+    first.err_line("Undefined command: \"nonsense\".  Try \"help\".");
+    // A second client finds the replay where the first left it (at the bookmark).
+    let second = server.gdb(&prog, &["print x", "monitor when", "kill"]);
+    second.line("$1 = 0");
+    let pos = |r: &Run| {
+        r.stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("Current position: "))
+            .map(str::to_string)
+    };
+    assert!(pos(&first).is_some());
+    assert_eq!(
+        pos(&first),
+        pos(&second),
+        "{}\n{}",
+        first.stderr,
+        second.stderr
+    );
+}
