@@ -194,11 +194,12 @@ fn access_code(a: WatchAccess) -> u8 {
     }
 }
 
-/// Runs the program forward until something stops it.
+/// Runs the program forward until something stops it. (The program's output shows as
+/// usual; the command line's report of the stop does not: gdb reports it.)
 pub fn resume(s: &mut Session) -> anyhow::Result<RemoteStop> {
     s.travel.forget_selection();
     let (stop, reason) = crate::hook::resume_raw(s, Resume::Continue, None)?;
-    crate::hook::report_stop(s, &stop, reason.as_ref(), true)?;
+    capture_stdout(|| crate::hook::report_stop(s, &stop, reason.as_ref(), true))?.1?;
     Ok(last_stop(s))
 }
 
@@ -207,20 +208,20 @@ pub fn step(s: &mut Session, tid: Tid) -> anyhow::Result<RemoteStop> {
     s.travel.forget_selection();
     s.thread = Some(tid);
     let (stop, reason) = crate::hook::resume_raw(s, Resume::Step(tid), None)?;
-    crate::hook::report_stop(s, &stop, reason.as_ref(), true)?;
+    capture_stdout(|| crate::hook::report_stop(s, &stop, reason.as_ref(), true))?.1?;
     Ok(last_stop(s))
 }
 
 /// Back to the previous breakpoint hit, watched change or stopping signal.
 pub fn reverse_resume(s: &mut Session) -> anyhow::Result<RemoteStop> {
-    crate::commands::execute(s, "reverse-continue")?;
+    capture_stdout(|| crate::commands::execute(s, "reverse-continue"))?.1?;
     Ok(last_stop(s))
 }
 
 /// One instruction of `tid`, backward.
 pub fn reverse_step(s: &mut Session, tid: Tid) -> anyhow::Result<RemoteStop> {
     s.thread = Some(tid);
-    crate::commands::execute(s, "reverse-stepi")?;
+    capture_stdout(|| crate::commands::execute(s, "reverse-stepi"))?.1?;
     Ok(last_stop(s))
 }
 

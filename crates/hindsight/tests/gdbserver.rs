@@ -290,3 +290,27 @@ fn refused_writes_monitor_commands_and_a_second_client() {
         second.stderr
     );
 }
+
+#[test]
+fn replay_with_gdb_starts_gdb_connected_with_the_symbols() {
+    let prog = compile("tt_loop", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let commands = scratch().join("gdb-commands-for-replay-gdb");
+    std::fs::write(
+        &commands,
+        "break square\ncontinue\ncontinue\nprint x\nreverse-continue\nprint x\nkill\nquit\n",
+    )
+    .expect("commands file");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hindsight"));
+    cmd.arg("replay")
+        .arg(&trace)
+        .args(["-q", "--gdb"])
+        .env("HINDSIGHT_DIR", scratch().join("hindsight-dir"))
+        .stdin(std::fs::File::open(&commands).expect("commands"));
+    let (r, finished) = collect_with_timeout(&mut cmd);
+    assert!(finished, "{}\n{}", r.stdout, r.stderr);
+    r.line("Breakpoint 1, square (x=1) at tt_loop.c:{n}");
+    r.line("(gdb) $1 = 1");
+    r.line("(gdb) $2 = 0");
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+}
