@@ -299,7 +299,7 @@ pub(crate) fn resume_raw(
         match reason {
             Some(Reason::Checkpoint) => {
                 s.plant_pending();
-                let due = std::time::Instant::now() >= s.travel.checkpoint_deadline();
+                let due = checkpoint_at.is_some_and(|t| std::time::Instant::now() >= t);
                 if let (true, Some(r), Some(i)) = (due, s.replay.as_ref(), s.inferior.as_mut()) {
                     s.travel.take_checkpoint(r, i);
                 }

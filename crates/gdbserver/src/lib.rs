@@ -92,23 +92,63 @@ pub fn serve_on(
         let (stream, peer) = listener.accept().context("waiting for gdb")?;
         let _ = stream.set_nodelay(true);
         eprintln!("hindsight: gdb connected from {peer}");
-        target.refresh_tls();
-        let stub = GdbStub::new(conn::GdbConnection::new(stream, target.tls.clone()));
-        let outcome = stub.run_blocking::<ReplayLoop>(&mut target);
+        let killed = serve_client(&mut target, &stream);
         // Whatever the client left behind goes; the replay stays where it is.
         target.forget_client();
-        match outcome {
-            Ok(DisconnectReason::Kill) => {
-                eprintln!("hindsight: gdb killed the program; the server ends");
-                return Ok(());
-            }
-            Ok(reason) => eprintln!("hindsight: gdb disconnected ({reason:?})"),
-            // A client that vanishes mid-command, or sends garbage: the next one may come.
-            Err(e) => eprintln!("hindsight: the gdb session ended: {e}"),
+        if killed {
+            eprintln!("hindsight: gdb killed the program; the server ends");
+            return Ok(());
         }
         if until() {
             return Ok(());
         }
+    }
+}
+
+/// Serves one client until it leaves; true if it killed the program. A packet gdbstub cannot
+/// handle ends its session: the client gets an error reply and a new session goes on on the
+/// same connection.
+fn serve_client(target: &mut ReplayTarget, stream: &std::net::TcpStream) -> bool {
+    loop {
+        let Ok(copy) = stream.try_clone() else {
+            return false;
+        };
+        target.refresh_tls();
+        let stub = GdbStub::new(conn::GdbConnection::new(copy, target.tls.clone()));
+        match stub.run_blocking::<ReplayLoop>(target) {
+            Ok(DisconnectReason::Kill) => return true,
+            Ok(reason) => {
+                eprintln!("hindsight: gdb disconnected ({reason:?})");
+                return false;
+            }
+            Err(e) => {
+                if !still_connected(stream) {
+                    // A client that vanished mid-command: the next one may come.
+                    eprintln!("hindsight: the gdb session ended: {e}");
+                    return false;
+                }
+                eprintln!("hindsight: answered a request with an error: {e}");
+                let mut w = stream;
+                if w.write_all(b"$E01#a6").is_err() {
+                    return false;
+                }
+            }
+        }
+    }
+}
+
+/// Whether the peer is still there (no end of stream pending).
+fn still_connected(stream: &std::net::TcpStream) -> bool {
+    let mut b = [0u8; 1];
+    if stream.set_nonblocking(true).is_err() {
+        return false;
+    }
+    let r = stream.peek(&mut b);
+    let _ = stream.set_nonblocking(false);
+    match r {
+        Ok(0) => false,
+        Ok(_) => true,
+        Err(e) => e.kind() == std::io::ErrorKind::WouldBlock,
     }
 }
 

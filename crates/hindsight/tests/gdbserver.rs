@@ -314,3 +314,40 @@ fn replay_with_gdb_starts_gdb_connected_with_the_symbols() {
     r.line("(gdb) $2 = 0");
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
 }
+
+#[test]
+fn a_malformed_packet_gets_an_error_and_the_session_goes_on() {
+    use std::io::{Read as _, Write as _};
+    let prog = compile("tt_loop", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let server = Server::start(&trace);
+    let mut s =
+        std::net::TcpStream::connect(("127.0.0.1", server.port)).expect("connects to the server");
+    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .expect("timeout");
+    // Sends one packet, acknowledges the reply, returns it.
+    let mut exchange = |body: &str| -> String {
+        let sum = body.bytes().fold(0u8, |a, b| a.wrapping_add(b));
+        s.write_all(format!("${body}#{sum:02x}").as_bytes())
+            .expect("send");
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        // Until a whole reply packet ($...#cc) has come.
+        while !got
+            .iter()
+            .rposition(|&b| b == b'#')
+            .is_some_and(|i| got.len() >= i + 3 && got.contains(&b'$'))
+        {
+            let n = s.read(&mut buf).expect("reply");
+            assert!(n > 0, "the server closed the connection");
+            got.extend_from_slice(&buf[..n]);
+        }
+        s.write_all(b"+").expect("ack");
+        String::from_utf8_lossy(&got).into_owned()
+    };
+    assert!(exchange("qSupported:multiprocess+").contains("ReverseContinue+"));
+    assert!(exchange("Zq,zz").contains("$E01#"), "a malformed packet");
+    // The session goes on: a stop reply, memory, and a refused write.
+    assert!(exchange("?").contains("$T05"));
+    assert!(exchange("M0,1:00").contains("$E"));
+}

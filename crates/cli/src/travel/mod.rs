@@ -123,8 +123,14 @@ impl Travel {
         if !replay.can_checkpoint(inf) || self.auto.iter().any(|(_, c)| c.event() == event) {
             return;
         }
-        let Ok(cp) = replay.checkpoint(inf) else {
-            return;
+        let cp = match replay.checkpoint(inf) {
+            Ok(cp) => cp,
+            Err(e) => {
+                if std::env::var_os("HINDSIGHT_TRACE_REPLAY").is_some() {
+                    eprintln!("replay: no checkpoint at event {event}: {e}");
+                }
+                return;
+            }
         };
         self.next_auto += 1;
         let at = self.auto.partition_point(|(_, c)| c.event() < event);
