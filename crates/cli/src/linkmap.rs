@@ -42,39 +42,11 @@ fn read_c_string(inf: &Inferior, addr: u64) -> Option<String> {
 /// (load bias, name) of every object in the loader's list with a name (the executable's is
 /// empty), given the runtime address of the executable's `_DYNAMIC`.
 pub(crate) fn loaded_objects(inf: &Inferior, dynamic: u64) -> Vec<(u64, String)> {
-    let mut r_debug = 0;
-    for i in 0..MAX_DYN {
-        let entry = dynamic + (i as u64) * 16;
-        let (Some(tag), Some(val)) = (read_u64(inf, entry), read_u64(inf, entry + 8)) else {
-            return Vec::new();
-        };
-        if tag == DT_NULL {
-            break;
-        }
-        if tag == DT_DEBUG {
-            r_debug = val;
-            break;
-        }
-    }
-    if r_debug == 0 {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    let mut map = read_u64(inf, r_debug + 8).unwrap_or(0);
-    while map != 0 && out.len() < MAX_OBJECTS {
-        let (Some(l_addr), Some(l_name), Some(next)) = (
-            read_u64(inf, map),
-            read_u64(inf, map + 8),
-            read_u64(inf, map + 24),
-        ) else {
-            break;
-        };
-        if let Some(name) = read_c_string(inf, l_name).filter(|n| !n.is_empty()) {
-            out.push((l_addr, name));
-        }
-        map = next;
-    }
-    out
+    link_maps(inf, dynamic)
+        .into_iter()
+        .filter(|(_, _, name)| !name.is_empty())
+        .map(|(_, bias, name)| (bias, name))
+        .collect()
 }
 
 /// Every object in the loader's list, in load order: (address of its `struct link_map`, load
