@@ -323,6 +323,9 @@ pub(crate) fn resume_raw(
         }
         // An exec is not a stop for the user: gdb loads the new program and goes on.
         if let StopEvent::Exec { path, .. } = &stop {
+            if let Some(r) = &s.replay {
+                s.travel.exec_at.get_or_insert(r.events_replayed());
+            }
             println!(
                 "process {} is executing new program: {path}",
                 s.pid().unwrap_or(0)

@@ -196,11 +196,110 @@ fn access_code(a: WatchAccess) -> u8 {
 
 /// Runs the program forward until something stops it. (The program's output shows as
 /// usual; the command line's report of the stop does not: gdb reports it.)
+///
+/// A replay that runs into the program's exit stops at the exit syscall instead, alive, as
+/// the end of its history (gdb says "No more reverse-execution history"): from there the
+/// client can still go back. Continuing from that stop lets the program exit.
 pub fn resume(s: &mut Session) -> anyhow::Result<RemoteStop> {
     s.travel.forget_selection();
+    // (The recording is read only when the program is at an exit syscall, or exited.)
+    let from_the_end = on_an_exit_syscall(s) && recorded_exit(s).is_some_and(|e| at_exit(s, e));
     let (stop, reason) = crate::hook::resume_raw(s, Resume::Continue, None)?;
+    if matches!(stop, StopEvent::Exited(_)) && !from_the_end {
+        if let Some(exit) = recorded_exit(s) {
+            if let Some(stop) = back_to_the_exit(s, exit)? {
+                return Ok(stop);
+            }
+        }
+    }
     capture_stdout(|| crate::hook::report_stop(s, &stop, reason.as_ref(), true))?.1?;
     Ok(last_stop(s))
+}
+
+/// exit(2) and exit_group(2).
+const EXIT_SYSCALLS: [u64; 2] = [60, 231];
+
+/// At most this many instructions are stepped from the last event before the exit to the
+/// exit syscall (a program rarely computes long after its last syscall; past this, the
+/// exit is reported as an exit).
+const EXIT_STEPS: u32 = 100_000;
+
+/// The recorded end of the program: (events replayed before its exit syscall, recorded tid,
+/// syscall number), if the recording has one.
+fn recorded_exit(s: &Session) -> Option<(u64, i32, u64)> {
+    let r = s.replay.as_ref()?;
+    let mut events = r.reader().events(r.recorded_pid()).ok()?;
+    let (mut n, mut last) = (0u64, None);
+    while let Ok(Some(e)) = events.next_event() {
+        match e {
+            hindsight_trace::Event::Syscall { tid, nr, .. }
+            | hindsight_trace::Event::SyscallEntry { tid, nr, .. }
+                if EXIT_SYSCALLS.contains(&nr) =>
+            {
+                last = Some((n, tid, nr));
+            }
+            _ => {}
+        }
+        n += 1;
+    }
+    last
+}
+
+/// Whether thread `tid` stands on a `syscall` instruction (not yet executed) for syscall
+/// `nr` (any exit syscall if None).
+fn on_syscall(s: &Session, tid: Tid, nr: Option<u64>) -> bool {
+    let Ok(inf) = s.live() else { return false };
+    let Ok(regs) = inf.regs(tid) else {
+        return false;
+    };
+    let mut insn = [0u8; 2];
+    nr.map_or(EXIT_SYSCALLS.contains(&regs.0.rax), |nr| regs.0.rax == nr)
+        && inf.read_memory(regs.0.rip, &mut insn).is_ok()
+        && insn == [0x0f, 0x05]
+}
+
+/// Whether the selected thread of a replay stands on an exit syscall, not yet executed.
+fn on_an_exit_syscall(s: &Session) -> bool {
+    s.replay.is_some() && selected_thread(s).is_some_and(|t| on_syscall(s, t, None))
+}
+
+/// Whether the replay stands on the exit syscall instruction of `exit`, not yet executed.
+fn at_exit(s: &Session, (event, tid, nr): (u64, i32, u64)) -> bool {
+    let (Some(r), Some(live)) = (s.replay.as_ref(), live_tid(s, tid)) else {
+        return false;
+    };
+    r.events_replayed() == event && on_syscall(s, live, Some(nr))
+}
+
+/// The program has just exited: goes back to its exit syscall (the last event boundary
+/// before it, then instruction by instruction). None if that cannot be done; the replay is
+/// then at the exit, as before.
+fn back_to_the_exit(s: &mut Session, exit: (u64, i32, u64)) -> anyhow::Result<Option<RemoteStop>> {
+    let (event, tid, _) = exit;
+    let went = capture_stdout(|| crate::commands::execute(s, &format!("goto event {event}")))?.1;
+    if went.is_err() {
+        return Ok(None);
+    }
+    let Some(live) = live_tid(s, tid) else {
+        return Ok(None);
+    };
+    for _ in 0..EXIT_STEPS {
+        if at_exit(s, exit) {
+            let stop = StopEvent::Stepped { tid: live };
+            let why = Reason::EndOfHistory("the program exits here".to_string());
+            capture_stdout(|| crate::hook::report_stop(s, &stop, Some(&why), true))?.1?;
+            return Ok(Some(last_stop(s)));
+        }
+        let (stop, _) = crate::hook::resume_raw(s, Resume::Step(live), None)?;
+        if !matches!(stop, StopEvent::Stepped { .. }) {
+            capture_stdout(|| crate::hook::report_stop(s, &stop, None, true))?.1?;
+            return Ok(Some(last_stop(s)));
+        }
+    }
+    // Too far: let it exit.
+    let (stop, reason) = crate::hook::resume_raw(s, Resume::Continue, None)?;
+    capture_stdout(|| crate::hook::report_stop(s, &stop, reason.as_ref(), true))?.1?;
+    Ok(Some(last_stop(s)))
 }
 
 /// One instruction of `tid`, forward.

@@ -134,6 +134,10 @@ impl Session {
     /// and reading DWARF again each time would dominate).
     pub(crate) fn spawn_with(&mut self, keep_symbols: bool) -> anyhow::Result<()> {
         let keep_symbols = keep_symbols && self.replay_opts.is_some();
+        if !keep_symbols {
+            // A new run from the start: no exec has happened in it yet.
+            self.travel.exec_at = None;
+        }
         let inf = if let Some(opts) = &self.replay_opts {
             let (replay, inf) = hindsight_replay::Replayer::start(opts)
                 .with_context(|| format!("replaying {}", opts.trace.display()))?;

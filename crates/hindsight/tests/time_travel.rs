@@ -699,3 +699,28 @@ fn checkpoints_of_a_multithreaded_replay_recreate_its_threads() {
         .expect("the recorded total");
     assert_eq!(v[57], total, "{}", r.stdout);
 }
+
+#[test]
+fn going_back_across_an_exec_is_refused_without_moving() {
+    let prog = compile("rr_exec", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let r = replay_batch(
+        &trace,
+        &[
+            "break main",
+            "continue",
+            "continue",
+            "print argc",
+            "reverse-continue",
+            "goto event 3",
+            "print argc",
+            "run",
+            "print argc",
+        ],
+    );
+    r.clean();
+    r.line("process {n} is executing new program: {*}");
+    r.err_line("going back across an exec is not supported yet (the program executed a new one at event {n}); 'run' starts the replay again");
+    // Where it was (after the exec: the new program's main), then the start again with run.
+    assert_eq!(printed(&r), ["3", "3", "1"], "{}", r.stdout);
+}

@@ -15,6 +15,7 @@ fn needs_recording(s: &mut Session) -> anyhow::Result<()> {
     if s.replay.is_none() {
         bail!(travel::NEEDS_RECORDING);
     }
+    s.travel.check_no_exec()?;
     s.live()?;
     Ok(())
 }
@@ -58,6 +59,7 @@ pub(crate) fn reverse_continue(s: &mut Session, _: &str, _: Option<&str>) -> any
     if s.replay.is_none() {
         bail!(travel::NEEDS_RECORDING);
     }
+    s.travel.check_no_exec()?;
     println!("Continuing.");
     travel::reverse_continue(s)
 }
@@ -94,6 +96,7 @@ pub(crate) fn goto(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Resu
     if s.replay.is_none() {
         bail!(travel::NEEDS_RECORDING);
     }
+    s.travel.check_no_exec()?;
     travel::goto(s, args)
 }
 

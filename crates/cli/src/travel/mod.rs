@@ -87,6 +87,8 @@ pub(crate) struct Travel {
     /// (time, signals that reached the program since then), kept by the forward hook: the
     /// position of a signal stop.
     pub(crate) signal_count: (u64, u64),
+    /// The replay went through an exec (at this event): time travel cannot go back across it.
+    pub(crate) exec_at: Option<u64>,
 }
 
 /// Replay time between two automatic checkpoints: going back costs about this much replay.
@@ -97,6 +99,17 @@ const CHECKPOINT_INTERVAL: std::time::Duration = std::time::Duration::from_milli
 const KEEP_RECENT: usize = 8;
 
 impl Travel {
+    /// Refuses to travel once the program executed another one (its symbols and memory are
+    /// those of the new program; replays start with the old one).
+    pub(crate) fn check_no_exec(&self) -> anyhow::Result<()> {
+        match self.exec_at {
+            Some(e) => bail!(
+                "going back across an exec is not supported yet (the program executed a new one at event {e}); 'run' starts the replay again"
+            ),
+            None => Ok(()),
+        }
+    }
+
     /// Forgets the thread remembered across replays (at the start of a command).
     pub(crate) fn forget_selection(&mut self) {
         self.selected = None;
