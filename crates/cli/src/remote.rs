@@ -360,18 +360,55 @@ fn last_stop(s: &Session) -> RemoteStop {
     }
 }
 
+/// What a `monitor` command printed, and whether it moved the replay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MonitorOutput {
+    /// Its output, errors included.
+    pub text: String,
+    /// The replay is somewhere else in time now (`goto`, `reverse-step`…): a client's cached
+    /// registers and frames are stale.
+    pub moved: bool,
+}
+
 /// Runs a hindsight command (`when`, `goto …`, `bookmark NAME`, `info checkpoints`…) and
 /// returns what it printed, errors included.
-pub fn monitor(s: &mut Session, command: &str) -> String {
-    let mut out = match capture_stdout(|| crate::commands::execute(s, command)) {
+pub fn monitor(s: &mut Session, command: &str) -> MonitorOutput {
+    let before = instant(s);
+    let mut text = match capture_stdout(|| crate::commands::execute(s, command)) {
         Ok((text, Ok(()))) => text,
         Ok((text, Err(e))) => format!("{text}{e}\n"),
         Err(e) => format!("{e}\n"),
     };
-    if !out.is_empty() && !out.ends_with('\n') {
-        out.push('\n');
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
     }
-    out
+    let moved = instant(s) != before;
+    MonitorOutput { text, moved }
+}
+
+/// What tells two instants of a replay apart, as far as a client sees: events replayed, the
+/// selected thread, and its registers.
+fn instant(s: &Session) -> Option<(u64, i32, Vec<u64>)> {
+    let tid = selected_thread(s)?;
+    let regs = s.live().ok()?.regs(tid).ok()?.0;
+    let time = s.replay.as_ref().map_or(0, |r| r.events_replayed());
+    Some((
+        time,
+        client_tid(s, tid),
+        vec![regs.rip, regs.rsp, regs.rax, regs.rbp],
+    ))
+}
+
+/// Whether the program is there to debug (not exited, killed or never started).
+pub fn is_alive(s: &Session) -> bool {
+    s.pid().is_some()
+}
+
+/// Back to the start of the recording (a new client of a replay whose program exited, or
+/// gdb's `run`).
+pub fn restart(s: &mut Session) -> anyhow::Result<()> {
+    s.travel.forget_selection();
+    capture_stdout(|| crate::commands::execute(s, "goto start"))?.1
 }
 
 /// Runs `f` with the process's stdout going to a temporary file; returns what was written.

@@ -79,20 +79,52 @@ pub fn listen_address(spec: &str) -> String {
     }
 }
 
-/// Serves `session` to gdb clients on `addr`, one after the other, until a client kills the
-/// program or `until` says to stop (checked between clients). Returns why the last client
-/// left.
+/// Serves `session` to gdb clients on `listener`, one after the other, until a client kills
+/// the program (plain `target remote`'s `kill`) or `until` says to stop (asked while no
+/// client is connected).
 pub fn serve_on(
     session: Session,
     listener: TcpListener,
     mut until: impl FnMut() -> bool,
 ) -> anyhow::Result<()> {
     let mut target = ReplayTarget::new(session);
+    serve_target(&mut target, listener, &mut until)
+}
+
+/// [`serve_on`] for a target set up already.
+fn serve_target(
+    target: &mut ReplayTarget,
+    listener: TcpListener,
+    until: &mut dyn FnMut() -> bool,
+) -> anyhow::Result<()> {
+    // Polled, so that `until` is heard while no client is there.
+    listener
+        .set_nonblocking(true)
+        .context("listening for gdb")?;
     loop {
-        let (stream, peer) = listener.accept().context("waiting for gdb")?;
+        let (stream, peer) = match listener.accept() {
+            Ok(client) => client,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if until() {
+                    return Ok(());
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                continue;
+            }
+            Err(e) => return Err(e).context("waiting for gdb"),
+        };
+        stream
+            .set_nonblocking(false)
+            .context("the connection to gdb")?;
         let _ = stream.set_nodelay(true);
         eprintln!("hindsight: gdb connected from {peer}");
-        let killed = serve_client(&mut target, &stream);
+        // The last client let the program exit: this one starts from the beginning again.
+        if !hindsight_cli::remote::is_alive(&target.session) {
+            if let Err(e) = hindsight_cli::remote::restart(&mut target.session) {
+                eprintln!("hindsight: could not start the replay again: {e:#}");
+            }
+        }
+        let killed = serve_client(target, &stream);
         // Whatever the client left behind goes; the replay stays where it is.
         target.forget_client();
         if killed {
@@ -174,13 +206,26 @@ pub fn serve_with_gdb(session: Session, program: &Path) -> anyhow::Result<u8> {
         .local_addr()
         .context("the listening address")?
         .port();
-    let mut gdb = std::process::Command::new("gdb")
+    // gdb forgets what it read of the replay after `monitor` commands (one may move it).
+    let script = std::env::temp_dir().join(format!("hindsight-gdb-{}.gdb", std::process::id()));
+    std::fs::write(&script, target::GDB_REFRESH_HOOK)
+        .with_context(|| format!("writing {}", script.display()))?;
+    let gdb = std::process::Command::new("gdb")
         .arg("-q")
+        .arg("-x")
+        .arg(&script)
         .arg("-ex")
-        .arg(format!("target remote 127.0.0.1:{port}"))
+        .arg(format!("target extended-remote 127.0.0.1:{port}"))
         .arg(program)
         .spawn()
-        .context("starting gdb (is it installed?)")?;
+        .context("starting gdb (is it installed?)");
+    let mut gdb = match gdb {
+        Ok(gdb) => gdb,
+        Err(e) => {
+            let _ = std::fs::remove_file(&script);
+            return Err(e);
+        }
+    };
     let pid = gdb.id() as i32;
     let gone = move || {
         // gdb may have been reaped already (the replay waits for any child): gone either way.
@@ -189,7 +234,11 @@ pub fn serve_with_gdb(session: Session, program: &Path) -> anyhow::Result<u8> {
         let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
         r != 0
     };
-    serve_on(session, listener, gone)?;
+    let mut target = ReplayTarget::new(session);
+    target.client_refreshes = true;
+    let served = serve_target(&mut target, listener, &mut { gone });
+    let _ = std::fs::remove_file(&script);
+    served?;
     let status = gdb.try_wait().ok().flatten().and_then(|s| s.code());
     Ok(status.unwrap_or(0) as u8)
 }

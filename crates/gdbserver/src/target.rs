@@ -54,6 +54,9 @@ pub struct ReplayTarget {
     pub(crate) motion: Motion,
     /// What `qGetTLSAddr` answers from (the connection reads it).
     pub(crate) tls: crate::conn::TlsTable,
+    /// The client flushes its caches after `monitor` (the gdb that `--gdb` starts has a hook
+    /// for it); other clients are told how when a command moved the replay.
+    pub(crate) client_refreshes: bool,
 }
 
 impl ReplayTarget {
@@ -64,6 +67,7 @@ impl ReplayTarget {
             client: ClientBreakpoints::default(),
             motion: Motion::Continue,
             tls: Default::default(),
+            client_refreshes: false,
         }
     }
 
@@ -171,6 +175,12 @@ impl Target for ReplayTarget {
     }
 
     fn support_auxv(&mut self) -> Option<gdbstub::target::ext::auxv::AuxvOps<'_, Self>> {
+        Some(self)
+    }
+
+    fn support_extended_mode(
+        &mut self,
+    ) -> Option<gdbstub::target::ext::extended_mode::ExtendedModeOps<'_, Self>> {
         Some(self)
     }
 
@@ -401,11 +411,29 @@ impl MonitorCmd for ReplayTarget {
         mut out: ConsoleOutput<'_>,
     ) -> Result<(), Self::Error> {
         let cmd = String::from_utf8_lossy(cmd).into_owned();
-        let text = remote::monitor(&mut self.session, cmd.trim());
-        out.write_raw(text.as_bytes());
+        let result = remote::monitor(&mut self.session, cmd.trim());
+        out.write_raw(result.text.as_bytes());
+        if result.moved {
+            self.refresh_tls();
+            if !self.client_refreshes {
+                // gdb does not know that the replay moved: it keeps the registers and frames
+                // it read before until it is told to forget them.
+                out.write_raw(REFRESH_HINT.as_bytes());
+            }
+        }
         Ok(())
     }
 }
+
+/// Told to a client after a `monitor` command that moved the replay.
+const REFRESH_HINT: &str =
+    "(The replay moved: 'maint flush register-cache' makes gdb show where it is now; \
+see 'hindsight replay --gdb' for a gdb that does it by itself.)\n";
+
+/// The gdb commands that make gdb forget what it read of the target after any `monitor`
+/// command (one may have moved the replay).
+pub const GDB_REFRESH_HOOK: &str =
+    "define hookpost-monitor\nmaintenance flush register-cache\nend\n";
 
 impl gdbstub::target::ext::auxv::Auxv for ReplayTarget {
     fn get_auxv(&self, offset: u64, length: usize, buf: &mut [u8]) -> TargetResult<usize, Self> {
@@ -439,4 +467,76 @@ fn copy_range(data: &[u8], offset: u64, length: usize, buf: &mut [u8]) -> usize 
     let n = (end - start).min(buf.len());
     buf[..n].copy_from_slice(&data[start..start + n]);
     n
+}
+
+// `target extended-remote` makes `run` start the replay again from the beginning, as with rr;
+// and the process is named by its recorded pid either way.
+impl gdbstub::target::ext::extended_mode::ExtendedMode for ReplayTarget {
+    fn run(
+        &mut self,
+        _filename: Option<&[u8]>,
+        _args: gdbstub::target::ext::extended_mode::Args<'_, '_>,
+    ) -> TargetResult<gdbstub::common::Pid, Self> {
+        remote::restart(&mut self.session).map_err(|e| {
+            eprintln!("hindsight: could not start the replay again: {e:#}");
+            TargetError::NonFatal
+        })?;
+        self.refresh_tls();
+        Ok(self.pid())
+    }
+
+    fn attach(&mut self, _pid: gdbstub::common::Pid) -> TargetResult<(), Self> {
+        // Only the recorded process is there.
+        refused()
+    }
+
+    fn query_if_attached(
+        &mut self,
+        _pid: gdbstub::common::Pid,
+    ) -> TargetResult<gdbstub::target::ext::extended_mode::AttachKind, Self> {
+        // Killing it (gdb asks before `run`) ends no real process.
+        Ok(gdbstub::target::ext::extended_mode::AttachKind::Run)
+    }
+
+    fn kill(
+        &mut self,
+        pid: Option<gdbstub::common::Pid>,
+    ) -> TargetResult<gdbstub::target::ext::extended_mode::ShouldTerminate, Self> {
+        use gdbstub::target::ext::extended_mode::ShouldTerminate;
+        Ok(match pid {
+            // `vKill` (extended-remote; gdb's `run` starts with it): the server stays, and
+            // `run` starts the replay again.
+            Some(_) => ShouldTerminate::No,
+            // `k` (plain remote): the session and the server end.
+            None => ShouldTerminate::Yes,
+        })
+    }
+
+    fn restart(&mut self) -> Result<(), Self::Error> {
+        remote::restart(&mut self.session).map_err(|e| TargetFailure::Replay(format!("{e:#}")))?;
+        self.refresh_tls();
+        Ok(())
+    }
+
+    fn support_current_active_pid(
+        &mut self,
+    ) -> Option<gdbstub::target::ext::extended_mode::CurrentActivePidOps<'_, Self>> {
+        Some(self)
+    }
+}
+
+impl gdbstub::target::ext::extended_mode::CurrentActivePid for ReplayTarget {
+    fn current_active_pid(&mut self) -> Result<gdbstub::common::Pid, Self::Error> {
+        Ok(self.pid())
+    }
+}
+
+impl ReplayTarget {
+    /// The pid gdb sees: the recorded one (what getpid() returned in the recording).
+    fn pid(&self) -> gdbstub::common::Pid {
+        usize::try_from(remote::pid(&self.session))
+            .ok()
+            .and_then(gdbstub::common::Pid::new)
+            .unwrap_or(gdbstub::common::Pid::MIN)
+    }
 }

@@ -612,7 +612,6 @@ fn many_events_over_several_frames() {
 }
 
 #[test]
-#[ignore = "known bug (issue 3 note): a signal interrupting a blocked read diverges in replay"]
 fn signals_raised_sent_to_a_blocked_thread_and_sigchld() {
     // As in gdb, SIGUSR1 and SIGUSR2 would stop the program; let them through.
     let (a, b) = round_trip_with(

@@ -914,6 +914,14 @@ impl Replayer {
         signo: i32,
         siginfo: &[u8],
     ) -> Result<Option<ReplayStop>, ReplayError> {
+        if tracing() {
+            if let Ok(r) = tid.regs() {
+                eprintln!(
+                    "replay: injecting signal {signo} into {} at rip {:#x} rsp {:#x} rax {:#x} orig_rax {:#x}",
+                    tid.0, r.0.rip, r.0.rsp, r.0.rax, r.0.orig_rax
+                );
+            }
+        }
         tid.kill(self.live_pid, signo)?;
         tid.cont(0)?;
         loop {
@@ -1020,8 +1028,11 @@ impl Replayer {
             || (matches!(name, "clone") && args[0] & libc::CLONE_THREAD as u64 == 0)
             || (name == "clone3" && self.clone3_flags(args[0]) & libc::CLONE_THREAD as u64 == 0);
         let failed = hindsight_syscalls::is_error(result);
-        let execute =
-            class == Replay::Execute && !creates_process && (!failed || name == "exit_group");
+        // rt_sigreturn "returns" the interrupted code's rax, which may look like an error
+        // (-EINTR after a signal interrupted a syscall): it always runs.
+        let execute = class == Replay::Execute
+            && !creates_process
+            && (!failed || matches!(name, "exit_group" | "rt_sigreturn"));
         if !execute {
             self.skip(tid, regs, nr, result)?;
             self.write_all(writes)?;
