@@ -275,31 +275,67 @@ fn at_exit(s: &Session, (event, tid, nr): (u64, i32, u64)) -> bool {
 /// before it, then instruction by instruction). None if that cannot be done; the replay is
 /// then at the exit, as before.
 fn back_to_the_exit(s: &mut Session, exit: (u64, i32, u64)) -> anyhow::Result<Option<RemoteStop>> {
-    let (event, tid, _) = exit;
-    let went = capture_stdout(|| crate::commands::execute(s, &format!("goto event {event}")))?.1;
-    if went.is_err() {
+    if !to_the_event_before(s, exit)? {
         return Ok(None);
     }
-    let Some(live) = live_tid(s, tid) else {
-        return Ok(None);
-    };
-    for _ in 0..EXIT_STEPS {
-        if at_exit(s, exit) {
+    match steps_to_the_exit(s, exit, EXIT_STEPS)? {
+        Some(_) => {
+            let Some(live) = live_tid(s, exit.1) else {
+                return Ok(None);
+            };
             let stop = StopEvent::Stepped { tid: live };
             let why = Reason::EndOfHistory("the program exits here".to_string());
             capture_stdout(|| crate::hook::report_stop(s, &stop, Some(&why), true))?.1?;
-            return Ok(Some(last_stop(s)));
+        }
+        // Too far, or it ended otherwise: let it end.
+        None if is_alive(s) => {
+            let (stop, reason) = crate::hook::resume_raw(s, Resume::Continue, None)?;
+            capture_stdout(|| crate::hook::report_stop(s, &stop, reason.as_ref(), true))?.1?;
+        }
+        None => {}
+    }
+    Ok(Some(last_stop(s)))
+}
+
+/// Goes to the last event boundary before the exit (a place time travel knows exactly).
+fn to_the_event_before(s: &mut Session, (event, ..): (u64, i32, u64)) -> anyhow::Result<bool> {
+    let went = capture_stdout(|| crate::commands::execute(s, &format!("goto event {event}")))?.1;
+    Ok(went.is_ok() && is_alive(s))
+}
+
+/// Steps the exiting thread until it stands on its exit syscall, at most `max` instructions;
+/// returns how many it took (None if it did not get there).
+fn steps_to_the_exit(
+    s: &mut Session,
+    exit: (u64, i32, u64),
+    max: u32,
+) -> anyhow::Result<Option<u32>> {
+    let Some(live) = live_tid(s, exit.1) else {
+        return Ok(None);
+    };
+    s.thread = Some(live);
+    for n in 0..=max {
+        if at_exit(s, exit) {
+            return Ok(Some(n));
+        }
+        if n == max {
+            break;
         }
         let (stop, _) = crate::hook::resume_raw(s, Resume::Step(live), None)?;
         if !matches!(stop, StopEvent::Stepped { .. }) {
             capture_stdout(|| crate::hook::report_stop(s, &stop, None, true))?.1?;
-            return Ok(Some(last_stop(s)));
+            return Ok(None);
         }
     }
-    // Too far: let it exit.
-    let (stop, reason) = crate::hook::resume_raw(s, Resume::Continue, None)?;
-    capture_stdout(|| crate::hook::report_stop(s, &stop, reason.as_ref(), true))?.1?;
-    Ok(Some(last_stop(s)))
+    Ok(None)
+}
+
+/// The recorded exit, if the replay stands on it (the end of its history).
+fn at_the_end(s: &Session) -> Option<(u64, i32, u64)> {
+    if !on_an_exit_syscall(s) {
+        return None;
+    }
+    recorded_exit(s).filter(|&e| at_exit(s, e))
 }
 
 /// One instruction of `tid`, forward.
@@ -313,14 +349,46 @@ pub fn step(s: &mut Session, tid: Tid) -> anyhow::Result<RemoteStop> {
 
 /// Back to the previous breakpoint hit, watched change or stopping signal.
 pub fn reverse_resume(s: &mut Session) -> anyhow::Result<RemoteStop> {
-    capture_stdout(|| crate::commands::execute(s, "reverse-continue"))?.1?;
-    Ok(last_stop(s))
+    // From the end of the history (the exit syscall), time travel starts at the event
+    // boundary before it: only the exit path of the C library runs in between.
+    if let Some(exit) = at_the_end(s) {
+        to_the_event_before(s, exit)?;
+    }
+    reverse(s, "reverse-continue")
 }
 
 /// One instruction of `tid`, backward.
 pub fn reverse_step(s: &mut Session, tid: Tid) -> anyhow::Result<RemoteStop> {
     s.thread = Some(tid);
-    capture_stdout(|| crate::commands::execute(s, "reverse-stepi"))?.1?;
+    if let Some(exit) = at_the_end(s) {
+        // The instruction before the exit syscall: one fewer step from the event before it.
+        if to_the_event_before(s, exit)? {
+            if let Some(n) = steps_to_the_exit(s, exit, EXIT_STEPS)?.filter(|&n| n > 0) {
+                to_the_event_before(s, exit)?;
+                steps_to_the_exit(s, exit, n - 1)?;
+                let stop = StopEvent::Stepped {
+                    tid: s.thread.unwrap_or(tid),
+                };
+                capture_stdout(|| crate::hook::report_stop(s, &stop, None, true))?.1?;
+                return Ok(last_stop(s));
+            }
+        }
+    }
+    reverse(s, "reverse-stepi")
+}
+
+/// Runs a reverse command of the command line. If it fails and loses the program on the way
+/// (time travel could not find the way back), the replay goes back to the last event
+/// boundary it had passed, so that the client can go on from near where it was.
+fn reverse(s: &mut Session, command: &str) -> anyhow::Result<RemoteStop> {
+    let time = s.replay.as_ref().map(|r| r.events_replayed());
+    let r = capture_stdout(|| crate::commands::execute(s, command))?.1;
+    if let Err(e) = r {
+        if let (Some(time), false) = (time, is_alive(s)) {
+            let _ = capture_stdout(|| crate::commands::execute(s, &format!("goto event {time}")));
+        }
+        return Err(e);
+    }
     Ok(last_stop(s))
 }
 

@@ -14,10 +14,53 @@ impl Arch for X86_64Linux {
     type Usize = u64;
     type Registers = Regs;
     type BreakpointKind = usize;
-    type RegId = ();
+    type RegId = RegNum;
 
     fn target_description_xml() -> Option<&'static str> {
         Some(TARGET_XML)
+    }
+}
+
+/// A register by gdb's number for it in the target description (`p`/`P` packets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegNum(pub usize);
+
+/// orig_rax (writing it is accepted and ignored: the replay decides
+/// what syscalls do).
+pub const ORIG_RAX: RegNum = RegNum(57);
+
+impl RegNum {
+    /// Where the register is in a `g` packet: (offset, size in bytes).
+    pub fn span(self) -> Option<(usize, usize)> {
+        // (first number, count, size) of each run of same-sized registers, in order.
+        const RUNS: [(usize, usize, usize); 7] = [
+            (0, 17, 8),   // rax…r15, rip
+            (17, 7, 4),   // eflags, cs…gs
+            (24, 8, 10),  // st0–st7
+            (32, 8, 4),   // fctrl…fop
+            (40, 16, 16), // xmm0–xmm15
+            (56, 1, 4),   // mxcsr
+            (57, 3, 8),   // orig_rax, fs_base, gs_base
+        ];
+        let mut offset = 0;
+        for (first, count, size) in RUNS {
+            if (first..first + count).contains(&self.0) {
+                return Some((offset + (self.0 - first) * size, size));
+            }
+            offset += count * size;
+        }
+        None
+    }
+}
+
+impl gdbstub::arch::RegId for RegNum {
+    fn from_raw_id(id: usize) -> Option<(Self, Option<std::num::NonZeroUsize>)> {
+        let (_, size) = RegNum(id).span()?;
+        Some((RegNum(id), std::num::NonZeroUsize::new(size)))
+    }
+
+    fn to_raw_id(&self) -> Option<usize> {
+        Some(self.0)
     }
 }
 
@@ -95,6 +138,14 @@ impl Registers for Regs {
 }
 
 impl Regs {
+    /// The bytes of one register, as a `g` packet carries them.
+    pub fn register_bytes(&self, reg: RegNum) -> Option<Vec<u8>> {
+        let (offset, size) = reg.span()?;
+        let mut all = Vec::with_capacity(600);
+        self.gdb_serialize(|b| all.push(b.unwrap_or(0)));
+        all.get(offset..offset + size).map(<[u8]>::to_vec)
+    }
+
     /// From ptrace's register sets.
     pub fn from_ptrace(r: &hindsight_ptrace::Regs, fp: Option<&hindsight_ptrace::FpRegs>) -> Regs {
         let g = &r.0;
@@ -294,5 +345,31 @@ mod tests {
         assert_eq!(n, 128 + 8 + 4 + 24 + 80 + 32 + 256 + 4 + 24);
         assert!(TARGET_XML.contains(r#"name="orig_rax""#));
         assert!(TARGET_XML.contains(r#"name="fs_base""#));
+    }
+
+    #[test]
+    fn single_registers_are_where_the_g_packet_has_them() {
+        let regs = Regs {
+            rip: 0x1122,
+            mxcsr: 0x1f80,
+            orig_rax: u64::MAX,
+            gs_base: 7,
+            ..Regs::default()
+        };
+        assert_eq!(
+            regs.register_bytes(RegNum(16)),
+            Some(0x1122u64.to_le_bytes().to_vec())
+        );
+        assert_eq!(
+            regs.register_bytes(RegNum(56)),
+            Some(0x1f80u32.to_le_bytes().to_vec())
+        );
+        assert_eq!(regs.register_bytes(ORIG_RAX), Some(vec![0xff; 8]));
+        assert_eq!(
+            regs.register_bytes(RegNum(59)),
+            Some(7u64.to_le_bytes().to_vec())
+        );
+        assert_eq!(RegNum(60).span(), None);
+        assert_eq!(RegNum(40).span(), Some((128 + 8 + 4 + 24 + 80 + 32, 16)));
     }
 }

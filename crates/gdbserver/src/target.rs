@@ -28,7 +28,7 @@ use hindsight_cli::remote::{self, ClientBreakpoints, RemoteStop};
 use hindsight_cli::session::Session;
 use hindsight_ptrace::Tid;
 
-use crate::arch::{Regs, X86_64Linux};
+use crate::arch::{RegNum, Regs, X86_64Linux, ORIG_RAX};
 
 /// What the next wait for a stop does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,6 +88,13 @@ impl ReplayTarget {
 
     fn live(&self, tid: GdbTid) -> Option<Tid> {
         remote::live_tid(&self.session, tid.get() as i32)
+    }
+
+    /// A thread's registers now.
+    fn current_registers(&self, tid: GdbTid) -> TargetResult<Regs, Self> {
+        let live = self.live(tid).ok_or(TargetError::NonFatal)?;
+        let (r, fp) = remote::registers(&self.session, live).map_err(|_| TargetError::NonFatal)?;
+        Ok(Regs::from_ptrace(&r, fp.as_ref()))
     }
 
     /// Runs the planned motion; returns the stop for gdb.
@@ -203,21 +210,30 @@ impl Target for ReplayTarget {
 
 impl MultiThreadBase for ReplayTarget {
     fn read_registers(&mut self, regs: &mut Regs, tid: GdbTid) -> TargetResult<(), Self> {
-        let Some(live) = self.live(tid) else {
-            return refused();
-        };
-        match remote::registers(&self.session, live) {
-            Ok((r, fp)) => {
-                *regs = Regs::from_ptrace(&r, fp.as_ref());
-                Ok(())
-            }
-            Err(_) => refused(),
-        }
+        *regs = self.current_registers(tid)?;
+        Ok(())
     }
 
-    fn write_registers(&mut self, _: &Regs, _: GdbTid) -> TargetResult<(), Self> {
-        // The recorded past cannot change.
+    fn write_registers(&mut self, regs: &Regs, tid: GdbTid) -> TargetResult<(), Self> {
+        // The recorded past cannot change; writing what is there already changes nothing
+        // (gdb rewrites every register to set orig_rax).
+        let now = self.current_registers(tid)?;
+        if now.gpr == regs.gpr && now.rip == regs.rip {
+            return Ok(());
+        }
         refused()
+    }
+
+    fn support_single_register_access(
+        &mut self,
+    ) -> Option<
+        gdbstub::target::ext::base::single_register_access::SingleRegisterAccessOps<
+            '_,
+            GdbTid,
+            Self,
+        >,
+    > {
+        Some(self)
     }
 
     fn read_addrs(&mut self, start: u64, data: &mut [u8], _: GdbTid) -> TargetResult<usize, Self> {
@@ -244,6 +260,39 @@ impl MultiThreadBase for ReplayTarget {
 
     fn support_resume(&mut self) -> Option<MultiThreadResumeOps<'_, Self>> {
         Some(self)
+    }
+}
+
+impl gdbstub::target::ext::base::single_register_access::SingleRegisterAccess<GdbTid>
+    for ReplayTarget
+{
+    fn read_register(
+        &mut self,
+        tid: GdbTid,
+        reg: RegNum,
+        buf: &mut [u8],
+    ) -> TargetResult<usize, Self> {
+        let bytes = self
+            .current_registers(tid)?
+            .register_bytes(reg)
+            .ok_or(TargetError::NonFatal)?;
+        let n = bytes.len().min(buf.len());
+        buf[..n].copy_from_slice(&bytes[..n]);
+        Ok(n)
+    }
+
+    fn write_register(&mut self, tid: GdbTid, reg: RegNum, val: &[u8]) -> TargetResult<(), Self> {
+        // gdb sets orig_rax to -1 when it starts a program (so that no syscall restarts):
+        // the replay decides what syscalls do, so that is accepted and changes nothing.
+        if reg == ORIG_RAX {
+            return Ok(());
+        }
+        let now = self.current_registers(tid)?.register_bytes(reg);
+        if now.as_deref() == Some(val) {
+            return Ok(());
+        }
+        // The recorded past cannot change.
+        refused()
     }
 }
 
@@ -426,14 +475,16 @@ impl MonitorCmd for ReplayTarget {
 }
 
 /// Told to a client after a `monitor` command that moved the replay.
-const REFRESH_HINT: &str =
-    "(The replay moved: 'maint flush register-cache' makes gdb show where it is now; \
-see 'hindsight replay --gdb' for a gdb that does it by itself.)\n";
+const REFRESH_HINT: &str = "(The replay moved: gdb shows where it is now after \
+'maintenance flush register-cache' and 'maintenance flush dcache'.)\n";
 
-/// The gdb commands that make gdb forget what it read of the target after any `monitor`
-/// command (one may have moved the replay).
-pub const GDB_REFRESH_HOOK: &str =
-    "define hookpost-monitor\nmaintenance flush register-cache\nend\n";
+/// The gdb commands that make gdb forget what it read of the target (registers, frames and
+/// the stack it cached) after any `monitor` command, quietly: one may have moved the replay.
+pub const GDB_REFRESH_HOOK: &str = "define hookpost-monitor
+python gdb.execute('maintenance flush register-cache', to_string=True); \
+gdb.execute('maintenance flush dcache', to_string=True)
+end
+";
 
 impl gdbstub::target::ext::auxv::Auxv for ReplayTarget {
     fn get_auxv(&self, offset: u64, length: usize, buf: &mut [u8]) -> TargetResult<usize, Self> {

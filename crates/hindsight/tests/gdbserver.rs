@@ -298,7 +298,8 @@ fn replay_with_gdb_starts_gdb_connected_with_the_symbols() {
     let commands = scratch().join("gdb-commands-for-replay-gdb");
     std::fs::write(
         &commands,
-        "break square\ncontinue\ncontinue\nprint x\nreverse-continue\nprint x\nkill\nquit\n",
+        "break square\ncontinue\ncontinue\nprint x\nmonitor bookmark b\ncontinue\nmonitor goto b\n\
+         print x\nreverse-continue\nprint x\nkill\nquit\n",
     )
     .expect("commands file");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hindsight"));
@@ -311,7 +312,10 @@ fn replay_with_gdb_starts_gdb_connected_with_the_symbols() {
     assert!(finished, "{}\n{}", r.stdout, r.stderr);
     r.line("Breakpoint 1, square (x=1) at tt_loop.c:{n}");
     r.line("(gdb) $1 = 1");
-    r.line("(gdb) $2 = 0");
+    // gdb forgets what it read before a monitor command (the one that --gdb starts does).
+    r.line("(gdb) {*}$2 = 1");
+    r.line("(gdb) $3 = 0");
+    assert!(!r.stderr.contains("(The replay moved"), "{}", r.stderr);
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
 }
 
@@ -350,4 +354,283 @@ fn a_malformed_packet_gets_an_error_and_the_session_goes_on() {
     // The session goes on: a stop reply, memory, and a refused write.
     assert!(exchange("?").contains("$T05"));
     assert!(exchange("M0,1:00").contains("$E"));
+}
+
+/// gdb run natively on `prog` (no recording) with the same commands, where the remote
+/// session's first `continue` is gdb's `run`.
+fn native_gdb(prog: &Path, cmds: &[&str]) -> Run {
+    let mut cmd = Command::new("gdb");
+    cmd.args(["-batch", "-nx"]).arg(prog);
+    let mut ran = false;
+    for c in cmds {
+        let c = if *c == "continue" && !ran {
+            ran = true;
+            "run"
+        } else {
+            c
+        };
+        cmd.arg("-ex").arg(c);
+    }
+    let (r, finished) = collect_with_timeout(cmd.stdin(Stdio::null()));
+    assert!(finished, "gdb did not finish: {}\n{}", r.stdout, r.stderr);
+    r
+}
+
+/// What gdb says about where the program is and what it holds: stop lines, source lines,
+/// frames and values, with addresses blanked (stack addresses differ between a recording
+/// and a run of gdb's own).
+fn where_and_what(out: &str) -> Vec<String> {
+    let mut kept = Vec::new();
+    for line in out.lines() {
+        let interesting = line.starts_with("Breakpoint ")
+            || line.starts_with("Run till exit")
+            || line.starts_with("Value returned")
+            || line.starts_with('$')
+            || line.starts_with('#')
+            || line.contains(" at gdb_calls.c:")
+            || line.starts_with("Old value")
+            || line.starts_with("New value")
+            || line.starts_with("Value = ")
+            || line.starts_with("Hardware ")
+            || line
+                .split_once('\t')
+                .is_some_and(|(n, _)| n.parse::<u32>().is_ok());
+        if !interesting {
+            continue;
+        }
+        let mut blanked = String::new();
+        let mut rest = line;
+        while let Some(i) = rest.find("0x") {
+            blanked.push_str(&rest[..i]);
+            blanked.push_str("0x?");
+            rest = rest[i + 2..].trim_start_matches(|c: char| c.is_ascii_hexdigit());
+        }
+        blanked.push_str(rest);
+        kept.push(blanked);
+    }
+    kept
+}
+
+#[test]
+fn forward_stepping_and_watchpoints_print_what_gdb_prints_natively() {
+    let prog = compile("gdb_calls", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let server = Server::start(&trace);
+    let cmds = [
+        "break main",
+        "continue",
+        "next",
+        "next",
+        "next",
+        "next",
+        "next",
+        "print errno",
+        "print e",
+        "print fd",
+        "print buf",
+        "x/s buf",
+        "next",
+        "next",
+        "step",
+        "print *p",
+        "next",
+        "print p->x",
+        "finish",
+        "hbreak fact",
+        "continue",
+        "print n",
+        "backtrace",
+        "delete",
+        "watch calls",
+        "continue",
+        "continue",
+        "delete",
+        "rwatch calls",
+        "continue",
+        "delete",
+        "awatch calls",
+        "continue",
+        "continue",
+        "delete",
+        "break 35",
+        "continue",
+        "print f",
+        "print pt",
+        "info sharedlibrary",
+    ];
+    let remote = server.gdb(&prog, &cmds);
+    let native = native_gdb(&prog, &cmds);
+    let (r, n) = (
+        where_and_what(&remote.stdout),
+        where_and_what(&native.stdout),
+    );
+    assert_eq!(
+        r, n,
+        "\n--- over the replay ---\n{}\n--- natively ---\n{}",
+        remote.stdout, native.stdout
+    );
+    // errno is thread-local: found through fs_base.
+    remote.line("$1 = 2");
+    remote.line("$8 = 120");
+    remote.line("Breakpoint {n}, fact (n=5) at gdb_calls.c:14");
+    // The C library's symbols are there.
+    remote.line("{hex}  {hex}  Yes{*}libc.so.6");
+}
+
+#[test]
+fn the_end_of_the_recording_is_the_end_of_history_and_a_next_client_starts_again() {
+    let prog = compile("gdb_calls", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let server = Server::start(&trace);
+    let r = server.gdb(
+        &prog,
+        &[
+            "break fact",
+            "continue",
+            "continue",
+            "delete",
+            "continue",
+            "x/i $pc",
+            "reverse-stepi",
+            "x/i $pc",
+            "stepi",
+            "x/i $pc",
+            "break fact",
+            "reverse-continue",
+            "print n",
+            "continue",
+            "continue",
+            "continue",
+            "continue",
+            "continue",
+            "continue",
+        ],
+    );
+    // The exit syscall, not executed yet: the program is there to go back from.
+    r.seq(&[
+        "Breakpoint 1, fact (n=4) at gdb_calls.c:14",
+        "No more reverse-execution history.",
+        "{*}_exit{*}",
+        "=> {hex} <{*}_exit+{n}>:\tsyscall",
+        // One instruction back, and forward again.
+        "=> {hex} <{*}_exit+{n}>:\tmov{*}",
+        "=> {hex} <{*}_exit+{n}>:\tsyscall",
+        // Back to the last hit of the breakpoint: the innermost call.
+        "Breakpoint 2, fact (n=1) at gdb_calls.c:14",
+        "$1 = 1",
+        "No more reverse-execution history.",
+        "[Inferior 1 (process {n}) exited with code 03]",
+    ]);
+    // The next client finds the replay at its start again.
+    let second = server.gdb(&prog, &["break fact", "continue", "print n", "kill"]);
+    second.line("Breakpoint 1, fact (n=5) at gdb_calls.c:14");
+    second.line("$1 = 5");
+}
+
+#[test]
+fn extended_remote_run_starts_the_replay_again_and_writes_that_change_nothing_pass() {
+    let prog = compile("gdb_calls", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let server = Server::start(&trace);
+    let mut cmd = Command::new("gdb");
+    cmd.args(["-batch", "-nx"])
+        .arg("-ex")
+        .arg(format!("file {}", prog.display()))
+        .arg("-ex")
+        .arg(format!("target extended-remote 127.0.0.1:{}", server.port));
+    for c in [
+        "break fact",
+        "continue",
+        "continue",
+        "run",
+        "print n",
+        "info threads",
+        "set var n = 7",
+        "print n",
+        "set $rip = $rip",
+        "set $rip = $rip + 1",
+        "jump 36",
+        "print n",
+        "kill",
+    ] {
+        cmd.arg("-ex").arg(c);
+    }
+    let (r, finished) = collect_with_timeout(cmd.stdin(Stdio::null()));
+    assert!(finished, "{}\n{}", r.stdout, r.stderr);
+    r.seq(&[
+        "Breakpoint 1, fact (n=5) at gdb_calls.c:14",
+        "Breakpoint 1, fact (n=4) at gdb_calls.c:14",
+        // `run`: from the start again, to the first hit.
+        "Breakpoint 1, fact (n=5) at gdb_calls.c:14",
+        "$1 = 5",
+        "$2 = 5",
+        "$3 = 5",
+    ]);
+    // The process is named by its recorded pid, which is its thread's id.
+    let thread = r
+        .stdout
+        .lines()
+        .find_map(|l| l.split("Thread ").nth(1)?.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no thread in {}", r.stdout));
+    let (pid, tid) = thread.split_once('.').expect("pid.tid");
+    assert_eq!(pid, tid, "{}", r.stdout);
+    assert_ne!(pid, "1", "{}", r.stdout);
+    // Writes refused with an error each (gdb's `run` writes orig_rax; that passes).
+    assert!(!r.stderr.contains("orig_rax"), "{}", r.stderr);
+    assert_eq!(
+        r.stderr.matches("Cannot access memory").count(),
+        1,
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        r.stderr.matches("Could not write register \"rip\"").count(),
+        2,
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn gdb_is_told_when_a_monitor_command_moved_the_replay() {
+    let prog = compile("gdb_calls", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let server = Server::start(&trace);
+    let r = server.gdb(
+        &prog,
+        &[
+            "break fact",
+            "continue",
+            "continue",
+            "monitor bookmark second",
+            "continue",
+            "print n",
+            "monitor when",
+            "monitor goto second",
+            "maintenance flush register-cache",
+            "maintenance flush dcache",
+            "print n",
+            "backtrace",
+            "continue",
+            "print n",
+            "kill",
+        ],
+    );
+    r.seq(&[
+        "Breakpoint 1, fact (n=3) at gdb_calls.c:14",
+        "$1 = 3",
+        "$2 = 4",
+        "#0  fact (n=4) at gdb_calls.c:14",
+        "#1  {hex} in fact (n=5) at gdb_calls.c:17",
+        "#2  {hex} in main () at gdb_calls.c:34",
+        "Breakpoint 1, fact (n=3) at gdb_calls.c:14",
+        "$3 = 3",
+    ]);
+    // Only the command that moved says so.
+    assert_eq!(
+        r.stderr.matches("(The replay moved").count(),
+        1,
+        "{}",
+        r.stderr
+    );
 }
