@@ -185,6 +185,11 @@ fn unknown_things_are_named() {
     assert_eq!(e.to_string(), "syscall 999 (unknown number)");
     assert!(writes(999, &z, 0, &NoMem).is_err());
 
+    // Not a syscall number at all: the program gets the kernel's ENOSYS.
+    assert_eq!(classify(u64::MAX, &z), Ok(Replay::Deny(libc::ENOSYS)));
+    assert_eq!(classify(-10i64 as u64, &z), Ok(Replay::Deny(libc::ENOSYS)));
+    assert_eq!(classify(9999, &z), Ok(Replay::Deny(libc::ENOSYS)));
+
     let e = classify(nr("modify_ldt"), &z).unwrap_err();
     assert!(e.to_string().contains("modify_ldt"), "{e}");
     // io_uring is refused to the program (ENOSYS), not to the recorder.
