@@ -118,6 +118,21 @@ impl GdbConnection {
         Ok(())
     }
 
+    /// Shows `text` on gdb's console (an `O` packet, which gdb accepts while it waits for a
+    /// stop).
+    pub fn console(&mut self, text: &str) -> std::io::Result<()> {
+        let body: String = std::iter::once("O".to_string())
+            .chain(text.bytes().map(|b| format!("{b:02x}")))
+            .collect();
+        let sum = body.bytes().fold(0u8, |a, b| a.wrapping_add(b));
+        let out = format!("${body}#{sum:02x}");
+        std::io::Write::write_all(&mut self.stream, out.as_bytes())?;
+        std::io::Write::flush(&mut self.stream)?;
+        // gdb acknowledges it; gdbstub has nothing to do with that.
+        self.swallow_ack = true;
+        Ok(())
+    }
+
     /// `thread-id,offset,lm` → the variable's address in hex.
     fn tls_reply(&self, args: &[u8]) -> Option<String> {
         let text = std::str::from_utf8(args).ok()?;

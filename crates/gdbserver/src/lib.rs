@@ -48,9 +48,13 @@ impl BlockingEventLoop for ReplayLoop {
                 return Ok(Event::IncomingData(b));
             }
         }
-        let reason = target
-            .run_motion()
-            .map_err(WaitForStopReasonError::Target)?;
+        let (reason, failure) = target.run_motion();
+        if let Some(why) = failure {
+            // Said on gdb's console, then the stop: the session goes on.
+            eprintln!("hindsight: {why}");
+            conn.console(&format!("hindsight: {why}\n"))
+                .map_err(WaitForStopReasonError::Connection)?;
+        }
         target.refresh_tls();
         Ok(Event::TargetStopped(reason))
     }

@@ -87,7 +87,13 @@ impl ReplayTarget {
     }
 
     fn live(&self, tid: GdbTid) -> Option<Tid> {
-        remote::live_tid(&self.session, tid.get() as i32)
+        remote::live_tid(&self.session, tid.get() as i32).or_else(|| {
+            // gdbstub's placeholder before gdb names a thread (a session started again after
+            // a packet it could not parse): the selected thread.
+            (tid == NonZeroUsize::MIN)
+                .then(|| remote::selected_thread(&self.session))
+                .flatten()
+        })
     }
 
     /// A thread's registers now.
@@ -97,8 +103,11 @@ impl ReplayTarget {
         Ok(Regs::from_ptrace(&r, fp.as_ref()))
     }
 
-    /// Runs the planned motion; returns the stop for gdb.
-    pub(crate) fn run_motion(&mut self) -> Result<MultiThreadStopReason<u64>, TargetFailure> {
+    /// Runs the planned motion; returns the stop for gdb, and why the motion failed if it
+    /// did. A failure is a stop too, so that the session goes on: where the program is, as
+    /// the end of the history in that direction (which ends gdb's own step loops), or its
+    /// end if the failure lost it.
+    pub(crate) fn run_motion(&mut self) -> (MultiThreadStopReason<u64>, Option<String>) {
         let s = &mut self.session;
         let r = match self.motion {
             Motion::Continue => remote::resume(s),
@@ -106,8 +115,29 @@ impl ReplayTarget {
             Motion::ReverseContinue => remote::reverse_resume(s),
             Motion::ReverseStep(t) => remote::reverse_step(s, t),
         };
-        let stop = r.map_err(|e| TargetFailure::Replay(format!("{e:#}")))?;
-        Ok(self.reason(stop))
+        match r {
+            Ok(stop) => (self.reason(stop), None),
+            Err(e) => {
+                let backward = matches!(
+                    self.motion,
+                    Motion::ReverseContinue | Motion::ReverseStep(_)
+                );
+                let here = remote::selected_thread(&self.session)
+                    .or_else(|| remote::threads(&self.session).first().map(|t| t.1));
+                let stop = match here {
+                    Some(t) => MultiThreadStopReason::ReplayLog {
+                        tid: Some(self.gdb_tid(t)),
+                        pos: if backward {
+                            ReplayLogPosition::Begin
+                        } else {
+                            ReplayLogPosition::End
+                        },
+                    },
+                    None => MultiThreadStopReason::Terminated(Signal::SIGKILL),
+                };
+                (stop, Some(format!("{e:#}")))
+            }
+        }
     }
 
     /// How a stop reads in the protocol.

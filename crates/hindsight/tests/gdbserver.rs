@@ -353,6 +353,9 @@ fn a_malformed_packet_gets_an_error_and_the_session_goes_on() {
     assert!(exchange("Zq,zz").contains("$E01#"), "a malformed packet");
     // The session goes on: a stop reply, memory, and a refused write.
     assert!(exchange("?").contains("$T05"));
+    // The registers of the thread that stopped, though this session has not named one yet.
+    let g = exchange("g");
+    assert!(!g.contains("$E") && g.contains("$da"), "{g}");
     assert!(exchange("M0,1:00").contains("$E"));
 }
 
