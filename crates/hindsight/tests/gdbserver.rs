@@ -391,6 +391,7 @@ fn where_and_what(out: &str) -> Vec<String> {
             || line.starts_with('$')
             || line.starts_with('#')
             || line.contains(" at gdb_calls.c:")
+            || line.contains(" at gdb_rsteps.c:")
             || line.starts_with("Old value")
             || line.starts_with("New value")
             || line.starts_with("Value = ")
@@ -636,4 +637,108 @@ fn gdb_is_told_when_a_monitor_command_moved_the_replay() {
         "{}",
         r.stderr
     );
+}
+
+#[test]
+fn reverse_commands_land_where_gdb_record_full_lands() {
+    let prog = compile("gdb_rsteps", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let server = Server::start(&trace);
+    // From the last line of main, back through the loop, the calls and the recursion, and
+    // forward again.
+    let steps = [
+        "break 31",
+        "continue",
+        "print g",
+        "print a",
+        "reverse-next",
+        "reverse-next",
+        "reverse-next",
+        "print i",
+        "reverse-step",
+        "reverse-step",
+        "reverse-step",
+        "reverse-step",
+        "backtrace",
+        "reverse-finish",
+        "reverse-step",
+        "reverse-step",
+        "reverse-step",
+        "backtrace",
+        "reverse-finish",
+        "reverse-finish",
+        "reverse-stepi",
+        "reverse-stepi",
+        "reverse-nexti",
+        "print $pc == $pc",
+        "next",
+        "step",
+        "finish",
+    ];
+    // Then watchpoints and a conditional breakpoint in reverse (gdb's record full does not
+    // report watchpoints going back: these are checked by hand).
+    let more = [
+        "watch g",
+        "reverse-continue",
+        "reverse-continue",
+        "reverse-continue",
+        "delete",
+        "break depth if n == 0",
+        "reverse-continue",
+        "backtrace",
+        "continue",
+        "backtrace",
+    ];
+    let all: Vec<&str> = steps.iter().chain(more.iter()).copied().collect();
+    let remote = server.gdb(&prog, &all);
+    // gdb natively: recording from main on, then the same commands.
+    let mut native_cmds = vec!["break main", "continue", "record full"];
+    native_cmds.extend(steps);
+    let native = native_gdb(&prog, &native_cmds);
+    let r: Vec<String> = where_and_what(&remote.stdout)
+        .into_iter()
+        .skip_while(|l| !l.starts_with("Breakpoint 1,"))
+        .collect();
+    // The native run's first lines are its stop at main (its breakpoint 1).
+    let n: Vec<String> = where_and_what(&native.stdout)
+        .into_iter()
+        .skip_while(|l| !l.starts_with("Breakpoint 2,"))
+        .map(|l| l.replace("Breakpoint 2,", "Breakpoint 1,"))
+        .collect();
+    assert!(n.len() > 30, "{}\n{}", native.stdout, native.stderr);
+    assert_eq!(
+        r[..n.len().min(r.len())],
+        n[..],
+        "\n--- over the replay ---\n{}\n--- gdb's record full ---\n{}",
+        remote.stdout,
+        native.stdout
+    );
+    // g: 0, -1, 2, 1, 7, 6, 15 at the `finish` in mix(3); going back, gdb shows each write
+    // undone (the old value is the later one).
+    remote.block(&[
+        "Hardware watchpoint 2: g",
+        "Old value = 15",
+        "New value = 6",
+        "{hex} in mix (x=3) at gdb_rsteps.c:20",
+        "20\t    g += y;",
+    ]);
+    remote.block(&[
+        "Hardware watchpoint 2: g",
+        "Old value = 6",
+        "New value = 7",
+        "{hex} in main () at gdb_rsteps.c:29",
+    ]);
+    remote.block(&[
+        "Hardware watchpoint 2: g",
+        "Old value = 7",
+        "New value = 1",
+        "{hex} in mix (x=2) at gdb_rsteps.c:20",
+    ]);
+    // The last depth(0) before that is mix(1)'s; the next one, mix(2)'s.
+    remote.seq(&[
+        "Breakpoint 3, depth (n=0) at gdb_rsteps.c:13",
+        "#2  {hex} in mix (x=1) at gdb_rsteps.c:21",
+        "Breakpoint 3, depth (n=0) at gdb_rsteps.c:13",
+        "#3  {hex} in mix (x=2) at gdb_rsteps.c:21",
+    ]);
 }
