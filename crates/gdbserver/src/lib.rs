@@ -51,7 +51,7 @@ impl BlockingEventLoop for ReplayLoop {
         let (reason, failure) = target.run_motion();
         if let Some(why) = failure {
             // Said on gdb's console, then the stop: the session goes on.
-            eprintln!("hindsight: {why}");
+            target.log(&why);
             conn.console(&format!("hindsight: {why}\n"))
                 .map_err(WaitForStopReasonError::Connection)?;
         }
@@ -121,7 +121,7 @@ fn serve_target(
             .set_nonblocking(false)
             .context("the connection to gdb")?;
         let _ = stream.set_nodelay(true);
-        eprintln!("hindsight: gdb connected from {peer}");
+        target.log(&format!("gdb connected from {peer}"));
         // The last client let the program exit: this one starts from the beginning again.
         if !hindsight_cli::remote::is_alive(&target.session) {
             if let Err(e) = hindsight_cli::remote::restart(&mut target.session) {
@@ -132,7 +132,7 @@ fn serve_target(
         // Whatever the client left behind goes; the replay stays where it is.
         target.forget_client();
         if killed {
-            eprintln!("hindsight: gdb killed the program; the server ends");
+            target.log("gdb killed the program; the server ends");
             return Ok(());
         }
         if until() {
@@ -154,16 +154,17 @@ fn serve_client(target: &mut ReplayTarget, stream: &std::net::TcpStream) -> bool
         match stub.run_blocking::<ReplayLoop>(target) {
             Ok(DisconnectReason::Kill) => return true,
             Ok(reason) => {
-                eprintln!("hindsight: gdb disconnected ({reason:?})");
+                target.log(&format!("gdb disconnected ({reason:?})"));
                 return false;
             }
             Err(e) => {
                 if !still_connected(stream) {
-                    // A client that vanished mid-command: the next one may come.
-                    eprintln!("hindsight: the gdb session ended: {e}");
+                    // A client that went away without a word (or mid-command): the next one
+                    // may come.
+                    target.log(&format!("gdb went away ({e}); waiting for the next one"));
                     return false;
                 }
-                eprintln!("hindsight: answered a request with an error: {e}");
+                target.log(&format!("answered a request with an error: {e}"));
                 let mut w = stream;
                 if w.write_all(b"$E01#a6").is_err() {
                     return false;
@@ -240,6 +241,8 @@ pub fn serve_with_gdb(session: Session, program: &Path) -> anyhow::Result<u8> {
     };
     let mut target = ReplayTarget::new(session);
     target.client_refreshes = true;
+    // gdb has the terminal: the server keeps quiet.
+    target.chatty = false;
     let served = serve_target(&mut target, listener, &mut { gone });
     let _ = std::fs::remove_file(&script);
     served?;

@@ -57,6 +57,8 @@ pub struct ReplayTarget {
     /// The client flushes its caches after `monitor` (the gdb that `--gdb` starts has a hook
     /// for it); other clients are told how when a command moved the replay.
     pub(crate) client_refreshes: bool,
+    /// The server's log (connections, failures) goes to stderr.
+    pub(crate) chatty: bool,
 }
 
 impl ReplayTarget {
@@ -68,6 +70,14 @@ impl ReplayTarget {
             motion: Motion::Continue,
             tls: Default::default(),
             client_refreshes: false,
+            chatty: true,
+        }
+    }
+
+    /// A line of the server's log.
+    pub(crate) fn log(&self, what: &str) {
+        if self.chatty {
+            eprintln!("hindsight: {what}");
         }
     }
 
@@ -558,10 +568,10 @@ impl gdbstub::target::ext::extended_mode::ExtendedMode for ReplayTarget {
         _filename: Option<&[u8]>,
         _args: gdbstub::target::ext::extended_mode::Args<'_, '_>,
     ) -> TargetResult<gdbstub::common::Pid, Self> {
-        remote::restart(&mut self.session).map_err(|e| {
-            eprintln!("hindsight: could not start the replay again: {e:#}");
-            TargetError::NonFatal
-        })?;
+        if let Err(e) = remote::restart(&mut self.session) {
+            self.log(&format!("could not start the replay again: {e:#}"));
+            return Err(TargetError::NonFatal);
+        }
         self.refresh_tls();
         Ok(self.pid())
     }

@@ -316,6 +316,8 @@ fn replay_with_gdb_starts_gdb_connected_with_the_symbols() {
     r.line("(gdb) {*}$2 = 1");
     r.line("(gdb) $3 = 0");
     assert!(!r.stderr.contains("(The replay moved"), "{}", r.stderr);
+    // gdb has the terminal: no server log in it.
+    assert!(!r.stderr.contains("hindsight: gdb"), "{}", r.stderr);
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
 }
 
