@@ -135,8 +135,10 @@ impl Session {
     pub(crate) fn spawn_with(&mut self, keep_symbols: bool) -> anyhow::Result<()> {
         let keep_symbols = keep_symbols && self.replay_opts.is_some();
         if !keep_symbols {
-            // A new run from the start: no exec has happened in it yet.
+            // A new run from the start: no exec has happened in it yet, and the debugger
+            // events that were spent come back.
             self.travel.exec_at = None;
+            self.travel.engine.rewind(0);
         }
         let inf = if let Some(opts) = &self.replay_opts {
             let (replay, inf) = hindsight_replay::Replayer::start(opts)

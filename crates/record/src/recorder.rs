@@ -823,6 +823,18 @@ impl Recorder {
             if let Some(t) = self.procs.get_mut(&pid).and_then(|p| p.thread(tid)) {
                 t.cpu_ns = cpu;
             }
+            // sched_yield gives the process to the next ready thread (programs count on it
+            // to let another thread run, as the kernel would); replay follows the events.
+            if name == "sched_yield" {
+                if let Some(p) = self.procs.get_mut(&pid).filter(|p| !p.ready.is_empty()) {
+                    p.current = None;
+                    p.ready.push_back(tid);
+                    if let Some(t) = p.thread(tid) {
+                        t.state = State::Ready;
+                    }
+                    return self.schedule(pid);
+                }
+            }
             self.run_user(pid, tid)
         } else {
             // Its turn comes later; other processes' copies of the output are written now.
