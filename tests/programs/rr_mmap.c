@@ -1,5 +1,7 @@
 /* Record/replay test: maps the file named by argv[1] (PROT_READ, MAP_PRIVATE), prints a
- * checksum of its content and its first line. */
+ * checksum of its content and its first line. With argv[2] = "unlink", the file is removed
+ * between open and mmap (the mapping is of a deleted file). */
+#include <string.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -14,6 +16,8 @@ int main(int argc, char **argv)
         return 2;
     }
     int fd = open(argv[1], O_RDONLY);
+    if (argc > 2 && strcmp(argv[2], "unlink") == 0)
+        unlink(argv[1]);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0 || st.st_size == 0) {
         perror(argv[1]);

@@ -696,7 +696,6 @@ fn a_descriptor_passed_over_a_socket_a_memfd_and_datagrams() {
 }
 
 #[test]
-#[ignore = "known limit (issue 3 note): mmap of a memfd is refused by the recorder"]
 fn a_memfd_mapped_shared_and_private() {
     let (a, _) = round_trip(
         "rr_memfd",
@@ -846,6 +845,30 @@ fn a_mapped_file_is_replayed_from_its_copy() {
         &[cmds[0], cmds[1], "print (char)p[0]", "print p[1] == 'a'"],
     );
     r.line(&format!("$1 = {} '{}'", b'm', 'm')).line("$2 = 1");
+}
+
+#[test]
+fn a_file_deleted_before_it_is_mapped_is_recorded_through_its_descriptor() {
+    let prog = compile("rr_mmap", &[]);
+    let dir = workdir("mmap-deleted");
+    let data = dir.join("gone.txt");
+    let content = fresh_text("deleted", 1500);
+    std::fs::write(&data, &content).unwrap();
+    let rec = record(
+        &dir,
+        "trace",
+        &prog,
+        &[data.to_str().unwrap(), "unlink"],
+        None,
+        0,
+    );
+    assert!(!data.exists());
+    let sum = content
+        .bytes()
+        .fold(0u64, |h, b| h.wrapping_mul(131).wrapping_add(u64::from(b)));
+    assert_eq!(rec.value("checksum"), sum.to_string());
+    let r = replay(&rec.trace, &["continue"]);
+    assert_replayed_whole(&rec, &r, End::Exit(0));
 }
 
 #[test]

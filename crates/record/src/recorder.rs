@@ -744,7 +744,17 @@ impl Recorder {
             let flags = s.args[3];
             if flags & libc::MAP_ANONYMOUS as u64 == 0 {
                 let fd = s.args[4] as i32;
-                let target = std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok();
+                let fd_path = std::path::PathBuf::from(format!("/proc/{pid}/fd/{fd}"));
+                let is_file = |p: &Path| std::fs::metadata(p).map(|m| m.is_file()).unwrap_or(false);
+                let target = std::fs::read_link(&fd_path).ok().map(|path| {
+                    // A file unlinked since it was opened ("… (deleted)") is still read
+                    // through the program's descriptor.
+                    if !is_file(&path) && is_file(&fd_path) {
+                        fd_path.clone()
+                    } else {
+                        path
+                    }
+                });
                 match target {
                     Some(path) if path == Path::new("/dev/zero") => {}
                     Some(path)
