@@ -523,6 +523,32 @@ fn tempfile_in_tmp() -> anyhow::Result<std::fs::File> {
     Ok(file)
 }
 
+/// Runs hindsight commands before any client connects (`hindsight replay --gdbserver PORT
+/// -ex CMD…`: to serve the replay from a breakpoint, an event or a bookmark). Their output
+/// goes to stdout as usual; the first that fails stops the rest and is the error. The
+/// breakpoints they set go afterwards (gdb plants its own).
+pub fn run_commands(s: &mut Session, scripts: &[crate::Script]) -> anyhow::Result<()> {
+    for script in scripts {
+        let lines = match script {
+            crate::Script::Command(c) => vec![c.clone()],
+            crate::Script::File(f) => std::fs::read_to_string(f)
+                .with_context(|| format!("{}", f.display()))?
+                .lines()
+                .map(str::to_string)
+                .collect(),
+        };
+        for line in lines {
+            crate::commands::execute(s, &line).with_context(|| format!("'{line}'"))?;
+        }
+    }
+    let _ = std::io::stdout().flush();
+    // Their breakpoints would stop the program where gdb has none.
+    if s.breakpoints.iter().next().is_some() {
+        capture_stdout(|| crate::commands::execute(s, "delete"))?.1?;
+    }
+    Ok(())
+}
+
 /// The program being debugged (for gdb's `file`).
 pub fn program(s: &Session) -> PathBuf {
     s.program.clone()

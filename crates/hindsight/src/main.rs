@@ -33,6 +33,7 @@ Options of debug and replay:
   --gdbserver [HOST:]PORT
                replay: serve the replay to gdb (`target remote HOST:PORT`; 127.0.0.1 by default)
   --gdb        replay: start gdb connected to the replay, with the program's symbols
+               (with either, -ex/-x commands run first: gdb finds the replay where they left it)
   --no-pin     do not pin hindsight and the program to one CPU";
 
 fn main() -> ExitCode {
@@ -63,7 +64,9 @@ fn run(args: Vec<OsString>) -> anyhow::Result<u8> {
             match opts.gdb.clone() {
                 None => hindsight_cli::run_replay(opts),
                 Some(mode) => {
-                    let (session, _) = hindsight_cli::open_replay(&opts)?;
+                    let (mut session, _) = hindsight_cli::open_replay(&opts)?;
+                    // -ex/-x: where the replay is when gdb first sees it.
+                    hindsight_cli::remote::run_commands(&mut session, &opts.session.commands)?;
                     let program = hindsight_cli::remote::program(&session);
                     match mode {
                         hindsight_cli::GdbMode::Server(spec) => {
@@ -164,11 +167,19 @@ fn parse_replay(args: Vec<OsString>) -> anyhow::Result<hindsight_cli::ReplayCliO
                 let spec = it.next().ok_or_else(|| {
                     anyhow::anyhow!("option --gdbserver needs [HOST:]PORT (e.g. --gdbserver 9999)")
                 })?;
+                if opts.gdb.is_some() {
+                    anyhow::bail!("--gdbserver and --gdb go alone (one gdb front end at a time)");
+                }
                 opts.gdb = Some(hindsight_cli::GdbMode::Server(
                     spec.to_string_lossy().into_owned(),
                 ));
             }
-            Some("--gdb") => opts.gdb = Some(hindsight_cli::GdbMode::Launch),
+            Some("--gdb") => {
+                if opts.gdb.is_some() {
+                    anyhow::bail!("--gdbserver and --gdb go alone (one gdb front end at a time)");
+                }
+                opts.gdb = Some(hindsight_cli::GdbMode::Launch);
+            }
             Some("--process" | "-p") => {
                 let p = it
                     .next()
@@ -204,6 +215,11 @@ fn parse_replay(args: Vec<OsString>) -> anyhow::Result<hindsight_cli::ReplayCliO
     rest.push("-".into());
     let mut session = parse_debug(rest)?;
     session.program = None;
+    if opts.gdb.is_some() && session.batch {
+        anyhow::bail!(
+            "--batch is for the command line; with --gdbserver or --gdb, gdb runs the session"
+        );
+    }
     opts.session = session;
     Ok(opts)
 }

@@ -21,10 +21,16 @@ struct Server {
 
 impl Server {
     fn start(trace: &Path) -> Server {
+        Server::start_with(trace, &[])
+    }
+
+    /// A server with more options (`-ex CMD`…).
+    fn start_with(trace: &Path, extra: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_hindsight"))
             .arg("replay")
             .arg(trace)
             .args(["-q", "--gdbserver", "127.0.0.1:0"])
+            .args(extra)
             .env("HINDSIGHT_DIR", scratch().join("hindsight-dir"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -743,4 +749,19 @@ fn reverse_commands_land_where_gdb_record_full_lands() {
         "Breakpoint 3, depth (n=0) at gdb_rsteps.c:13",
         "#3  {hex} in mix (x=2) at gdb_rsteps.c:21",
     ]);
+}
+
+#[test]
+fn commands_given_to_the_server_run_before_gdb_sees_the_replay() {
+    let prog = compile("gdb_calls", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let server = Server::start_with(
+        &trace,
+        &["-ex", "break fact", "-ex", "continue", "-ex", "continue"],
+    );
+    let r = server.gdb(&prog, &["backtrace 1", "print n", "continue", "kill"]);
+    r.line("#0  fact (n=4) at gdb_calls.c:14");
+    r.line("$1 = 4");
+    // The server's own breakpoint went: gdb's continue runs to the end.
+    r.line("No more reverse-execution history.");
 }
