@@ -166,10 +166,10 @@ impl ReplayTarget {
             },
             RemoteStop::Signal { tid, signal } => MultiThreadStopReason::SignalWithThread {
                 tid: self.gdb_tid(tid),
-                signal: Signal(signal as u8),
+                signal: gdb_signal(signal),
             },
             RemoteStop::Exited(code) => MultiThreadStopReason::Exited(code as u8),
-            RemoteStop::Killed(sig) => MultiThreadStopReason::Terminated(Signal(sig as u8)),
+            RemoteStop::Killed(sig) => MultiThreadStopReason::Terminated(gdb_signal(sig)),
             RemoteStop::HistoryStart(t) => MultiThreadStopReason::ReplayLog {
                 tid: Some(self.gdb_tid(t)),
                 pos: ReplayLogPosition::Begin,
@@ -179,6 +179,49 @@ impl ReplayTarget {
                 pos: ReplayLogPosition::End,
             },
         }
+    }
+}
+
+/// gdb's number for a Linux signal: the protocol has numbers of its own (gdb's
+/// `signals.def`: SIGUSR1 is 30 there, 10 is SIGBUS).
+pub fn gdb_signal(linux: i32) -> Signal {
+    match linux {
+        libc::SIGHUP => Signal::SIGHUP,
+        libc::SIGINT => Signal::SIGINT,
+        libc::SIGQUIT => Signal::SIGQUIT,
+        libc::SIGILL => Signal::SIGILL,
+        libc::SIGTRAP => Signal::SIGTRAP,
+        libc::SIGABRT => Signal::SIGABRT,
+        libc::SIGBUS => Signal::SIGBUS,
+        libc::SIGFPE => Signal::SIGFPE,
+        libc::SIGKILL => Signal::SIGKILL,
+        libc::SIGUSR1 => Signal::SIGUSR1,
+        libc::SIGSEGV => Signal::SIGSEGV,
+        libc::SIGUSR2 => Signal::SIGUSR2,
+        libc::SIGPIPE => Signal::SIGPIPE,
+        libc::SIGALRM => Signal::SIGALRM,
+        libc::SIGTERM => Signal::SIGTERM,
+        libc::SIGCHLD => Signal::SIGCHLD,
+        libc::SIGCONT => Signal::SIGCONT,
+        libc::SIGSTOP => Signal::SIGSTOP,
+        libc::SIGTSTP => Signal::SIGTSTP,
+        libc::SIGTTIN => Signal::SIGTTIN,
+        libc::SIGTTOU => Signal::SIGTTOU,
+        libc::SIGURG => Signal::SIGURG,
+        libc::SIGXCPU => Signal::SIGXCPU,
+        libc::SIGXFSZ => Signal::SIGXFSZ,
+        libc::SIGVTALRM => Signal::SIGVTALRM,
+        libc::SIGPROF => Signal::SIGPROF,
+        libc::SIGWINCH => Signal::SIGWINCH,
+        libc::SIGIO => Signal::SIGIO,
+        libc::SIGPWR => Signal::SIGPWR,
+        libc::SIGSYS => Signal::SIGSYS,
+        // Real-time signals: gdb numbers 33…63 from 45 on, 32 is 77, 64 on from 78.
+        32 => Signal(77),
+        33..=63 => Signal(45 + (linux - 33) as u8),
+        64..=127 => Signal(78 + (linux - 64) as u8),
+        // GDB_SIGNAL_UNKNOWN (SIGSTKFLT has no gdb number).
+        _ => Signal(143),
     }
 }
 
@@ -629,5 +672,20 @@ impl ReplayTarget {
             .ok()
             .and_then(gdbstub::common::Pid::new)
             .unwrap_or(gdbstub::common::Pid::MIN)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signals_have_gdb_numbers() {
+        assert_eq!(gdb_signal(libc::SIGUSR1), Signal(30));
+        assert_eq!(gdb_signal(libc::SIGBUS), Signal(10));
+        assert_eq!(gdb_signal(libc::SIGSEGV), Signal(11));
+        assert_eq!(gdb_signal(libc::SIGCHLD), Signal(20));
+        assert_eq!(gdb_signal(34), Signal(46));
+        assert_eq!(gdb_signal(16), Signal(143));
     }
 }

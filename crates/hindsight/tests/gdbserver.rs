@@ -765,3 +765,45 @@ fn commands_given_to_the_server_run_before_gdb_sees_the_replay() {
     // The server's own breakpoint went: gdb's continue runs to the end.
     r.line("No more reverse-execution history.");
 }
+
+#[test]
+fn signals_have_their_names_in_gdb_forward_and_back() {
+    let prog = compile("tt_signals", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let server = Server::start(&trace);
+    let r = server.gdb(
+        &prog,
+        &[
+            "continue",
+            "print handled",
+            "break on_usr1",
+            "continue",
+            "backtrace",
+            "continue",
+            "print handled",
+            "reverse-continue",
+            "print handled",
+            "delete",
+            "continue",
+            "continue",
+            "continue",
+            "backtrace",
+            "reverse-stepi",
+            "continue",
+        ],
+    );
+    r.seq(&[
+        // The protocol numbers signals its own way (SIGUSR1 is 30 there, 10 is SIGBUS).
+        "Program received signal SIGUSR1, User defined signal 1.",
+        "$1 = 0",
+        "Breakpoint 1, on_usr1 (sig=10) at tt_signals.c:11",
+        "#1  <signal handler called>",
+        "Program received signal SIGUSR1, User defined signal 1.",
+        "$2 = 1",
+        "Breakpoint 1, on_usr1 (sig=10) at tt_signals.c:11",
+        "$3 = 0",
+        "Program received signal SIGSEGV, Segmentation fault.",
+        "#0  {hex} in main () at tt_signals.c:23",
+        "Program terminated with signal SIGSEGV, Segmentation fault.",
+    ]);
+}
