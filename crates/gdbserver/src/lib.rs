@@ -128,7 +128,10 @@ fn serve_target(
                 eprintln!("hindsight: could not start the replay again: {e:#}");
             }
         }
-        let killed = serve_client(target, &stream);
+        let killed = {
+            let _doorman = Doorman::start(&listener, target.chatty);
+            serve_client(target, &stream)
+        };
         // Whatever the client left behind goes; the replay stays where it is.
         target.forget_client();
         if killed {
@@ -137,6 +140,48 @@ fn serve_target(
         }
         if until() {
             return Ok(());
+        }
+    }
+}
+
+/// While a client is served, the others who connect are turned away at once (the replay
+/// has one client at a time) rather than left waiting for answers that do not come.
+struct Doorman {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Doorman {
+    /// Watches `listener` (non-blocking) until dropped.
+    fn start(listener: &TcpListener, chatty: bool) -> Doorman {
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let thread = listener.try_clone().ok().map(|door| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    match door.accept() {
+                        Ok((_turned_away, peer)) => {
+                            if chatty {
+                                eprintln!(
+                                    "hindsight: turned away gdb from {peer}: another one is connected"
+                                );
+                            }
+                        }
+                        Err(_) => std::thread::sleep(std::time::Duration::from_millis(50)),
+                    }
+                }
+            })
+        });
+        Doorman { stop, thread }
+    }
+}
+
+impl Drop for Doorman {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
         }
     }
 }

@@ -807,3 +807,42 @@ fn signals_have_their_names_in_gdb_forward_and_back() {
         "Program terminated with signal SIGSEGV, Segmentation fault.",
     ]);
 }
+
+#[test]
+fn a_second_gdb_is_turned_away_while_one_is_connected() {
+    let prog = compile("gdb_calls", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let server = std::sync::Arc::new(Server::start(&trace));
+    // The first client stays connected a while (gdb's `shell sleep`).
+    let first = {
+        let (server, prog) = (server.clone(), prog.clone());
+        std::thread::spawn(move || {
+            server.gdb(
+                &prog,
+                &[
+                    "shell sleep 3",
+                    "break fact",
+                    "continue",
+                    "print n",
+                    "detach",
+                ],
+            )
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let started = std::time::Instant::now();
+    let second = server.gdb(&prog, &["print calls"]);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "the second gdb waited"
+    );
+    assert!(
+        second.stderr.contains("Target disconnected") || second.stderr.contains("closed"),
+        "{}\n{}",
+        second.stdout,
+        second.stderr
+    );
+    let first = first.join().expect("the first client");
+    first.line("Breakpoint 1, fact (n=5) at gdb_calls.c:14");
+    first.line("$1 = 5");
+}
