@@ -388,6 +388,12 @@ impl Inferior {
         Ok(())
     }
 
+    /// Whether some thread holds a signal that its next resume delivers (a copy of the process
+    /// made now would lose it: the signal is ours to pass, not the kernel's).
+    pub fn has_pending_signal(&self) -> bool {
+        self.threads.iter().any(|t| t.pending_signal != 0)
+    }
+
     /// Sets the signal a stopped thread receives when it resumes (0: none). gdb's `signal 0`.
     pub fn set_pending_signal(&mut self, tid: Tid, signal: i32) {
         if let Some(t) = self.thread_mut(tid) {

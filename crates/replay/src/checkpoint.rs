@@ -116,6 +116,8 @@ impl Replayer {
     pub fn can_checkpoint(&self, inf: &Inferior) -> bool {
         inf.is_alive()
             && self.quiet_state()
+            // A signal about to be delivered lives in our bookkeeping, not in the process.
+            && !inf.has_pending_signal()
             && self.main_recorded().is_some()
             // A main thread that called pthread_exit is a zombie: nothing to copy through.
             && inf.threads().iter().any(|t| t.tid.0 == inf.pid())
