@@ -438,9 +438,66 @@ pub struct MonitorOutput {
     pub moved: bool,
 }
 
+/// Commands that gdb has words of its own for, which run or end the program: through
+/// `monitor` they would do it behind gdb's back (without its breakpoints, or leaving it with
+/// a program it thinks alive).
+const GDB_OWN: &[&str] = &[
+    "continue",
+    "next",
+    "step",
+    "stepi",
+    "nexti",
+    "finish",
+    "until",
+    "advance",
+    "run",
+    "start",
+    "kill",
+    "quit",
+    "jump",
+    "signal",
+    "reverse-continue",
+    "reverse-step",
+    "reverse-next",
+    "reverse-stepi",
+    "reverse-nexti",
+    "reverse-finish",
+];
+
+/// Their short forms.
+const GDB_OWN_ALIASES: &[&str] = &[
+    "c", "n", "s", "si", "ni", "r", "k", "q", "exit", "u", "fin", "j", "rc", "rs", "rn", "rsi",
+    "rni",
+];
+
+/// The gdb command that `command` is, if it is one of [`GDB_OWN`] (by name, alias or an
+/// unambiguous-looking prefix of three letters or more).
+fn gdb_own(command: &str) -> Option<&'static str> {
+    let word = command.split_whitespace().next()?;
+    let word = word.split('/').next().unwrap_or(word);
+    if let Some(i) = GDB_OWN_ALIASES.iter().position(|a| *a == word) {
+        return Some(GDB_OWN_ALIASES[i]);
+    }
+    GDB_OWN
+        .iter()
+        .find(|n| **n == word || (word.len() >= 3 && n.starts_with(word)))
+        .copied()
+}
+
 /// Runs a hindsight command (`when`, `goto …`, `bookmark NAME`, `info checkpoints`…) and
-/// returns what it printed, errors included.
+/// returns what it printed, errors included. Commands that gdb has words of its own for,
+/// which run or end the program (`continue`, `kill`…), are refused: gdb must do those.
 pub fn monitor(s: &mut Session, command: &str) -> MonitorOutput {
+    if let Some(own) = gdb_own(command) {
+        return MonitorOutput {
+            text: format!(
+                "'{own}' is gdb's own command: type it without 'monitor' (monitor runs the \
+                 hindsight commands gdb has no word for: when, goto, bookmark, info \
+                 checkpoints…).\n"
+            ),
+            moved: false,
+        };
+    }
     let before = instant(s);
     let mut text = match capture_stdout(|| crate::commands::execute(s, command)) {
         Ok((text, Ok(()))) => text,
@@ -607,4 +664,24 @@ pub fn tls_blocks(s: &Session) -> Vec<(i32, u64, u64)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gdb_own;
+
+    #[test]
+    fn gdb_runs_the_program_itself() {
+        assert_eq!(gdb_own("continue"), Some("continue"));
+        assert_eq!(gdb_own("cont 3"), Some("continue"));
+        assert_eq!(gdb_own("c"), Some("c"));
+        assert_eq!(gdb_own("reverse-fin"), Some("reverse-finish"));
+        assert_eq!(gdb_own("kill"), Some("kill"));
+        assert_eq!(gdb_own("goto start"), None);
+        assert_eq!(gdb_own("when"), None);
+        assert_eq!(gdb_own("bookmark here"), None);
+        assert_eq!(gdb_own("info checkpoints"), None);
+        assert_eq!(gdb_own("print/x counter"), None);
+        assert_eq!(gdb_own("restart 1"), None);
+    }
 }

@@ -619,6 +619,8 @@ fn gdb_is_told_when_a_monitor_command_moved_the_replay() {
             "print n",
             "monitor when",
             "monitor goto second",
+            "monitor continue",
+            "monitor kill",
             "maintenance flush register-cache",
             "maintenance flush dcache",
             "print n",
@@ -638,6 +640,9 @@ fn gdb_is_told_when_a_monitor_command_moved_the_replay() {
         "Breakpoint 1, fact (n=3) at gdb_calls.c:14",
         "$3 = 3",
     ]);
+    // gdb runs the program itself: monitor does not do it behind its back.
+    r.err_line("'continue' is gdb's own command: type it without 'monitor'{*}");
+    r.err_line("'kill' is gdb's own command: type it without 'monitor'{*}");
     // Only the command that moved says so.
     assert_eq!(
         r.stderr.matches("(The replay moved").count(),
