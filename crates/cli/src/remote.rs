@@ -70,6 +70,11 @@ pub fn threads(s: &Session) -> Vec<(u32, Tid)> {
         .unwrap_or_default()
 }
 
+/// A thread's name (what `/proc/…/comm` says, as `info threads` shows it).
+pub fn thread_name(s: &Session, tid: Tid) -> Option<String> {
+    s.live().ok()?.thread_name(tid)
+}
+
 /// The selected thread (the one that stopped last).
 pub fn selected_thread(s: &Session) -> Option<Tid> {
     s.thread.filter(|_| s.pid().is_some())

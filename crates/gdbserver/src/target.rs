@@ -344,6 +344,23 @@ impl MultiThreadBase for ReplayTarget {
     fn support_resume(&mut self) -> Option<MultiThreadResumeOps<'_, Self>> {
         Some(self)
     }
+
+    fn support_thread_extra_info(
+        &mut self,
+    ) -> Option<gdbstub::target::ext::thread_extra_info::ThreadExtraInfoOps<'_, Self>> {
+        Some(self)
+    }
+}
+
+// `info threads` shows each thread's name: `Thread 1234.1235 (worker)`.
+impl gdbstub::target::ext::thread_extra_info::ThreadExtraInfo for ReplayTarget {
+    fn thread_extra_info(&self, tid: GdbTid, buf: &mut [u8]) -> Result<usize, Self::Error> {
+        let name = self
+            .live(tid)
+            .and_then(|t| remote::thread_name(&self.session, t))
+            .unwrap_or_default();
+        Ok(copy_range(name.as_bytes(), 0, buf.len(), buf))
+    }
 }
 
 impl gdbstub::target::ext::base::single_register_access::SingleRegisterAccess<GdbTid>

@@ -230,7 +230,7 @@ fn threads_and_errno() {
         ],
     );
     // Three threads; the one that stopped is selected.
-    r.line("* {n}    Thread {*}bump (id={n}) at tt_threads.c:{n}");
+    r.line("* {n}    Thread {n}.{n} (tt_threads) bump (id={n}) at tt_threads.c:{n}");
     assert_eq!(
         r.count("  {n}    Thread {*}") + r.count("* {n}    Thread {*}"),
         3,
