@@ -116,10 +116,17 @@ pub fn fork_stopped(tid: Tid, mem: &ProcessMemory) -> Result<Tid, PtraceError> {
     let pc = saved.pc();
     let mut code = [0u8; 2];
     mem.read(pc, &mut code)?;
-    // clone with no flags is fork, except that the exit signal is 0: the program is not sent
-    // a SIGCHLD it never had when the copy is killed (a checkpoint dropped). The copy is
+    // clone with CLONE_PARENT and no exit signal: the copy is a child of the process's parent
+    // (hindsight), not of the program, which must never see it — no SIGCHLD when it is
+    // killed (a checkpoint dropped), not even after the program execs (the kernel turns a
+    // child's exit signal back into SIGCHLD when its parent has exec'd since). The copy is
     // reported as a clone (PTRACE_EVENT_CLONE), and waited for with __WALL.
-    let pid = inject_syscall(tid, mem, libc::SYS_clone, [0; 6])?;
+    let pid = inject_syscall(
+        tid,
+        mem,
+        libc::SYS_clone,
+        [libc::CLONE_PARENT as u64, 0, 0, 0, 0, 0],
+    )?;
     if pid <= 0 {
         return Err(PtraceError::Spawn {
             path: format!("process {}", mem.pid()),

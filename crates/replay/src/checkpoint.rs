@@ -140,6 +140,21 @@ impl Replayer {
         let leader = Tid(inf.pid());
         let mut threads = inf.threads();
         threads.sort_by_key(|t| t.num);
+        // A thread at a seccomp stop whose syscall still has to run (rt_sigreturn runs when
+        // the thread resumes) cannot be copied: the fork injected through it would skip that
+        // syscall. (Parked threads are the exception: they are sent back to their stop.)
+        for t in &threads {
+            if self.parked_regs(self.recorded_tid_of(t.tid)).is_some() {
+                continue;
+            }
+            let at_seccomp = matches!(
+                t.tid.syscall_op(),
+                Ok(hindsight_ptrace::thread::SyscallOp::Seccomp)
+            );
+            if at_seccomp && t.tid.regs()?.0.orig_rax != u64::MAX {
+                return refuse("a thread is about to run a syscall");
+            }
+        }
         let mut others = Vec::new();
         for t in threads.iter().filter(|t| t.tid != leader) {
             let recorded = self.recorded_tid_of(t.tid);

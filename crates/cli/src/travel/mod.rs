@@ -94,6 +94,19 @@ pub(crate) struct Travel {
 /// Replay time between two automatic checkpoints: going back costs about this much replay.
 const CHECKPOINT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// [`CHECKPOINT_INTERVAL`], or `$HINDSIGHT_CHECKPOINT_MS` (tests use 0: a checkpoint at every
+/// event, to exercise restoring them everywhere).
+fn checkpoint_interval() -> std::time::Duration {
+    static INTERVAL: std::sync::OnceLock<std::time::Duration> = std::sync::OnceLock::new();
+    *INTERVAL.get_or_init(|| {
+        std::env::var("HINDSIGHT_CHECKPOINT_MS")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .map(std::time::Duration::from_millis)
+            .unwrap_or(CHECKPOINT_INTERVAL)
+    })
+}
+
 /// Automatic checkpoints younger than this many intervals are all kept; older ones are
 /// thinned so that their number grows with the logarithm of the recording's length.
 const KEEP_RECENT: usize = 8;
@@ -118,9 +131,10 @@ impl Travel {
     /// When the next automatic checkpoint is due.
     pub(crate) fn checkpoint_deadline(&self) -> std::time::Instant {
         let now = std::time::Instant::now();
+        let interval = checkpoint_interval();
         match self.last_auto {
-            Some(t) => (t + CHECKPOINT_INTERVAL).max(now),
-            None => now + CHECKPOINT_INTERVAL,
+            Some(t) => (t + interval).max(now),
+            None => now + interval,
         }
     }
 
