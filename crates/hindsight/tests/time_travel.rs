@@ -724,3 +724,40 @@ fn going_back_across_an_exec_is_refused_without_moving() {
     // Where it was (after the exec: the new program's main), then the start again with run.
     assert_eq!(printed(&r), ["3", "3", "1"], "{}", r.stdout);
 }
+
+#[test]
+fn with_a_checkpoint_at_every_event_going_back_finds_the_same_stops() {
+    // Checkpoints taken everywhere (at signal deliveries, handler returns, before an exec)
+    // and restored: the replay must not notice.
+    let every = [("HINDSIGHT_CHECKPOINT_MS", "0")];
+    let prog = compile("tt_signals", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let r = replay_batch_env(
+        &trace,
+        &every,
+        &[
+            "break on_usr1",
+            "continue",
+            "continue",
+            "continue",
+            "continue",
+            "print handled",
+            "reverse-continue",
+            "print handled",
+            "reverse-continue",
+            "print handled",
+            "info checkpoints",
+        ],
+    );
+    r.clean();
+    assert!(!r.stderr.contains("diverged"), "{}", r.stderr);
+    assert_eq!(printed(&r), ["1", "1", "0"], "{}", r.stdout);
+    r.line("({n} automatic checkpoints, kept at events {n} to {n})");
+    let prog = compile("rr_exec", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let r = replay_batch_env(&trace, &every, &["continue"]);
+    r.clean();
+    // No SIGCHLD from a checkpoint dropped after the exec reaches the program.
+    assert!(!r.stdout.contains("SIGCHLD"), "{}", r.stdout);
+    r.line("[Inferior 1 (process {n}) exited with code 03]");
+}

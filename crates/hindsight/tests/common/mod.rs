@@ -578,7 +578,13 @@ pub fn record_trace(prog: &Path, args: &[&str]) -> (PathBuf, Run) {
 
 /// `hindsight replay TRACE --batch -q -ex CMD…`: a replay driven by commands.
 pub fn replay_batch(trace: &Path, cmds: &[&str]) -> Run {
+    replay_batch_env(trace, &[], cmds)
+}
+
+/// [`replay_batch`] with more environment variables.
+pub fn replay_batch_env(trace: &Path, env: &[(&str, &str)], cmds: &[&str]) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hindsight"));
+    cmd.envs(env.iter().copied());
     cmd.arg("replay")
         .arg(trace)
         .args(["--batch", "-q"])
