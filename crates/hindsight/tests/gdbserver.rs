@@ -66,6 +66,8 @@ impl Server {
         cmd.args(["-batch", "-nx"])
             .arg("-ex")
             .arg(format!("file {}", prog.display()))
+            // A loaded machine can be slower than gdb's 2 s for an answer.
+            .args(["-ex", "set remotetimeout 30"])
             .arg("-ex")
             .arg(format!("target remote 127.0.0.1:{}", self.port));
         for c in cmds {
@@ -548,6 +550,7 @@ fn extended_remote_run_starts_the_replay_again_and_writes_that_change_nothing_pa
     cmd.args(["-batch", "-nx"])
         .arg("-ex")
         .arg(format!("file {}", prog.display()))
+        .args(["-ex", "set remotetimeout 30"])
         .arg("-ex")
         .arg(format!("target extended-remote 127.0.0.1:{}", server.port));
     for c in [
@@ -877,4 +880,39 @@ fn a_second_gdb_is_turned_away_while_one_is_connected() {
     let first = first.join().expect("the first client");
     first.line("Breakpoint 1, fact (n=5) at gdb_calls.c:14");
     first.line("$1 = 5");
+}
+
+#[test]
+fn a_client_that_vanishes_mid_command_leaves_the_server_ready() {
+    use std::io::Write as _;
+    let prog = compile("tt_long", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let server = Server::start(&trace);
+    {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", server.port))
+            .expect("connects to the server");
+        let packet = |body: &str| {
+            let sum = body.bytes().fold(0u8, |a, b| a.wrapping_add(b));
+            format!("${body}#{sum:02x}")
+        };
+        // Runs the program (a while), and goes before the answer comes.
+        s.write_all(packet("vCont;c").as_bytes()).expect("send");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // The server finishes that run first (another client meanwhile is turned away).
+    let mut tries = 0;
+    let r = loop {
+        let r = server.gdb(
+            &prog,
+            &["break mark", "reverse-continue", "print i", "kill"],
+        );
+        tries += 1;
+        if !r.stderr.contains("Target disconnected") || tries == 20 {
+            break r;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    };
+    // The run went to the end of the recording; back from there to the last mark.
+    r.line("Breakpoint 1, mark (i=507, acc={n}) at tt_long.c:11");
+    r.line("$1 = 507");
 }
