@@ -348,7 +348,21 @@ pub fn step(s: &mut Session, tid: Tid) -> anyhow::Result<RemoteStop> {
     s.travel.forget_selection();
     s.thread = Some(tid);
     let (stop, reason) = crate::hook::resume_raw(s, Resume::Step(tid), None)?;
-    capture_stdout(|| crate::hook::report_stop(s, &stop, reason.as_ref(), true))?.1?;
+    match (&stop, &reason) {
+        // The common case, many times over in gdb's step loops: the state the command line's
+        // report leaves, without the report (working out a frame to print costs far more
+        // than the step).
+        (StopEvent::Stepped { tid }, None) => {
+            s.stepped_cleanly = true;
+            s.last_stop = Some((stop.clone(), None));
+            s.thread = Some(*tid);
+            s.frame = 0;
+            s.list_next = None;
+            s.last_breakpoint = None;
+            s.refresh_modules();
+        }
+        _ => capture_stdout(|| crate::hook::report_stop(s, &stop, reason.as_ref(), true))?.1?,
+    }
     Ok(last_stop(s))
 }
 

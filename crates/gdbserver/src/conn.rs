@@ -33,6 +33,9 @@ pub struct GdbConnection {
     state: State,
     /// gdb acknowledges our reply to a packet we answered: that `+` is ours.
     swallow_ack: bool,
+    /// What gdbstub wrote since its last flush (it writes a byte at a time: one send each
+    /// would cost a syscall and a TCP segment per byte).
+    out: Vec<u8>,
 }
 
 impl GdbConnection {
@@ -44,6 +47,7 @@ impl GdbConnection {
             ready: VecDeque::new(),
             state: State::Outside,
             swallow_ack: false,
+            out: Vec::new(),
         }
     }
 
@@ -112,8 +116,7 @@ impl GdbConnection {
         let reply = self.tls_reply(args).unwrap_or_else(|| "E01".to_string());
         let sum = reply.bytes().fold(0u8, |a, b| a.wrapping_add(b));
         let out = format!("+${reply}#{sum:02x}");
-        std::io::Write::write_all(&mut self.stream, out.as_bytes())?;
-        std::io::Write::flush(&mut self.stream)?;
+        self.send_now(out.as_bytes())?;
         self.swallow_ack = true;
         Ok(())
     }
@@ -126,11 +129,16 @@ impl GdbConnection {
             .collect();
         let sum = body.bytes().fold(0u8, |a, b| a.wrapping_add(b));
         let out = format!("${body}#{sum:02x}");
-        std::io::Write::write_all(&mut self.stream, out.as_bytes())?;
-        std::io::Write::flush(&mut self.stream)?;
+        self.send_now(out.as_bytes())?;
         // gdb acknowledges it; gdbstub has nothing to do with that.
         self.swallow_ack = true;
         Ok(())
+    }
+
+    /// Sends what gdbstub wrote so far, then `bytes` (in that order: gdb reads one stream).
+    fn send_now(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.out.extend_from_slice(bytes);
+        Connection::flush(self)
     }
 
     /// `thread-id,offset,lm` → the variable's address in hex.
@@ -153,14 +161,23 @@ impl Connection for GdbConnection {
     type Error = std::io::Error;
 
     fn write(&mut self, byte: u8) -> Result<(), Self::Error> {
-        std::io::Write::write_all(&mut self.stream, &[byte])
+        self.out.push(byte);
+        // An acknowledgement goes at once: the answer to a resume comes only when the
+        // program stops, and gdb would take the silence for a lost packet.
+        if byte == b'+' && self.out.len() == 1 {
+            return Connection::flush(self);
+        }
+        Ok(())
     }
 
     fn write_all(&mut self, buf: &[u8]) -> Result<(), Self::Error> {
-        std::io::Write::write_all(&mut self.stream, buf)
+        self.out.extend_from_slice(buf);
+        Ok(())
     }
 
     fn flush(&mut self) -> Result<(), Self::Error> {
+        let out = std::mem::take(&mut self.out);
+        std::io::Write::write_all(&mut self.stream, &out)?;
         std::io::Write::flush(&mut self.stream)
     }
 
