@@ -396,14 +396,15 @@ pub fn reverse_step(s: &mut Session, tid: Tid) -> anyhow::Result<RemoteStop> {
     reverse(s, "reverse-stepi")
 }
 
-/// Runs a reverse command of the command line. If it fails and loses the program on the way
-/// (time travel could not find the way back), the replay goes back to the last event
-/// boundary it had passed, so that the client can go on from near where it was.
+/// Runs a reverse command of the command line. If it fails and leaves the program elsewhere
+/// or nowhere (time travel could not find the way back), the replay goes to the last event
+/// boundary it had passed, so that the client goes on from near where it was.
 fn reverse(s: &mut Session, command: &str) -> anyhow::Result<RemoteStop> {
     let time = s.replay.as_ref().map(|r| r.events_replayed());
+    let before = instant(s);
     let r = capture_stdout(|| crate::commands::execute(s, command))?.1;
     if let Err(e) = r {
-        if let (Some(time), false) = (time, is_alive(s)) {
+        if let (Some(time), true) = (time, instant(s) != before) {
             let _ = capture_stdout(|| crate::commands::execute(s, &format!("goto event {time}")));
         }
         return Err(e);
