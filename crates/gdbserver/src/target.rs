@@ -39,7 +39,9 @@ pub(crate) enum Motion {
     ReverseStep(Tid),
 }
 
-/// Errors that end the session with the client (the replay itself stays usable).
+/// Errors that gdbstub ends a protocol session for (the server answers with an error and goes
+/// on with the same client; the replay itself stays usable). Motions never fail this way:
+/// their failures are stops.
 #[derive(Debug, thiserror::Error)]
 pub enum TargetFailure {
     /// The replay failed (diverged, or the trace is damaged).
