@@ -83,9 +83,9 @@ pub fn listen_address(spec: &str) -> String {
     }
 }
 
-/// Serves `session` to gdb clients on `listener`, one after the other, until a client kills
-/// the program (plain `target remote`'s `kill`) or `until` says to stop (asked while no
-/// client is connected).
+/// Serves `session` to gdb clients on `listener`, one after the other, until `until` says to
+/// stop (asked while no client is connected). gdb's `kill` starts the replay again rather
+/// than ending the server.
 pub fn serve_on(
     session: Session,
     listener: TcpListener,
@@ -204,9 +204,15 @@ fn serve_client(target: &mut ReplayTarget, stream: &std::net::TcpStream) -> bool
             }
             Err(e) => {
                 if !still_connected(stream) {
-                    // A client that went away without a word (or mid-command): the next one
-                    // may come.
-                    target.log(&format!("gdb went away ({e}); waiting for the next one"));
+                    // A client that closed the connection (after `kill` or `quit`), or went
+                    // away mid-command: the next one may come.
+                    match e.into_connection_error() {
+                        Some((e, _)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                            target.log("gdb disconnected");
+                        }
+                        Some((e, _)) => target.log(&format!("gdb went away ({e})")),
+                        None => target.log("gdb went away"),
+                    }
                     return false;
                 }
                 target.log(&format!("answered a request with an error: {e}"));

@@ -653,16 +653,15 @@ impl gdbstub::target::ext::extended_mode::ExtendedMode for ReplayTarget {
 
     fn kill(
         &mut self,
-        pid: Option<gdbstub::common::Pid>,
+        _pid: Option<gdbstub::common::Pid>,
     ) -> TargetResult<gdbstub::target::ext::extended_mode::ShouldTerminate, Self> {
-        use gdbstub::target::ext::extended_mode::ShouldTerminate;
-        Ok(match pid {
-            // `vKill` (extended-remote; gdb's `run` starts with it): the server stays, and
-            // `run` starts the replay again.
-            Some(_) => ShouldTerminate::No,
-            // `k` (plain remote): the session and the server end.
-            None => ShouldTerminate::Yes,
-        })
+        // gdb's `kill` (and `quit`, and `run` in extended-remote, which starts with it): a
+        // replay cannot die, it starts again; the server stays for the next client (or `run`).
+        if let Err(e) = remote::restart(&mut self.session) {
+            self.log(&format!("could not start the replay again: {e:#}"));
+        }
+        self.refresh_tls();
+        Ok(gdbstub::target::ext::extended_mode::ShouldTerminate::No)
     }
 
     fn restart(&mut self) -> Result<(), Self::Error> {

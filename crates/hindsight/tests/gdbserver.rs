@@ -297,6 +297,10 @@ fn refused_writes_monitor_commands_and_a_second_client() {
         first.stderr,
         second.stderr
     );
+    // gdb's `kill` does not end the server: a replay starts again, for the next client.
+    let third = server.gdb(&prog, &["break square", "continue", "print x", "kill"]);
+    third.line("Breakpoint 1, square (x=0) at tt_loop.c:{n}");
+    third.line("$1 = 0");
 }
 
 #[test]
