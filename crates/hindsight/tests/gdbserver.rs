@@ -779,9 +779,6 @@ fn commands_given_to_the_server_run_before_gdb_sees_the_replay() {
 }
 
 #[test]
-#[ignore = "flaky under load: continuing across signal stops sometimes diverges when an \
-            automatic checkpoint falls due at one (the command line does it too: replay, \
-            issue 4); the numbering is checked by gdbserver's unit tests"]
 fn signals_have_their_names_in_gdb() {
     let prog = compile("tt_signals", &[]);
     let (trace, _) = record_trace(&prog, &[]);
@@ -819,9 +816,6 @@ fn signals_have_their_names_in_gdb() {
 }
 
 #[test]
-#[ignore = "flaky under load: replays across signal stops sometimes diverge (replay \
-            rt_sigaction or getppid where the recording has getppid or rt_sigreturn) when an \
-            automatic checkpoint falls due at one — replay/time travel, issue 4"]
 fn reverse_continue_across_signals() {
     let prog = compile("tt_signals", &[]);
     let (trace, _) = record_trace(&prog, &[]);
