@@ -344,6 +344,29 @@ impl Inferior {
         Ok(child)
     }
 
+    /// Whether `addr` is in an executable mapping now (a breakpoint planted in memory that is
+    /// not code yet would be lost when the code is mapped over it: the loader reserves a
+    /// library's range read-only first, then maps its text there).
+    pub fn is_executable(&self, addr: u64) -> bool {
+        let Ok(maps) = std::fs::read_to_string(format!("/proc/{}/maps", self.pid)) else {
+            return false;
+        };
+        maps.lines().any(|l| {
+            let mut f = l.split_whitespace();
+            let (Some(range), Some(perms)) = (f.next(), f.next()) else {
+                return false;
+            };
+            let Some((lo, hi)) = range.split_once('-') else {
+                return false;
+            };
+            let (Ok(lo), Ok(hi)) = (u64::from_str_radix(lo, 16), u64::from_str_radix(hi, 16))
+            else {
+                return false;
+            };
+            lo <= addr && addr < hi && perms.as_bytes().get(2) == Some(&b'x')
+        })
+    }
+
     /// Releases one reference to the site at `addr` (restoring memory on the last).
     pub fn remove_site(&mut self, addr: u64) -> Result<(), ControlError> {
         self.sites.remove(&self.mem, addr)

@@ -369,6 +369,14 @@ impl Inferior {
                 WaitEvent::Stopped(Stop::Vfork) => {
                     self.on_fork(tid, true)?;
                 }
+                // Kernel surprise (replay): the instruction under the breakpoint is a syscall,
+                // and its seccomp stop comes in the middle of the step. The syscall belongs to
+                // the replayer: the step ends here and the stop is reported as it is.
+                WaitEvent::Stopped(Stop::Seccomp) => {
+                    self.after_step
+                        .insert(tid, WaitEvent::Stopped(Stop::Seccomp));
+                    return Ok(true);
+                }
                 WaitEvent::Stopped(_) => {}
                 ev @ (WaitEvent::Exited(_) | WaitEvent::Killed(_)) => {
                     self.pending.push_back((tid, ev));

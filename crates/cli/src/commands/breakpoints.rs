@@ -368,7 +368,7 @@ fn replant_sites(s: &mut Session, bp: &Breakpoint) {
     };
     if let BreakpointKind::Breakpoint = bp.kind {
         for &a in &bp.locations {
-            if inf.insert_site(a).is_err() {
+            if !inf.is_executable(a) || inf.insert_site(a).is_err() {
                 s.pending_sites.push(a);
             }
         }

@@ -158,7 +158,12 @@ pub(super) fn instruction_before(s: &Session, addr: u64) -> Option<u64> {
 
 /// `reverse-stepi` (`over_calls`: `reverse-nexti`).
 pub(crate) fn reverse_stepi(s: &mut Session, over_calls: bool) -> anyhow::Result<()> {
-    let now = capture(s)?;
+    let mut now = capture(s)?;
+    // At a signal stop (a fault) the faulting instruction has not run: the state is the one
+    // before it, which its registers name (the previous instruction is the one before).
+    if let Some((event, _)) = now.signal.take() {
+        now.event = event;
+    }
     let before = match previous_instruction(s, &now)? {
         Some(b) => b,
         None => return go_to_start(s, true),

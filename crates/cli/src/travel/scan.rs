@@ -405,7 +405,7 @@ pub(super) fn run_scan_from(
     // Sites in code not mapped yet wait with the user's pending ones.
     if let Some(inf) = s.inferior.as_mut() {
         for &a in extra {
-            if inf.insert_site(a).is_err() {
+            if !inf.is_executable(a) || inf.insert_site(a).is_err() {
                 s.pending_sites.push(a);
             }
         }
@@ -494,7 +494,7 @@ pub(super) fn drive(
         if scan.wants_checkpoint {
             scan.wants_checkpoint = false;
             // Code mapped since (a library): its breakpoint sites go in now.
-            pending_sites.retain(|&a| inf.insert_site(a).is_err());
+            pending_sites.retain(|&a| !inf.is_executable(a) || inf.insert_site(a).is_err());
             scan.sites_pending = !pending_sites.is_empty();
             if std::time::Instant::now() >= scan.checkpoint_at {
                 travel.take_checkpoint(replay, inf);
