@@ -761,3 +761,57 @@ fn with_a_checkpoint_at_every_event_going_back_finds_the_same_stops() {
     assert!(!r.stdout.contains("SIGCHLD"), "{}", r.stdout);
     r.line("[Inferior 1 (process {n}) exited with code 03]");
 }
+
+#[test]
+fn positions_in_library_code_and_back_from_a_fault() {
+    // A stop in the C library: its position is found again, and reverse-finish goes back to
+    // the call in the program.
+    let (trace, _) = loop_trace();
+    let r = replay_batch(
+        &trace,
+        &[
+            "break main",
+            "continue",
+            "break getppid",
+            "continue",
+            "when",
+            "bookmark inlibc",
+            "continue",
+            "goto inlibc",
+            "when",
+            "reverse-finish",
+        ],
+    );
+    r.clean();
+    let p = positions(&r);
+    assert_eq!(p.len(), 2, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(p[0], p[1]);
+    r.line("Run back to call of #0  {*}getppid{*}");
+    r.line("main () at tt_loop.c:{n}");
+    // From the crash: one instruction back is the one before the faulting one.
+    let prog = compile("crash", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let r = replay_batch(
+        &trace,
+        &[
+            "continue",
+            "info registers rip",
+            "reverse-stepi",
+            "info registers rip",
+            "stepi",
+            "info registers rip",
+        ],
+    );
+    r.clean();
+    let rips: Vec<u64> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("rip "))
+        .filter_map(|l| {
+            u64::from_str_radix(l.split_whitespace().nth(1)?.trim_start_matches("0x"), 16).ok()
+        })
+        .collect();
+    assert_eq!(rips.len(), 3, "{}\n{}", r.stdout, r.stderr);
+    assert!(rips[1] < rips[0] && rips[0] - rips[1] <= 15, "{rips:x?}");
+    assert_eq!(rips[2], rips[0], "{rips:x?}");
+}
