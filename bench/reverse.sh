@@ -101,20 +101,4 @@ TABLE
 )
 echo "$table"
 
-python3 - "$table" "$BENCH_FILE" <<'PY'
-import sys, re, datetime, platform
-table, path = sys.argv[1], sys.argv[2]
-try:
-    text = open(path).read()
-except FileNotFoundError:
-    text = "# Benchmarks\n"
-start, end = "<!-- reverse-bench:start -->", "<!-- reverse-bench:end -->"
-cpu = open('/proc/cpuinfo').read().split('model name')[1].split(':')[1].splitlines()[0].strip()
-stamp = f"Measured {datetime.date.today()} on {platform.machine()} ({cpu}), `bench/reverse.sh`."
-block = f"{start}\n{stamp}\n\n{table}\n{end}"
-if start in text and end in text:
-    text = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda m: block, text, flags=re.S)
-else:
-    text = text.rstrip("\n") + "\n\n## Time travel — `bench/reverse.sh`\n\n" + block + "\n"
-open(path, "w").write(text)
-PY
+python3 bench/write_table.py "$table" "$BENCH_FILE" reverse-bench "Time travel" bench/reverse.sh
