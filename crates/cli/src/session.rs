@@ -236,8 +236,7 @@ impl Session {
         let Some(inf) = self.inferior.as_mut().filter(|i| i.is_alive()) else {
             return;
         };
-        self.pending_sites
-            .retain(|&a| !inf.is_executable(a) || inf.insert_site(a).is_err());
+        self.pending_sites = inf.insert_sites_in_code(&self.pending_sites);
     }
 
     /// The process id, while the program runs.

@@ -143,8 +143,6 @@ impl Inferior {
         self.serial = tid;
     }
 
-    /// Registers a thread that the caller saw being created (its first stop already
-    /// reaped), stopped. Returns its gdb number.
     /// [`Inferior::add_thread`] under a given number (a copy of a process keeps the numbers
     /// its threads had); later threads are numbered after it and after `next`.
     pub fn add_thread_numbered(&mut self, tid: Tid, num: u32, next: u32) -> u32 {
@@ -159,6 +157,8 @@ impl Inferior {
         self.next_num
     }
 
+    /// Registers a thread that the caller saw being created (its first stop already
+    /// reaped), stopped. Returns its gdb number.
     pub fn add_thread(&mut self, tid: Tid) -> u32 {
         if let Some(t) = self.thread(tid) {
             return t.num;
@@ -334,9 +334,9 @@ impl Inferior {
         Ok(())
     }
 
-    /// A stopped copy of this (single-threaded) process, made by an injected fork through
-    /// thread `tid`, without our breakpoints: its memory is the program's own. The copy is
-    /// traced by us and belongs to no Inferior (a checkpoint).
+    /// A stopped copy of this process, made by an injected fork through thread `tid` (the
+    /// copy has that thread only), without our breakpoints: its memory is the program's own.
+    /// The copy is traced by us and belongs to no Inferior (a checkpoint).
     pub fn fork_copy(&mut self, tid: Tid) -> Result<Tid, ControlError> {
         let child = hindsight_ptrace::inject::fork_stopped(tid, &self.mem)?;
         let cmem = ProcessMemory::open(child.0)?;
@@ -344,27 +344,39 @@ impl Inferior {
         Ok(child)
     }
 
-    /// Whether `addr` is in an executable mapping now (a breakpoint planted in memory that is
-    /// not code yet would be lost when the code is mapped over it: the loader reserves a
-    /// library's range read-only first, then maps its text there).
-    pub fn is_executable(&self, addr: u64) -> bool {
+    /// Plants a site at each of `addrs` that lies in executable memory now (the memory map is
+    /// read once); returns the addresses left unplanted, to try again later. A site planted
+    /// in memory that is not code yet would be lost when the code is mapped over it: the
+    /// loader reserves a library's range read-only first, then maps its text there.
+    pub fn insert_sites_in_code(&mut self, addrs: &[u64]) -> Vec<u64> {
+        let code = self.code_ranges();
+        addrs
+            .iter()
+            .copied()
+            .filter(|&a| {
+                let in_code = code.iter().any(|&(lo, hi)| lo <= a && a < hi);
+                !in_code || self.insert_site(a).is_err()
+            })
+            .collect()
+    }
+
+    /// [lo, hi) of every executable mapping, from /proc/PID/maps.
+    fn code_ranges(&self) -> Vec<(u64, u64)> {
         let Ok(maps) = std::fs::read_to_string(format!("/proc/{}/maps", self.pid)) else {
-            return false;
+            return Vec::new();
         };
-        maps.lines().any(|l| {
-            let mut f = l.split_whitespace();
-            let (Some(range), Some(perms)) = (f.next(), f.next()) else {
-                return false;
-            };
-            let Some((lo, hi)) = range.split_once('-') else {
-                return false;
-            };
-            let (Ok(lo), Ok(hi)) = (u64::from_str_radix(lo, 16), u64::from_str_radix(hi, 16))
-            else {
-                return false;
-            };
-            lo <= addr && addr < hi && perms.as_bytes().get(2) == Some(&b'x')
-        })
+        maps.lines()
+            .filter_map(|l| {
+                let mut f = l.split_whitespace();
+                let (range, perms) = (f.next()?, f.next()?);
+                (perms.as_bytes().get(2) == Some(&b'x')).then_some(())?;
+                let (lo, hi) = range.split_once('-')?;
+                Some((
+                    u64::from_str_radix(lo, 16).ok()?,
+                    u64::from_str_radix(hi, 16).ok()?,
+                ))
+            })
+            .collect()
     }
 
     /// Releases one reference to the site at `addr` (restoring memory on the last).

@@ -234,16 +234,16 @@ impl Inferior {
                     stepped?;
                     done?;
                 }
-                Command::Resume(t) => self.cont_or_report_watch(Tid(t.0 as i32))?,
+                Command::Resume(t) => self.cont_or_report(Tid(t.0 as i32))?,
                 Command::ResumeAll => {
                     for tid in self.ready_threads() {
-                        self.cont_or_report_watch(tid)?;
+                        self.cont_or_report(tid)?;
                     }
                 }
                 Command::ResumeAllExcept(t) => {
                     for tid in self.ready_threads() {
                         if tid.0 as u32 != t.0 {
-                            self.cont_or_report_watch(tid)?;
+                            self.cont_or_report(tid)?;
                         }
                     }
                 }
@@ -312,12 +312,10 @@ impl Inferior {
         Ok(Some(base))
     }
 
-    /// Single-steps `tid` alone. Returns false when the thread vanished meanwhile. Signals that
-    /// arrive before the instruction runs are kept for later delivery.
     /// Resumes `tid`, unless its last step over a breakpoint ended in a stop of its own (see
     /// `after_step`): then the thread stays stopped and that stop is queued as if it had just
     /// arrived (for a watchpoint, DR6 still holds its bits).
-    fn cont_or_report_watch(&mut self, tid: Tid) -> Result<(), ControlError> {
+    fn cont_or_report(&mut self, tid: Tid) -> Result<(), ControlError> {
         if let Some(ev) = self.after_step.remove(&tid) {
             self.pending.push_back((tid, ev));
             return Ok(());
@@ -325,6 +323,8 @@ impl Inferior {
         self.cont(tid)
     }
 
+    /// Single-steps `tid` alone. Returns false when the thread vanished meanwhile. Signals that
+    /// arrive before the instruction runs are kept for later delivery.
     fn single_step_raw(&mut self, tid: Tid) -> Result<bool, ControlError> {
         loop {
             if let Err(e) = tid.step(0) {

@@ -278,8 +278,9 @@ impl Replayer {
         Ok((r, inf))
     }
 
-    /// Nothing of an event is under way: no thread parked in a syscall, no asynchronous
-    /// position being approached, no process chain being followed.
+    /// Nothing of an event is under way: no asynchronous position being approached, no
+    /// process chain being followed. (Threads parked in a syscall are fine: a checkpoint
+    /// sends them back to their seccomp stop.)
     pub(crate) fn quiet_state(&self) -> bool {
         self.async_site.is_none()
             && self.approach.is_none()

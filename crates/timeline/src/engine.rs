@@ -158,6 +158,32 @@ impl Engine {
         self.events.values()
     }
 
+    /// What user breakpoint `number` prints when it is a `dprintf`: (format, arguments).
+    pub fn print_of(&self, number: u32) -> Option<(&str, &[String])> {
+        self.events
+            .values()
+            .find_map(|e| match (&e.spec, &e.action) {
+                (Spec::Pc { breakpoint }, Action::Print { format, args })
+                    if *breakpoint == number =>
+                {
+                    Some((format.as_str(), args.as_slice()))
+                }
+                _ => None,
+            })
+    }
+
+    /// The era of user breakpoint `number`, if it has one: (from, to).
+    pub fn era_of(&self, number: u32) -> Option<(u64, Option<u64>)> {
+        self.events.values().find_map(|e| match e.spec {
+            Spec::Era {
+                breakpoint,
+                from,
+                to,
+            } if breakpoint == number => Some((from, to)),
+            _ => None,
+        })
+    }
+
     /// Whether the hit of user breakpoint `number` at `time` is one: a breakpoint that an
     /// era event stands for applies only within its era; the others always do.
     pub fn admits(&self, number: u32, time: u64) -> bool {

@@ -190,11 +190,11 @@ pub(crate) fn add_plain_breakpoint(
     set_breakpoint(s, location, false, Some(what))
 }
 
-/// Splits `LOCATION from T1 to T2` (an era: the breakpoint applies from event T1, up to but
-/// not including event T2; either bound may be left out).
 /// An era: from this event, up to that one (None: to the end).
 type Era = (u64, Option<u64>);
 
+/// Splits `LOCATION from T1 to T2` (an era: the breakpoint applies from event T1, up to but
+/// not including event T2; either bound may be left out).
 fn split_era(loc: &str) -> anyhow::Result<(&str, Option<Era>)> {
     let words: Vec<&str> = loc.split_whitespace().collect();
     let Some(i) = words.iter().position(|w| *w == "from" || *w == "to") else {
@@ -360,21 +360,6 @@ fn set_sites(s: &mut Session, bp: &Breakpoint, planted: bool) -> anyhow::Result<
     Ok(())
 }
 
-/// After a restart: plants a breakpoint's sites, leaving those whose code is not mapped yet
-/// (a library loaded later) for [`Session::plant_pending`].
-fn replant_sites(s: &mut Session, bp: &Breakpoint) {
-    let Some(inf) = s.inferior.as_mut().filter(|i| i.is_alive()) else {
-        return;
-    };
-    if let BreakpointKind::Breakpoint = bp.kind {
-        for &a in &bp.locations {
-            if !inf.is_executable(a) || inf.insert_site(a).is_err() {
-                s.pending_sites.push(a);
-            }
-        }
-    }
-}
-
 /// Deletes breakpoint `n`: its int3s leave memory before it leaves the table (seed 004).
 pub(crate) fn delete_one(s: &mut Session, n: u32) -> anyhow::Result<()> {
     let Some(bp) = s.breakpoints.get(n).cloned() else {
@@ -524,17 +509,7 @@ pub(crate) fn info_breakpoints(s: &mut Session, watch_only: bool) -> anyhow::Res
         match &b.kind {
             BreakpointKind::Breakpoint => {
                 let addr = b.locations.first().copied().unwrap_or(0);
-                let dprintf = s
-                    .travel
-                    .engine
-                    .iter()
-                    .find_map(|e| match (&e.spec, &e.action) {
-                        (
-                            hindsight_timeline::Spec::Pc { breakpoint },
-                            hindsight_timeline::Action::Print { format, args },
-                        ) if *breakpoint == b.number => Some((format.clone(), args.clone())),
-                        _ => None,
-                    });
+                let dprintf = s.travel.engine.print_of(b.number);
                 println!(
                     "{:<8}{:<w$} {disp:<5}{enb:<4}{:<19}{}",
                     b.number,
@@ -552,24 +527,14 @@ pub(crate) fn info_breakpoints(s: &mut Session, watch_only: bool) -> anyhow::Res
                     let mut line = format!("{format:?}");
                     for a in args {
                         line.push(',');
-                        line.push_str(&a);
+                        line.push_str(a);
                     }
                     println!("        printf {line}");
                 }
-                for e in s.travel.engine.iter() {
-                    if let hindsight_timeline::Spec::Era {
-                        breakpoint,
-                        from,
-                        to,
-                    } = e.spec
-                    {
-                        if breakpoint == b.number {
-                            match to {
-                                Some(t) => println!("\tonly from event {from} to event {t}"),
-                                None => println!("\tonly from event {from}"),
-                            }
-                        }
-                    }
+                match s.travel.engine.era_of(b.number) {
+                    Some((from, Some(to))) => println!("\tonly from event {from} to event {to}"),
+                    Some((from, None)) => println!("\tonly from event {from}"),
+                    None => {}
                 }
             }
             BreakpointKind::Watchpoint { access, expr, .. } => {
@@ -631,10 +596,17 @@ pub(crate) fn replant_all(s: &mut Session) -> anyhow::Result<()> {
         .filter(|b| b.enabled)
         .cloned()
         .collect();
-    s.pending_sites.clear();
-    for b in list {
-        replant_sites(s, &b);
-    }
+    // Sites whose code is not mapped yet (a library loaded later) wait for
+    // `Session::plant_pending`.
+    let sites: Vec<u64> = list
+        .iter()
+        .filter(|b| b.kind == BreakpointKind::Breakpoint)
+        .flat_map(|b| b.locations.iter().copied())
+        .collect();
+    s.pending_sites = match s.inferior.as_mut().filter(|i| i.is_alive()) {
+        Some(inf) => inf.insert_sites_in_code(&sites),
+        None => Vec::new(),
+    };
     if !s.breakpoints.is_empty() {
         apply_watchpoints(s)?;
     }

@@ -8,13 +8,8 @@ pub(crate) fn run_dprintf(s: &mut Session, number: u32, stop: &StopEvent) {
     let Some((format, args)) = s
         .travel
         .engine
-        .iter()
-        .find_map(|e| match (&e.spec, &e.action) {
-            (Spec::Pc { breakpoint }, Action::Print { format, args }) if *breakpoint == number => {
-                Some((format.clone(), args.clone()))
-            }
-            _ => None,
-        })
+        .print_of(number)
+        .map(|(f, a)| (f.to_string(), a.to_vec()))
     else {
         return;
     };

@@ -404,11 +404,8 @@ pub(super) fn run_scan_from(
     }
     // Sites in code not mapped yet wait with the user's pending ones.
     if let Some(inf) = s.inferior.as_mut() {
-        for &a in extra {
-            if !inf.is_executable(a) || inf.insert_site(a).is_err() {
-                s.pending_sites.push(a);
-            }
-        }
+        let left = inf.insert_sites_in_code(extra);
+        s.pending_sites.extend(left);
     }
     let result = drive(s, goal, setup, user);
     for &a in extra {
@@ -494,7 +491,7 @@ pub(super) fn drive(
         if scan.wants_checkpoint {
             scan.wants_checkpoint = false;
             // Code mapped since (a library): its breakpoint sites go in now.
-            pending_sites.retain(|&a| !inf.is_executable(a) || inf.insert_site(a).is_err());
+            *pending_sites = inf.insert_sites_in_code(pending_sites);
             scan.sites_pending = !pending_sites.is_empty();
             if std::time::Instant::now() >= scan.checkpoint_at {
                 travel.take_checkpoint(replay, inf);
