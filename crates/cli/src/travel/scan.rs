@@ -548,6 +548,16 @@ pub(super) fn drive(
     })
 }
 
+/// Keeps the user's thread by its recorded tid before the replay starts again (its live tid
+/// changes); the first restart of a command decides.
+fn remember_selection(s: &mut Session) {
+    if s.travel.selected.is_none() {
+        if let (Some(r), Some(t)) = (s.replay.as_ref(), s.thread) {
+            s.travel.selected = Some(r.recorded_tid_of(t));
+        }
+    }
+}
+
 /// Starts the replay again from a checkpoint (None: the start of the recording), silently,
 /// with every user breakpoint planted.
 pub(super) fn restart_from(s: &mut Session, start: Start) -> anyhow::Result<()> {
@@ -566,11 +576,7 @@ pub(super) fn restart_from(s: &mut Session, start: Start) -> anyhow::Result<()> 
             return restart(s);
         }
     };
-    if s.travel.selected.is_none() {
-        if let (Some(r), Some(t)) = (s.replay.as_ref(), s.thread) {
-            s.travel.selected = Some(r.recorded_tid_of(t));
-        }
-    }
+    remember_selection(s);
     s.kill();
     replay.set_quiet(true);
     s.inferior = Some(inf);
@@ -589,11 +595,7 @@ pub(super) fn restart(s: &mut Session) -> anyhow::Result<()> {
     };
     let quiet = opts.quiet;
     opts.quiet = true;
-    if s.travel.selected.is_none() {
-        if let (Some(r), Some(t)) = (s.replay.as_ref(), s.thread) {
-            s.travel.selected = Some(r.recorded_tid_of(t));
-        }
-    }
+    remember_selection(s);
     s.kill();
     let r = s.spawn_with(true);
     if let Some(opts) = s.replay_opts.as_mut() {
