@@ -6,6 +6,9 @@
 //!   with all-stop, several threads at the breakpoint, and hits that do not stop.
 //! - [`displaced`]: plans for executing a breakpoint's original instruction elsewhere, so the
 //!   trap never leaves memory.
+//! - [`gate`]: state gates — a jump to code that compares the thread's registers and stack
+//!   with wanted values inside the program and traps only on a match (replay's way to an
+//!   asynchronous position without an instruction counter).
 //! - [`table`]: user breakpoints and watchpoints as gdb numbers them; conditions, ignore
 //!   counts, hit counts; the sites that hold an int3 (shared, with internal owners) and the
 //!   writes that keep memory in step; and seed 004's zombie test.
@@ -14,6 +17,7 @@
 
 pub mod debugreg;
 pub mod displaced;
+pub mod gate;
 pub mod model;
 pub mod stepover;
 pub mod table;

@@ -18,6 +18,9 @@ pub struct RecordCliOptions {
     pub args: Vec<OsString>,
     /// Pin hindsight and the program to one CPU.
     pub pin: bool,
+    /// `--time-slice MS`: how long a thread runs without a syscall before another ready
+    /// thread gets the turn.
+    pub time_slice_ms: u64,
 }
 
 /// The shell's convention: the exit code, or 128 + the signal that killed the program.
@@ -54,7 +57,7 @@ pub fn record(opts: RecordCliOptions) -> anyhow::Result<u8> {
         args: opts.args.clone(),
         trace_dir: dir.clone(),
         pin: opts.pin,
-        time_slice: Duration::from_millis(50),
+        time_slice: Duration::from_millis(opts.time_slice_ms),
     })
     .context("recording")?;
     if let Some(root) = root {

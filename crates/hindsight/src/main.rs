@@ -8,7 +8,7 @@ use hindsight_cli::DebugOptions;
 
 const USAGE: &str = "\
 usage: hindsight debug [--batch] [-q] [-ex CMD]... [-x FILE] [--no-pin] -- PROG [ARGS...]
-       hindsight record [-o DIR] [--no-pin] [--] PROG [ARGS...]
+       hindsight record [-o DIR] [--time-slice MS] [--no-pin] [--] PROG [ARGS...]
        hindsight replay [TRACE] [--process PID] [--batch] [-q] [-ex CMD]... [-x FILE]
        hindsight replay [TRACE] [--process PID] --gdbserver [HOST:]PORT | --gdb
        hindsight ls
@@ -34,7 +34,13 @@ Options of debug and replay:
                replay: serve the replay to gdb (`target remote HOST:PORT`; 127.0.0.1 by default)
   --gdb        replay: start gdb connected to the replay, with the program's symbols
                (with either, -ex/-x commands run first: gdb finds the replay where they left it)
-  --no-pin     do not pin hindsight and the program to one CPU";
+  --no-pin     do not pin hindsight and the program to one CPU
+
+Options of record:
+  -o DIR       save the trace in DIR (it must not exist)
+  --time-slice MS
+               a thread that runs MS milliseconds without a syscall while others are
+               ready is preempted (default 50; doubles for a thread preempted again)";
 
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
@@ -120,6 +126,7 @@ fn run(args: Vec<OsString>) -> anyhow::Result<u8> {
 fn parse_record(args: Vec<OsString>) -> anyhow::Result<hindsight_cli::traces::RecordCliOptions> {
     let mut output = None;
     let mut pin = true;
+    let mut time_slice_ms = 50;
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         match a.to_str() {
@@ -130,6 +137,18 @@ fn parse_record(args: Vec<OsString>) -> anyhow::Result<hindsight_cli::traces::Re
                 output = Some(d.into());
             }
             Some("--no-pin") => pin = false,
+            Some("--time-slice") => {
+                let ms = it
+                    .next()
+                    .ok_or_else(|| anyhow::anyhow!("option --time-slice needs milliseconds"))?;
+                let ms = ms.to_string_lossy();
+                time_slice_ms = match ms.parse::<u64>() {
+                    Ok(n) if n > 0 => n,
+                    _ => anyhow::bail!(
+                        "--time-slice wants a positive number of milliseconds, not '{ms}'"
+                    ),
+                };
+            }
             Some("--") => {
                 let prog = it
                     .next()
@@ -139,6 +158,7 @@ fn parse_record(args: Vec<OsString>) -> anyhow::Result<hindsight_cli::traces::Re
                     program: prog.into(),
                     args: it.collect(),
                     pin,
+                    time_slice_ms,
                 });
             }
             Some(s) if s.starts_with('-') => {
@@ -150,6 +170,7 @@ fn parse_record(args: Vec<OsString>) -> anyhow::Result<hindsight_cli::traces::Re
                     program: a.into(),
                     args: it.collect(),
                     pin,
+                    time_slice_ms,
                 })
             }
         }

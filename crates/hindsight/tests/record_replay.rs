@@ -111,14 +111,23 @@ fn record(
     stdin: Option<&Path>,
     code: i32,
 ) -> Recorded {
+    record_with(dir, trace, &[], prog, args, stdin, code)
+}
+
+/// [`record`] with options of `hindsight record` (`--time-slice MS`).
+fn record_with(
+    dir: &Path,
+    trace: &str,
+    options: &[&str],
+    prog: &Path,
+    args: &[&str],
+    stdin: Option<&Path>,
+    code: i32,
+) -> Recorded {
     let trace = dir.join(trace);
-    let mut v: Vec<&OsStr> = vec![
-        os("record"),
-        os("-o"),
-        trace.as_os_str(),
-        os("--"),
-        prog.as_os_str(),
-    ];
+    let mut v: Vec<&OsStr> = vec![os("record"), os("-o"), trace.as_os_str()];
+    v.extend(options.iter().map(|o| os(o)));
+    v.extend([os("--"), prog.as_os_str()]);
     v.extend(args.iter().map(|a| os(a)));
     let run = hs_in(&dir.join("root"), dir, stdin, &v);
     assert_eq!(
@@ -512,26 +521,72 @@ fn a_thread_spinning_without_syscalls_is_preempted_and_replayed() {
 }
 
 #[test]
-#[ignore = "known limit (issue 3 note): threads preempted in tight loops are found again too slowly or missed"]
 fn cpu_bound_threads_preempted_between_mutex_handoffs() {
-    let (a, _) = round_trip("rr_workers", &[], End::Exit(0), &["value", "order"]);
+    // Short time slices: each worker is preempted in the middle of its syscall-free rounds,
+    // again and again, and replay must stop it at exactly the same instruction each time.
+    let prog = compile("rr_workers", &[]);
+    let dir = workdir("rr_workers_sliced");
+    let opts = ["--time-slice", "2"];
+    let a = record_with(&dir, "a", &opts, &prog, &[], None, 0);
+    let b = record_with(&dir, "b", &opts, &prog, &[], None, 0);
+    assert_ne!(a.run.stdout, b.run.stdout, "two runs printed the same");
+    for rec in [&a, &b] {
+        let events = hs_in(
+            &dir.join("root"),
+            &dir,
+            None,
+            &[os("info"), os("--events"), rec.trace.as_os_str()],
+        );
+        let switches = events
+            .stdout
+            .lines()
+            .filter(|l| l.contains("] a thread switch at 0x"))
+            .count();
+        assert!(
+            switches >= 4,
+            "only {switches} preemptions\n{}",
+            events.stdout
+        );
+    }
+    let r = replay(&a.trace, &["continue"]);
+    assert_replayed_whole(&a, &r, End::Exit(0));
     // Replaying the same trace again gives the same interleaving.
     let r = replay(&a.trace, &["continue"]);
     assert_replayed_whole(&a, &r, End::Exit(0));
+    let cmds = break_cmds("rr_workers", "", &["value", "order"]);
+    let cmds: Vec<&str> = cmds.iter().map(String::as_str).collect();
+    let r = replay(&b.trace, &cmds);
+    assert_values_at_break(&b, "rr_workers", "", &["value", "order"], &r);
 }
 
 #[test]
-#[ignore = "known limit (issue 3 note): asynchronous signal positions in tight loops are found too slowly, sometimes missed"]
 fn setitimer_signals_in_a_loop_without_syscalls() {
     let (a, _) = round_trip("rr_itimer", &[], End::Exit(0), &["loops", "seen"]);
     assert!(a.value("seen").parse::<i32>().unwrap() >= 20);
 }
 
 #[test]
-#[ignore = "known limit (issue 3 note): asynchronous signal positions in tight loops are found too slowly, sometimes missed"]
 fn posix_timer_signals_in_a_loop_without_syscalls() {
     let (a, _) = round_trip("rr_timer", &[], End::Exit(0), &["loops", "value"]);
     assert_eq!(a.value("value"), "4242");
+}
+
+#[test]
+fn timer_signals_in_optimised_loops_land_on_the_same_iteration() {
+    // At -O1 and -O2 the counter is a global that lives in a register only for a moment:
+    // most positions are told apart by the register that holds the loop's `ticks` test and
+    // by flags, and the gate checks them at every iteration.
+    for (name, opt) in [
+        ("rr_timer", "-O1"),
+        ("rr_timer", "-O2"),
+        ("rr_itimer", "-O2"),
+    ] {
+        let prog = compile(name, &[opt]);
+        let dir = workdir(&format!("{name}{opt}"));
+        let a = record(&dir, "a", &prog, &[], None, 0);
+        let r = replay(&a.trace, &["continue"]);
+        assert_replayed_whole(&a, &r, End::Exit(0));
+    }
 }
 
 #[test]

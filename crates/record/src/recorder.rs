@@ -666,7 +666,13 @@ impl Recorder {
                 },
             )?;
             if let Some(p) = self.procs.get_mut(&pid) {
-                if p.current == Some(tid) {
+                // A thread that exits keeps the turn until it is gone: the kernel clears its
+                // clear-tid word (and wakes its joiner) late in its exit, and another thread
+                // running meanwhile could see that word either way — replay, which runs the
+                // exit to its end first, always sees it cleared. The leader is only reported
+                // gone with the whole process, and exit_group ends every thread.
+                let holds_turn = name == "exit" && tid != pid;
+                if p.current == Some(tid) && !holds_turn {
                     p.current = None;
                 }
                 if let Some(t) = p.thread(tid) {

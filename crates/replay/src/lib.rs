@@ -6,6 +6,7 @@ pub mod approach;
 pub mod checkpoint;
 pub mod divergence;
 pub mod error;
+pub mod gate;
 pub mod replayer;
 
 pub use checkpoint::Checkpoint;

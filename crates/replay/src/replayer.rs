@@ -44,6 +44,7 @@ use hindsight_trace::{
 
 use crate::divergence::{describe_event, describe_syscall, Divergence};
 use crate::error::ReplayError;
+use crate::gate::GateStop;
 
 /// Below this much CPU time, an asynchronous position is searched with breakpoint hits from
 /// the start (the approach's looks cost more than they save).
@@ -113,6 +114,8 @@ pub struct Replayer {
     parked: HashMap<i32, Parked>,
     /// The internal breakpoint armed for an asynchronous position: its address.
     async_site: Option<u64>,
+    /// The state gate armed for an asynchronous position (the fast way there).
+    gates: crate::gate::Gates,
     /// Threads that are gone (ran exit for real).
     gone: HashSet<i32>,
     quiet: bool,
@@ -185,6 +188,7 @@ impl Replayer {
             mem,
             parked: HashMap::new(),
             async_site: None,
+            gates: Default::default(),
             gone: HashSet::new(),
             quiet: opts.quiet,
             program,
@@ -283,6 +287,7 @@ impl Replayer {
     /// sends them back to their seccomp stop.)
     pub(crate) fn quiet_state(&self) -> bool {
         self.async_site.is_none()
+            && !self.gates.is_armed()
             && self.approach.is_none()
             && self.missed.is_none()
             && self.fork_at.is_none()
@@ -329,6 +334,7 @@ impl Replayer {
             mem: ProcessMemory::open(main.0)?,
             parked: self.parked.clone(),
             async_site: None,
+            gates: self.gates.for_copy(),
             gone: self.gone.clone(),
             quiet: self.quiet,
             program: self.program.clone(),
@@ -547,7 +553,10 @@ impl Replayer {
             }
             inf.set_serial(Some(tid));
             let step = matches!(how, Resume::Step(t) if t == tid);
-            let free_run = if step {
+            // A gate takes the thread to an asynchronous position at nearly full speed; a
+            // single step would walk into the gate's code, so steps use breakpoint hits.
+            let gated = !step && self.arm_gate(inf, &event, tid)?;
+            let free_run = if step || gated {
                 None
             } else {
                 self.free_run_target(&event, tid)
@@ -561,6 +570,7 @@ impl Replayer {
             }
             let target = match free_run {
                 Some(_) => None,
+                None if gated => None,
                 None => self.arm_async(inf, &event, tid)?,
             };
             let mut wrapper = Wrapper {
@@ -569,7 +579,7 @@ impl Replayer {
                 reached: false,
                 user_stop: false,
             };
-            let give_up = if wrapper.target.is_some() && !step {
+            let give_up = if (wrapper.target.is_some() || gated) && !step {
                 self.scan_limit(&event, tid)
             } else {
                 None
@@ -595,6 +605,26 @@ impl Replayer {
                     inf.resume(if step { how } else { Resume::Continue }, &mut wrapper)?
                 }
             };
+            if gated {
+                let point = async_point(&event).cloned();
+                let at = |inf: &Inferior, regs: &Regs| {
+                    point.as_ref().is_some_and(|p| {
+                        hindsight_record::point::matches(p, regs, |a, b| {
+                            inf.read_memory(a, b).is_ok()
+                        })
+                    })
+                };
+                match self.gates.on_stop(inf, at)? {
+                    GateStop::Reached => {
+                        if let Some(s) = self.on_async_point(inf, hook, tid)? {
+                            return Ok(s);
+                        }
+                        continue;
+                    }
+                    GateStop::NotThis => continue,
+                    GateStop::Other | GateStop::NotArmed => {}
+                }
+            }
             if stop == StopEvent::Interrupted && give_up.is_some() && free_run.is_none() {
                 return Ok(self.diverged(
                     runner,
@@ -860,6 +890,22 @@ impl Replayer {
             samples.push(sample);
         }
         Ok(())
+    }
+
+    /// Arms a state gate for the asynchronous position of the head event, if it has one and
+    /// its pc can be gated (see [`crate::gate`]).
+    fn arm_gate(
+        &mut self,
+        inf: &mut Inferior,
+        event: &Event,
+        tid: Tid,
+    ) -> Result<bool, ReplayError> {
+        let Some(point) = async_point(event) else {
+            return Ok(false);
+        };
+        let index = self.head_index();
+        let point = point.clone();
+        self.gates.arm(inf, &self.mem, tid, index, &point)
     }
 
     /// Arms the internal breakpoint of an asynchronous position that `tid` must reach next.
@@ -1547,7 +1593,7 @@ fn spawn_root(reader: &TraceReader, pin: bool) -> Result<(PathBuf, Inferior), Re
 
 /// `HINDSIGHT_TRACE_REPLAY=1`: the replay says on stderr what it does (events consumed,
 /// stops, the approach of asynchronous positions), for hindsight's developers.
-fn tracing() -> bool {
+pub(crate) fn tracing() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("HINDSIGHT_TRACE_REPLAY").is_some())
 }
