@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# Record/replay benchmark: wall time of three programs run natively, under `hindsight record`
+# Record/replay benchmark: wall time of four programs run natively, under `hindsight record`
 # and under `hindsight replay --batch -q -ex continue` (best of 3 each), the trace's size per
 # second of the program's run, and the recording speed in instructions per second against
 # gdb's `record full` on the same CPU-bound loop. Writes the table into BENCHMARKS.md between
 # <!-- record-bench:start --> and <!-- record-bench:end --> (appended if they are missing).
 #
 #   bench/record.sh
-#   CPU_N=... SYS_N=... THREAD_ROUNDS=... GDB_N=... RUNS=... LIMIT=SECONDS BENCH_FILE=... bench/record.sh
+#   CPU_N=... SYS_N=... THREAD_ROUNDS=... TIMER_N=... GDB_N=... RUNS=... LIMIT=SECONDS BENCH_FILE=... bench/record.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CPU_N=${CPU_N:-1000000000}          # rec_cpu iterations (5 instructions each)
 SYS_N=${SYS_N:-300000}              # rec_sys read/write pairs
 THREAD_ROUNDS=${THREAD_ROUNDS:-100} # rec_threads rounds per thread (4 threads)
+TIMER_N=${TIMER_N:-200}             # rec_timer signals (1 ms apart)
 GDB_N=${GDB_N:-20000}               # rec_cpu iterations under gdb's record full
 RUNS=${RUNS:-3}
 LIMIT=${LIMIT:-900}                 # seconds before one run counts as "timeout"
@@ -24,6 +25,7 @@ hs=${CARGO_TARGET_DIR:-target}/release/hindsight
 gcc -O2 -g -o "$out/rec_cpu" bench/programs/rec_cpu.c
 gcc -O2 -g -o "$out/rec_sys" bench/programs/rec_sys.c
 gcc -O2 -g -pthread -o "$out/rec_threads" bench/programs/rec_threads.c
+gcc -O2 -g -o "$out/rec_timer" bench/programs/rec_timer.c
 
 # One run's wall time in ns; "timeout" or "exit N" (with its last line of stderr in
 # $out/last-error) if it ran out of time or failed.
@@ -81,7 +83,8 @@ size_of() { if [ -d "$1" ]; then du -sb "$1" | cut -f1; else echo 0; fi; }
 rows=""
 for spec in "cpu|rec_cpu|$CPU_N|\`rec_cpu\` ($CPU_N iterations, no syscall)" \
             "sys|rec_sys|$SYS_N|\`rec_sys\` ($SYS_N read+write pairs)" \
-            "threads|rec_threads|$THREAD_ROUNDS|\`rec_threads\` (4 threads × $THREAD_ROUNDS rounds, mutex handoffs)"; do
+            "threads|rec_threads|$THREAD_ROUNDS|\`rec_threads\` (4 threads × $THREAD_ROUNDS rounds, mutex handoffs)" \
+            "timer|rec_timer|$TIMER_N|\`rec_timer\` ($TIMER_N SIGALRMs, 1 ms apart, into a loop without syscalls)"; do
     IFS='|' read -r name prog arg label <<<"$spec"
     echo "== $prog $arg" >&2
     native=$(best "$out/$prog" "$arg")

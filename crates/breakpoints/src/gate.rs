@@ -395,13 +395,15 @@ mod tests {
         }
     }
 
+    /// mov rax,[rbp-8] (4 bytes); add rax,1 (4 bytes); jmp back; padding.
+    const LOOP: [u8; 22] = [
+        0x48, 0x8b, 0x45, 0xf8, 0x48, 0x83, 0xc0, 0x01, 0xeb, 0xf6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0,
+    ];
+
     #[test]
     fn a_gate_jumps_to_its_page_and_covers_whole_instructions() {
-        // mov rax,[rbp-8] (4 bytes); add rax,1 (4 bytes); jmp back
-        let code = [
-            0x48, 0x8b, 0x45, 0xf8, 0x48, 0x83, 0xc0, 0x01, 0xeb, 0xf6, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-            0, 0, 0,
-        ];
+        let code = LOOP;
         let addr = 0x40_1000;
         let page = 0x30_0000;
         let g = plan(addr, &code, addr, page, &wanted(), None, |_| false).unwrap();
@@ -420,10 +422,7 @@ mod tests {
 
     #[test]
     fn targets_inside_the_patch_and_unmovable_code_are_refused() {
-        let code = [
-            0x48, 0x8b, 0x45, 0xf8, 0x48, 0x83, 0xc0, 0x01, 0xeb, 0xf6, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-            0, 0, 0,
-        ];
+        let code = LOOP;
         let addr = 0x40_1000;
         assert_eq!(
             plan(addr, &code, addr, 0x30_0000, &wanted(), None, |a| a

@@ -169,10 +169,18 @@ impl Gates {
             return Ok(false);
         }
         // A thread stopped inside the patch (preempted there) would resume in the middle of
-        // the jump.
-        let here = regs.pc();
-        if here > gate.addr && here < gate.addr + gate.len() as u64 {
-            return Ok(false);
+        // the jump: it is stepped out first, unless that would take it through the pc.
+        let end = gate.addr + gate.len() as u64;
+        if regs.pc() > gate.addr && regs.pc() < end {
+            match step_out(tid, gate.at, regs.pc(), end)? {
+                StepOut::Out => {}
+                StepOut::Stayed => return Ok(false),
+                StepOut::Signal(sig) => {
+                    // Its signal is the program's: it gets it when it resumes.
+                    inf.set_pending_signal(tid, sig);
+                    return Ok(false);
+                }
+            }
         }
         mem.write(page, &gate.code)?;
         let from = (gate.addr - lowest) as usize;
@@ -294,6 +302,43 @@ impl Gates {
         self.page = Some(p);
         Ok(Some(p))
     }
+}
+
+/// How [`step_out`] ended.
+enum StepOut {
+    /// The thread is out of the patch.
+    Out,
+    /// It is still in it: it would execute the gated pc next, or a watchpoint is armed
+    /// (these steps would not report its hits), or it did not get out in a few steps.
+    Stayed,
+    /// A signal stopped it on the way.
+    Signal(i32),
+}
+
+/// Single-steps `tid`, stopped at `from` inside a patch that ends at `end`, until it is out
+/// of it (a thread that was preempted there).
+fn step_out(tid: Tid, at: u64, from: u64, end: u64) -> Result<StepOut, ReplayError> {
+    use hindsight_ptrace::{Stop, WaitEvent};
+    if tid.debugreg(7).unwrap_or(1) & 0xff != 0 {
+        return Ok(StepOut::Stayed);
+    }
+    let mut pc = from;
+    for _ in 0..16 {
+        if pc == at {
+            return Ok(StepOut::Stayed);
+        }
+        tid.step(0)?;
+        match hindsight_ptrace::wait_tid(tid)? {
+            WaitEvent::Stopped(Stop::Signal(libc::SIGTRAP)) => {}
+            WaitEvent::Stopped(Stop::Signal(sig)) => return Ok(StepOut::Signal(sig)),
+            _ => return Ok(StepOut::Stayed),
+        }
+        pc = tid.regs()?.pc();
+        if pc < from || pc >= end {
+            return Ok(StepOut::Out);
+        }
+    }
+    Ok(StepOut::Stayed)
 }
 
 /// The state of a thread with registers `regs` (kernel order) and `stack` above its rsp.
