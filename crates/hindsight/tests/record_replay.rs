@@ -566,18 +566,23 @@ fn setitimer_signals_in_a_loop_without_syscalls() {
 }
 
 #[test]
-#[ignore = "known limit (issue 3 note, README): the loop's counter is a global that no register holds at most pcs, so several iterations look alike and replay may stop at the first"]
 fn posix_timer_signals_in_a_loop_without_syscalls() {
+    // The loop's counter is a global that no register holds at most pcs: the recorder
+    // delivers each signal a few instructions on, where the state tells the iteration.
     let (a, _) = round_trip("rr_timer", &[], End::Exit(0), &["loops", "value"]);
     assert_eq!(a.value("value"), "4242");
 }
 
 #[test]
 fn timer_signals_in_optimised_loops_land_on_the_same_iteration() {
-    // At -O1 and -O2 the loop is a handful of instructions around a volatile counter on the
-    // stack: the gate compares registers and stack words at every iteration.
-    for opt in ["-O1", "-O2"] {
-        let name = "rr_itimer";
+    // At -O1 and -O2 the loops are a handful of instructions around a volatile counter, on
+    // the stack (rr_itimer) or global (rr_timer).
+    for (name, opt) in [
+        ("rr_itimer", "-O1"),
+        ("rr_itimer", "-O2"),
+        ("rr_timer", "-O1"),
+        ("rr_timer", "-O2"),
+    ] {
         let prog = compile(name, &[opt]);
         let dir = workdir(&format!("{name}{opt}"));
         let a = record(&dir, "a", &prog, &[], None, 0);

@@ -7,6 +7,7 @@
 pub mod error;
 pub mod point;
 pub mod recorder;
+pub mod settle;
 
 pub use error::RecordError;
 pub use recorder::{record, Outcome, RecordOptions};

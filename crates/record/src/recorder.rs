@@ -47,6 +47,7 @@ use hindsight_trace::{
 
 use crate::error::RecordError;
 use crate::point;
+use crate::settle::{self, Settled};
 
 /// What to record and where.
 #[derive(Debug, Clone)]
@@ -1076,6 +1077,13 @@ impl Recorder {
         } else if resumed_with.is_some_and(|r| point::same_registers(&r, &words)) {
             SignalPoint::AtStop
         } else {
+            // Delivered a few instructions on, where replay can tell the iteration apart.
+            if let Settled::Gone(ev) = settle::settle(pid, Tid(tid), &p.mem)? {
+                return self.handle(tid, ev);
+            }
+            // The thread now stops at a step's trap: the signal goes in with its own siginfo.
+            Tid(tid).set_siginfo(&si)?;
+            let regs = Tid(tid).regs()?;
             let cpu = point::thread_cpu_ns(pid, tid);
             SignalPoint::Async(Box::new(point::capture(
                 &p.mem,
@@ -1116,12 +1124,22 @@ impl Recorder {
         let Some(t) = p.thread(tid) else {
             return Ok(());
         };
-        let interrupted = std::mem::take(&mut t.interrupted);
-        match t.state {
+        t.interrupted = false;
+        let state = t.state;
+        match state {
             State::User if others_ready => {
-                let _ = interrupted;
+                // Preempted a few instructions on, where replay can tell the iteration apart.
+                if let Settled::Gone(ev) = settle::settle(pid, Tid(tid), &p.mem)? {
+                    return self.handle(tid, ev);
+                }
                 let regs = Tid(tid).regs()?;
                 let cpu = point::thread_cpu_ns(pid, tid);
+                let Some(p) = self.procs.get_mut(&pid) else {
+                    return Ok(());
+                };
+                let Some(t) = p.thread(tid) else {
+                    return Ok(());
+                };
                 let before = t.cpu_ns;
                 t.cpu_ns = cpu;
                 t.state = State::Ready;
