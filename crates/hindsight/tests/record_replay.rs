@@ -653,6 +653,16 @@ fn a_crash_after_a_random_value() {
 }
 
 #[test]
+fn a_write_into_a_closed_pipe_kills_with_sigpipe_as_without_hindsight() {
+    round_trip(
+        "rr_sigpipe",
+        &[],
+        End::Signal(13, "SIGPIPE", "Broken pipe"),
+        &["value"],
+    );
+}
+
+#[test]
 fn abort_after_a_random_value() {
     round_trip(
         "rr_abort",

@@ -815,3 +815,34 @@ fn positions_in_library_code_and_back_from_a_fault() {
     assert!(rips[1] < rips[0] && rips[0] - rips[1] <= 15, "{rips:x?}");
     assert_eq!(rips[2], rips[0], "{rips:x?}");
 }
+
+#[test]
+fn reverse_continue_between_timer_signals_in_a_loop_without_syscalls() {
+    // SIGALRM every millisecond into a loop that makes no syscall: each handler call starts
+    // at an asynchronous position. Going back to an earlier call replays from the start (no
+    // checkpoint in between) and must find the current one again, signal frame included.
+    let prog = compile("rr_itimer", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    for env in [("HINDSIGHT_CHECKPOINT_MS", "100000"), ("HINDSIGHT_CHECKPOINT_MS", "0")] {
+        let r = replay_batch_env(
+            &trace,
+            &[env],
+            &[
+                "break on_alarm",
+                "continue",
+                "continue",
+                "continue",
+                "continue",
+                "print ticks",
+                "reverse-continue",
+                "print ticks",
+                "reverse-continue",
+                "print ticks",
+                "continue",
+                "print ticks",
+            ],
+        );
+        r.clean();
+        assert_eq!(printed(&r), ["3", "2", "1", "2"], "{env:?}\n{}", r.stdout);
+    }
+}

@@ -112,6 +112,15 @@ pub fn spawn(program: &Path, args: &[&OsStr], opts: &SpawnOptions) -> Result<Tid
         unsafe {
             libc::close(sync[1]);
             libc::close(err[0]);
+            // The program starts with the signal state it would have had without hindsight:
+            // the Rust runtime ignores SIGPIPE in hindsight, and hindsight blocks SIGCHLD
+            // (for its signalfd) once it has waited for a stop — both would be inherited
+            // through exec, and a replay started after that would differ from the recording
+            // (its signal frames hold the mask).
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
             if opts.disable_aslr {
                 libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong);
             }
