@@ -334,9 +334,9 @@ fn movable(insn: &Instruction) -> bool {
         )
 }
 
-/// What a stretch of code says about where control can arrive: every direct branch target
-/// and the address after every call (where a `ret` arrives), and the stretches that contain
-/// indirect jumps (jump tables can lead anywhere in them).
+/// What a stretch of code says about where control can arrive: every direct branch and call
+/// target and the address after every call (where a `ret` arrives), and the stretches that
+/// contain indirect jumps (jump tables can lead anywhere in them).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BranchFacts {
     /// Sorted, deduplicated addresses that control may arrive at other than by falling through.
@@ -356,7 +356,11 @@ impl BranchFacts {
                 FlowControl::UnconditionalBranch | FlowControl::ConditionalBranch => {
                     self.targets.push(insn.near_branch_target());
                 }
-                FlowControl::Call | FlowControl::IndirectCall => {
+                FlowControl::Call => {
+                    self.targets.push(insn.near_branch_target());
+                    self.targets.push(insn.next_ip());
+                }
+                FlowControl::IndirectCall => {
                     self.targets.push(insn.next_ip());
                 }
                 FlowControl::IndirectBranch => indirect = true,

@@ -592,6 +592,35 @@ fn timer_signals_in_optimised_loops_land_on_the_same_iteration() {
 }
 
 #[test]
+fn signals_let_in_by_a_syscalls_mask_and_a_restarted_poll() {
+    // sigsuspend, ppoll and pselect take their signal through a temporary mask, which the
+    // handler's frame records (replay runs them for real, the signal already pending); a
+    // poll interrupted by SIGCHLD without a handler is resumed by restart_syscall, which
+    // must write what poll writes (revents).
+    let quiet = [
+        "handle SIGUSR1 nostop",
+        "handle SIGUSR2 nostop",
+        "handle SIGALRM nostop",
+        "handle SIGCHLD nostop",
+    ];
+    let (a, b) = round_trip_with("rr_sigwait", &[], End::Exit(0), &["nonce"], &quiet);
+    for rec in [&a, &b] {
+        assert!(
+            rec.run
+                .stdout
+                .contains("suspended=10 r1=-1\nppolled=12 r2=-1\npselected=14 r3=-1\n"),
+            "{}",
+            rec.run.stdout
+        );
+        assert!(
+            rec.run.stdout.contains("revents=1 r4=1"),
+            "{}",
+            rec.run.stdout
+        );
+    }
+}
+
+#[test]
 fn fork_and_pipe() {
     let (a, b) = round_trip(
         "rr_forkpipe",

@@ -823,7 +823,10 @@ fn reverse_continue_between_timer_signals_in_a_loop_without_syscalls() {
     // checkpoint in between) and must find the current one again, signal frame included.
     let prog = compile("rr_itimer", &[]);
     let (trace, _) = record_trace(&prog, &[]);
-    for env in [("HINDSIGHT_CHECKPOINT_MS", "100000"), ("HINDSIGHT_CHECKPOINT_MS", "0")] {
+    for env in [
+        ("HINDSIGHT_CHECKPOINT_MS", "100000"),
+        ("HINDSIGHT_CHECKPOINT_MS", "0"),
+    ] {
         let r = replay_batch_env(
             &trace,
             &[env],

@@ -110,6 +110,9 @@ struct InSyscall {
 struct Thread {
     tid: i32,
     state: State,
+    /// The syscall (number, arguments) that last returned -ERESTART_RESTARTBLOCK: the
+    /// kernel's restart_syscall resumes it, with its memory effects.
+    restart_block: Option<(u64, [u64; 6])>,
     /// Events to write when the thread is next chosen to run.
     pending: Vec<Event>,
     /// A signal to deliver when it next resumes (already written as an event).
@@ -141,6 +144,7 @@ impl Thread {
     fn new(tid: i32, state: State) -> Thread {
         Thread {
             tid,
+            restart_block: None,
             state,
             pending: Vec::new(),
             signal: 0,
@@ -728,12 +732,21 @@ impl Recorder {
             return Ok(());
         };
         let result = regs.0.rax as i64;
+        let name = hindsight_syscalls::name(s.nr).unwrap_or("");
+        // restart_syscall resumes the call that returned -ERESTART_RESTARTBLOCK (a poll or
+        // nanosleep interrupted by a signal without handler) and writes what it writes.
+        let (effects_nr, effects_args) = match name {
+            "restart_syscall" => t.restart_block.take().unwrap_or((s.nr, s.args)),
+            _ => (s.nr, s.args),
+        };
+        if result == -516 {
+            t.restart_block = Some((effects_nr, effects_args));
+        }
         let mem = &p.mem;
         let mut writes = Vec::new();
         let mut mapped = None;
         let mut failure = None;
-        let name = hindsight_syscalls::name(s.nr).unwrap_or("");
-        match hindsight_syscalls::writes(s.nr, &s.args, result, &MemReader(mem)) {
+        match hindsight_syscalls::writes(effects_nr, &effects_args, result, &MemReader(mem)) {
             Ok(ranges) => {
                 for w in ranges {
                     let mut data = vec![0u8; w.len];

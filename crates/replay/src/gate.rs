@@ -188,8 +188,9 @@ impl Gates {
         inf.write_memory(gate.addr, &gate.patch)?;
         if crate::replayer::tracing() {
             eprintln!(
-                "replay: gate at {pc:#x} ({} bytes) for event {index}, page {page:#x}",
-                gate.len()
+                "replay: gate at {pc:#x} ({} bytes from {:#x}) for event {index}, page {page:#x}",
+                gate.len(),
+                gate.addr
             );
         }
         self.armed = Some(Armed {
@@ -278,6 +279,11 @@ impl Gates {
         }
         // Just below the code's 2 MiB region, as for displaced-stepping slots.
         let hint = (pc & !0x1f_ffff).saturating_sub(0x40_0000);
+        // Kernel surprise: the injection single-steps the thread, which leaves it at a trap
+        // stop; a signal it is to receive on resuming (a replayed signal, injected at its
+        // delivery stop) would then go in with a fresh SI_USER siginfo from us — and the
+        // handler's frame would differ from the recorded one. Its siginfo is put back.
+        let siginfo = tid.siginfo().ok();
         let prot = (libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC) as u64;
         let flags = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64;
         let r = hindsight_ptrace::inject::inject_syscall(
@@ -286,6 +292,9 @@ impl Gates {
             libc::SYS_mmap,
             [hint, GATE_PAGE, prot, flags, u64::MAX, 0],
         )?;
+        if let Some(si) = siginfo {
+            tid.set_siginfo(&si)?;
+        }
         if (-4095..0).contains(&r) {
             return Ok(None);
         }
@@ -396,6 +405,8 @@ fn module_facts(pid: i32, inf: &Inferior, pc: u64) -> Option<Arc<ModuleCode>> {
         let (s, e) = ((w[0] - start) as usize, (w[1] - start) as usize);
         facts.add_function(w[0], &text[s..e]);
     }
+    // Functions are entered by calls through pointers and by the kernel (signal handlers).
+    facts.targets.extend(starts.iter().copied());
     facts.finish();
     let facts = Arc::new(ModuleCode {
         branches: facts,

@@ -116,6 +116,9 @@ pub struct Replayer {
     async_site: Option<u64>,
     /// The state gate armed for an asynchronous position (the fast way there).
     gates: crate::gate::Gates,
+    /// A thread and the signal already made pending for it (by
+    /// [`Replayer::interrupt_for_real`]): its signal event does not send it again.
+    presignalled: Option<(Tid, i32)>,
     /// Threads that are gone (ran exit for real).
     gone: HashSet<i32>,
     quiet: bool,
@@ -189,6 +192,7 @@ impl Replayer {
             parked: HashMap::new(),
             async_site: None,
             gates: Default::default(),
+            presignalled: None,
             gone: HashSet::new(),
             quiet: opts.quiet,
             program,
@@ -288,6 +292,7 @@ impl Replayer {
     pub(crate) fn quiet_state(&self) -> bool {
         self.async_site.is_none()
             && !self.gates.is_armed()
+            && self.presignalled.is_none()
             && self.approach.is_none()
             && self.missed.is_none()
             && self.fork_at.is_none()
@@ -335,6 +340,7 @@ impl Replayer {
             parked: self.parked.clone(),
             async_site: None,
             gates: self.gates.for_copy(),
+            presignalled: None,
             gone: self.gone.clone(),
             quiet: self.quiet,
             program: self.program.clone(),
@@ -975,7 +981,9 @@ impl Replayer {
                 );
             }
         }
-        tid.kill(self.live_pid, signo)?;
+        if self.presignalled.take() != Some((tid, signo)) {
+            tid.kill(self.live_pid, signo)?;
+        }
         tid.cont(0)?;
         loop {
             match hindsight_ptrace::wait_tid(tid)? {
@@ -1087,6 +1095,10 @@ impl Replayer {
             && !creates_process
             && (!failed || matches!(name, "exit_group" | "rt_sigreturn"));
         if !execute {
+            if let Some(signo) = self.signal_let_in_by(name, result, tid)? {
+                self.interrupt_for_real(tid, regs, nr, args, result, signo)?;
+                return Ok(None);
+            }
             self.skip(tid, regs, nr, result)?;
             self.write_all(writes)?;
             return Ok(None);
@@ -1169,6 +1181,81 @@ impl Replayer {
     }
 
     /// Skips the syscall at a seccomp stop, with `result` as its return value.
+    /// The signal that interrupted syscall `name` of `tid` with `result`, if the call swaps
+    /// the signal mask while it waits (sigsuspend, ppoll, pselect6) and that signal comes
+    /// next: it was let in by the call's temporary mask, which its handler's frame records.
+    fn signal_let_in_by(
+        &mut self,
+        name: &str,
+        result: i64,
+        tid: Tid,
+    ) -> Result<Option<i32>, ReplayError> {
+        const EINTR: i64 = -4;
+        let interrupted = result == EINTR || (-516..=-512).contains(&result);
+        if !interrupted || !matches!(name, "rt_sigsuspend" | "ppoll" | "pselect6") {
+            return Ok(None);
+        }
+        let rtid = self.recorded_tid(tid);
+        Ok(match self.peek()? {
+            Some(Event::Signal {
+                tid: t,
+                signo,
+                point: SignalPoint::AtStop,
+                ..
+            }) if *t == rtid => Some(*signo),
+            _ => None,
+        })
+    }
+
+    /// Runs an interrupted mask-swapping syscall (see [`Replayer::signal_let_in_by`]) for
+    /// real, with its signal already pending: the call installs its temporary mask, which
+    /// lets the signal in at once, and the kernel delivers it under that mask when the
+    /// signal event is replayed (not sent a second time). ppoll and pselect6 watch no
+    /// descriptor and have no timeout: nothing of the outside world is looked at.
+    fn interrupt_for_real(
+        &mut self,
+        tid: Tid,
+        regs: Regs,
+        nr: u64,
+        args: &[u64; 6],
+        result: i64,
+        signo: i32,
+    ) -> Result<(), ReplayError> {
+        // SAFETY: tgkill to our own tracee; it is stopped, the signal stays pending.
+        unsafe {
+            libc::syscall(libc::SYS_tgkill, self.live_pid, tid.0, signo);
+        }
+        let mut a = *args;
+        match hindsight_syscalls::name(nr).unwrap_or("") {
+            // ppoll(fds, nfds, timeout, sigmask, sigsetsize)
+            "ppoll" => {
+                a[1] = 0;
+                a[2] = 0;
+            }
+            // pselect6(nfds, readfds, writefds, exceptfds, timeout, {sigmask, size})
+            "pselect6" => {
+                a[..5].fill(0);
+            }
+            _ => {}
+        }
+        let mut r = regs;
+        r.set_syscall_args(a);
+        tid.set_regs(&r)?;
+        self.run_to_exit(tid)?;
+        // The program's own registers back, with the recorded result; a restartable result
+        // keeps the call number for the kernel's restart logic.
+        let mut back = regs;
+        back.0.orig_rax = if (-516..=-512).contains(&result) {
+            nr
+        } else {
+            u64::MAX
+        };
+        back.0.rax = result as u64;
+        tid.set_regs(&back)?;
+        self.presignalled = Some((tid, signo));
+        Ok(())
+    }
+
     fn skip(&mut self, tid: Tid, mut regs: Regs, nr: u64, result: i64) -> Result<(), ReplayError> {
         regs.0.orig_rax = u64::MAX;
         regs.0.rax = result as u64;
