@@ -768,7 +768,6 @@ fn the_kernels_random_bytes_and_the_stack_canary() {
 }
 
 #[test]
-#[ignore = "flaky (issue 3 note): the breakpoint replay of rr_poll sometimes does not reach the breakpoint"]
 fn waits_with_timeouts() {
     let (a, _) = round_trip(
         "rr_poll",
