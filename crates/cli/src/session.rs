@@ -438,6 +438,11 @@ fn file_mappings(maps: &str) -> Vec<(PathBuf, u64)> {
 /// page-aligned virtual address of the PT_LOAD segment that contains file offset 0), and the
 /// file address of its PT_DYNAMIC, if it has one.
 fn load_bias(path: &Path, start: u64) -> Option<(u64, Option<u64>)> {
+    // Only regular files: a shared anonymous mapping shows as "/dev/zero (deleted)", and
+    // reading /dev/zero to its end never ends.
+    if !std::fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
     let data = std::fs::read(path).ok()?;
     // ELF64 little-endian header: e_phoff at 0x20, e_phentsize at 0x36, e_phnum at 0x38.
     if data.get(0..4)? != b"\x7fELF" || *data.get(4)? != 2 {

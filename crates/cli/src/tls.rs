@@ -31,6 +31,10 @@ fn pt_tls(path: &Path) -> Option<TlsSegment> {
 }
 
 fn read_pt_tls(path: &Path) -> Option<(u64, u64, u64)> {
+    // Regular files only (a device would be read forever).
+    if !std::fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
     let data = std::fs::read(path).ok()?;
     if data.get(0..4)? != b"\x7fELF" || *data.get(4)? != 2 {
         return None;

@@ -621,6 +621,12 @@ fn signals_let_in_by_a_syscalls_mask_and_a_restarted_poll() {
 }
 
 #[test]
+fn memory_shared_with_a_child_or_changed_by_a_syscall() {
+    let (a, _) = round_trip("rr_shared", &[], End::Exit(0), &["from_child", "seen"]);
+    assert_ne!(a.value("from_child"), "0", "{}", a.run.stdout);
+}
+
+#[test]
 fn fork_and_pipe() {
     let (a, b) = round_trip(
         "rr_forkpipe",

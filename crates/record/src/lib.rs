@@ -8,6 +8,7 @@ pub mod error;
 pub mod point;
 pub mod recorder;
 pub mod settle;
+pub mod shared;
 
 pub use error::RecordError;
 pub use recorder::{record, Outcome, RecordOptions};

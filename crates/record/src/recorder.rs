@@ -48,6 +48,7 @@ use hindsight_trace::{
 use crate::error::RecordError;
 use crate::point;
 use crate::settle::{self, Settled};
+use crate::shared::SharedMemory;
 
 /// What to record and where.
 #[derive(Debug, Clone)]
@@ -166,6 +167,8 @@ struct Process {
     current: Option<i32>,
     /// When the current thread started its turn.
     since: Instant,
+    /// Its shared mappings, whose changes are written down before its threads run.
+    shared: SharedMemory,
 }
 
 impl Process {
@@ -298,6 +301,7 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
             ready: VecDeque::from([pid]),
             current: None,
             since: Instant::now(),
+            shared: SharedMemory::default(),
         },
     );
     rec.owner.insert(pid, pid);
@@ -579,6 +583,16 @@ impl Recorder {
         let Some(p) = self.procs.get_mut(&pid) else {
             return Ok(());
         };
+        if !p.shared.is_empty() {
+            // What other processes (or syscalls) changed in shared memory meanwhile.
+            let writes = p.shared.changes(&p.mem);
+            if !writes.is_empty() {
+                self.append(pid, &Event::KernelWrite { writes })?;
+            }
+        }
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return Ok(());
+        };
         p.current = Some(tid);
         p.since = Instant::now();
         let Some(t) = p.thread(tid) else {
@@ -806,6 +820,9 @@ impl Recorder {
             self.failure = Some(f);
             return Ok(());
         }
+        if !hindsight_syscalls::is_error(result) {
+            self.follow_shared(pid, name, &s.args, result as u64);
+        }
         let outputs = self.output_of(pid, s.nr, &s.args, result);
         let event = if let Some((path, file)) = s.exec.clone() {
             Event::Exec { tid, path, file }
@@ -965,6 +982,12 @@ impl Recorder {
             self.threads_seen += 1;
             self.processes_seen += 1;
             let mem = ProcessMemory::open(child)?;
+            // The child shares its parent's shared mappings (same addresses).
+            let shared = self
+                .procs
+                .get(&pid)
+                .map(|p| p.shared.clone())
+                .unwrap_or_default();
             self.owner.insert(child, child);
             self.parents.insert(child, pid);
             let (program, args) = process_identity(child);
@@ -991,6 +1014,7 @@ impl Recorder {
                     ready: VecDeque::from([child]),
                     current: None,
                     since: Instant::now(),
+                    shared,
                 },
             );
         }
@@ -1213,6 +1237,28 @@ impl Recorder {
         }
         self.append(pid, &Event::ThreadExit { tid })?;
         Ok(())
+    }
+
+    /// Keeps the list of `pid`'s shared mappings up to date after a successful syscall.
+    fn follow_shared(&mut self, pid: i32, name: &str, args: &[u64; 6], result: u64) {
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return;
+        };
+        match name {
+            "mmap"
+                if args[3] & libc::MAP_SHARED as u64 != 0
+                    && !p.shared.add(&p.mem, result, args[1]) =>
+            {
+                eprintln!(
+                    "hindsight: a shared mapping of {} bytes at {result:#x} is not followed \
+                     (over {} MiB): what other processes write into it will not replay",
+                    args[1],
+                    crate::shared::LIMIT >> 20
+                );
+            }
+            "munmap" | "mremap" => p.shared.forget(args[0], args[1]),
+            _ => {}
+        }
     }
 
     fn kill_all(&mut self) {

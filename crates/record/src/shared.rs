@@ -1,0 +1,128 @@
+//! Shared mappings: memory that changes behind the program's back.
+//!
+//! A `MAP_SHARED` mapping can be written by another process (a forked child writing into
+//! anonymous shared memory), or by the kernel on another path (`write()` into a file that is
+//! also mapped). Replay runs one process alone and answers its syscalls from the trace, so
+//! neither happens there. The recorder keeps a copy of each shared mapping and, whenever a
+//! thread of the process is about to run user code again, writes down the bytes that
+//! changed since (a `KernelWrite` event, applied by replay at the same point).
+//!
+//! Changes are seen at those points only: two processes racing on shared memory without a
+//! syscall in between cannot be replayed exactly (a thread reads what was there when it was
+//! last resumed). Mappings beyond [`LIMIT`] bytes in total are not followed (copying them at
+//! every resume would cost more than it is worth); [`SharedMemory::add`] says so.
+
+use hindsight_ptrace::ProcessMemory;
+use hindsight_trace::MemWrite;
+
+/// The most bytes of shared mappings followed per process.
+pub const LIMIT: usize = 8 << 20;
+
+/// Changed bytes closer than this are written down as one stretch.
+const GAP: usize = 32;
+
+/// One shared mapping and what it held at the last look.
+#[derive(Debug, Clone)]
+struct Region {
+    addr: u64,
+    copy: Vec<u8>,
+}
+
+/// The shared mappings of one process.
+#[derive(Debug, Clone, Default)]
+pub struct SharedMemory {
+    regions: Vec<Region>,
+}
+
+impl SharedMemory {
+    /// Whether no mapping is followed.
+    pub fn is_empty(&self) -> bool {
+        self.regions.is_empty()
+    }
+
+    /// Follows the shared mapping `[addr, addr + len)` from its present content on. False
+    /// when it is not followed (too big, or unreadable).
+    pub fn add(&mut self, mem: &ProcessMemory, addr: u64, len: u64) -> bool {
+        let total: usize = self.regions.iter().map(|r| r.copy.len()).sum();
+        let Ok(len) = usize::try_from(len) else {
+            return false;
+        };
+        if total.saturating_add(len) > LIMIT {
+            return false;
+        }
+        let mut copy = vec![0u8; len];
+        if mem.read(addr, &mut copy).is_err() {
+            return false;
+        }
+        self.forget(addr, len as u64);
+        self.regions.push(Region { addr, copy });
+        true
+    }
+
+    /// Stops following whatever overlaps `[addr, addr + len)` (unmapped, remapped).
+    pub fn forget(&mut self, addr: u64, len: u64) {
+        let end = addr.saturating_add(len);
+        self.regions
+            .retain(|r| r.addr >= end || r.addr + r.copy.len() as u64 <= addr);
+    }
+
+    /// The bytes that changed since the last look (and takes this look as the new one). A
+    /// mapping that cannot be read any more is dropped.
+    pub fn changes(&mut self, mem: &ProcessMemory) -> Vec<MemWrite> {
+        let mut writes = Vec::new();
+        self.regions.retain_mut(|r| {
+            let mut now = vec![0u8; r.copy.len()];
+            if mem.read(r.addr, &mut now).is_err() {
+                return false;
+            }
+            for (start, end) in changed_runs(&r.copy, &now) {
+                writes.push(MemWrite {
+                    addr: r.addr + start as u64,
+                    data: now[start..end].to_vec(),
+                });
+            }
+            r.copy = now;
+            true
+        });
+        writes
+    }
+}
+
+/// The `[start, end)` stretches where `a` and `b` differ, stretches less than [`GAP`] apart
+/// merged.
+fn changed_runs(a: &[u8], b: &[u8]) -> Vec<(usize, usize)> {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    // Word by word first: most of a mapping is usually unchanged.
+    let mut i = 0;
+    while i < a.len() {
+        let chunk = (a.len() - i).min(4096);
+        if a[i..i + chunk] != b[i..i + chunk] {
+            for k in i..i + chunk {
+                if a[k] != b[k] {
+                    match runs.last_mut() {
+                        Some(last) if k - last.1 < GAP => last.1 = k + 1,
+                        _ => runs.push((k, k + 1)),
+                    }
+                }
+            }
+        }
+        i += chunk;
+    }
+    runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changed_runs_are_merged_when_close() {
+        let a = vec![0u8; 10_000];
+        let mut b = a.clone();
+        b[5] = 1;
+        b[20] = 1;
+        b[9000] = 2;
+        assert_eq!(changed_runs(&a, &b), vec![(5, 21), (9000, 9001)]);
+        assert!(changed_runs(&a, &a).is_empty());
+    }
+}
