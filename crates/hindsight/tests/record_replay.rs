@@ -627,6 +627,25 @@ fn memory_shared_with_a_child_or_changed_by_a_syscall() {
 }
 
 #[test]
+fn job_control_signals_are_named_and_sigcont_is_replayed() {
+    let prog = compile("rr_stopsigs", &[]);
+    let dir = workdir("rr_stopsigs");
+    let a = record(&dir, "a", &prog, &[], None, 0);
+    assert!(a.run.stdout.contains("caught=81"), "{}", a.run.stdout);
+    let r = replay(&a.trace, &["continue"; 5]);
+    r.code(0)
+        .seq(&[
+            "Program received signal SIGTTIN, Stopped (tty input).",
+            "Program received signal SIGTTOU, Stopped (tty output).",
+            "Program received signal SIGTSTP, Stopped (user).",
+            "Program received signal SIGCONT, Continued.",
+            "caught=81",
+            "[Inferior 1 (process {n}) exited normally]",
+        ])
+        .lacks("diverged");
+}
+
+#[test]
 fn fork_and_pipe() {
     let (a, b) = round_trip(
         "rr_forkpipe",
