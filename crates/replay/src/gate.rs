@@ -16,9 +16,13 @@
 //!   each use, and mapped again when gone.
 //! - What may jump into the patch is learnt from the whole module's code, decoded function by
 //!   function from the starts that its `.eh_frame_hdr` lists (the loaded image's own table, read
-//!   from memory): branch targets, return addresses and functions with jump tables. Cold
+//!   from memory): branch and call targets, return addresses, function starts (entered through
+//!   pointers and by the kernel for signal handlers) and functions with jump tables. Cold
 //!   parts of functions jump back into their hot part: scanning the whole module sees them.
-//!   A pc that cannot be gated falls back to breakpoint hits.
+//!   One jump that no code shows is added: where a thread about to run rt_sigreturn returns.
+//! - A thread stopped inside the patch (preempted there) is single-stepped out of it before
+//!   the patch is written. A single-stepping user never meets a gate (steps use breakpoints).
+//! - A pc that cannot be gated falls back to breakpoint hits.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -62,6 +66,18 @@ pub enum GateStop {
     Other,
 }
 
+/// What arming a gate came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arming {
+    /// The gate is in place.
+    Armed,
+    /// The pc cannot be gated now: the caller uses breakpoint hits.
+    No,
+    /// The thread already stands at the position (it returned there from a signal handler,
+    /// or was preempted there): no gate, nothing to run.
+    AlreadyThere,
+}
+
 /// The gates of one replayed process.
 #[derive(Debug, Default, Clone)]
 pub struct Gates {
@@ -74,8 +90,8 @@ pub struct Gates {
 }
 
 impl Gates {
-    /// Arms a gate for `point` (event `index`), which `tid` approaches. False when the pc
-    /// cannot be gated now (the caller uses breakpoint hits instead).
+    /// Arms a gate for `point` (event `index`), which `tid` approaches; `matches` tells
+    /// whether a thread with these registers is at the position.
     pub fn arm(
         &mut self,
         inf: &mut Inferior,
@@ -83,21 +99,22 @@ impl Gates {
         tid: Tid,
         index: u64,
         point: &AsyncPoint,
-    ) -> Result<bool, ReplayError> {
+        matches: impl Fn(&Inferior, &hindsight_ptrace::Regs) -> bool,
+    ) -> Result<Arming, ReplayError> {
         let pc = point.regs[RIP];
         if let Some(a) = &self.armed {
             if a.index == index && a.tid == tid {
-                return Ok(true);
+                return Ok(Arming::Armed);
             }
             self.disarm(inf)?;
         }
         if self.refused.contains(&pc) {
-            return Ok(false);
+            return Ok(Arming::No);
         }
         let pid = inf.pid();
         let Some(facts) = module_facts(pid, inf, pc) else {
             self.refused.insert(pc);
-            return Ok(false);
+            return Ok(Arming::No);
         };
         // The patch starts at the pc, or (when something jumps right after it) up to three
         // instructions earlier.
@@ -110,17 +127,17 @@ impl Gates {
             .is_err()
             && inf.read_memory(pc, &mut code[..span(pc)]).is_err()
         {
-            return Ok(false);
+            return Ok(Arming::No);
         }
         let regs = inf.regs(tid)?;
         // A thread with a syscall restart pending cannot have a page mapped through it (the
         // injected mmap would cancel the restart).
         if (-516..=-512).contains(&(regs.0.rax as i64)) && regs.0.orig_rax != u64::MAX {
-            return Ok(false);
+            return Ok(Arming::No);
         }
         let Some(page) = self.page(pid, tid, mem, pc)? else {
             self.refused.insert(pc);
-            return Ok(false);
+            return Ok(Arming::No);
         };
         let wanted = wanted_state(&point.regs, &point.stack);
         let words = regs.to_words();
@@ -161,24 +178,26 @@ impl Gates {
                 if !matches!(why, gate::GateRefusal::TargetInside(_)) {
                     self.refused.insert(pc);
                 }
-                return Ok(false);
+                return Ok(Arming::No);
             }
         };
         // A breakpoint under the patch would be hidden by it (and move with it).
         if (gate.addr..gate.addr + gate.len() as u64).any(|a| inf.has_site(a)) {
-            return Ok(false);
+            return Ok(Arming::No);
         }
-        // A thread stopped inside the patch (preempted there) would resume in the middle of
-        // the jump: it is stepped out first, unless that would take it through the pc.
+        // A thread stopped inside the patch (preempted there, or back from a signal handler)
+        // would resume in the middle of the jump: unless it stands at the position already,
+        // it is stepped out first.
         let end = gate.addr + gate.len() as u64;
         if regs.pc() > gate.addr && regs.pc() < end {
-            match step_out(tid, gate.at, regs.pc(), end)? {
+            match step_out(inf, tid, &gate, &matches)? {
                 StepOut::Out => {}
-                StepOut::Stayed => return Ok(false),
+                StepOut::AtPosition => return Ok(Arming::AlreadyThere),
+                StepOut::Stayed => return Ok(Arming::No),
                 StepOut::Signal(sig) => {
                     // Its signal is the program's: it gets it when it resumes.
                     inf.set_pending_signal(tid, sig);
-                    return Ok(false);
+                    return Ok(Arming::No);
                 }
             }
         }
@@ -199,7 +218,7 @@ impl Gates {
             gate,
             original,
         });
-        Ok(true)
+        Ok(Arming::Armed)
     }
 
     /// Interprets a stop of the run with a gate armed (see [`GateStop`]). At a candidate,
@@ -317,34 +336,43 @@ impl Gates {
 enum StepOut {
     /// The thread is out of the patch.
     Out,
-    /// It is still in it: it would execute the gated pc next, or a watchpoint is armed
-    /// (these steps would not report its hits), or it did not get out in a few steps.
+    /// It is at the gated pc, in the position's state.
+    AtPosition,
+    /// It is still in it: a watchpoint is armed (these steps would not report its hits), or
+    /// it did not get out in a few steps.
     Stayed,
     /// A signal stopped it on the way.
     Signal(i32),
 }
 
-/// Single-steps `tid`, stopped at `from` inside a patch that ends at `end`, until it is out
-/// of it (a thread that was preempted there).
-fn step_out(tid: Tid, at: u64, from: u64, end: u64) -> Result<StepOut, ReplayError> {
+/// Single-steps `tid`, stopped inside `gate`'s patch (preempted there, or returned there from
+/// a signal handler), until it is out of it or at its start; each time it stands at the
+/// gated pc, `matches` says whether that is the position.
+fn step_out(
+    inf: &Inferior,
+    tid: Tid,
+    gate: &Gate,
+    matches: &impl Fn(&Inferior, &hindsight_ptrace::Regs) -> bool,
+) -> Result<StepOut, ReplayError> {
     use hindsight_ptrace::{Stop, WaitEvent};
+    let (start, end) = (gate.addr, gate.addr + gate.len() as u64);
     if tid.debugreg(7).unwrap_or(1) & 0xff != 0 {
         return Ok(StepOut::Stayed);
     }
-    let mut pc = from;
     for _ in 0..16 {
-        if pc == at {
-            return Ok(StepOut::Stayed);
+        let regs = tid.regs()?;
+        let pc = regs.pc();
+        if pc <= start || pc >= end {
+            return Ok(StepOut::Out);
+        }
+        if pc == gate.at && matches(inf, &regs) {
+            return Ok(StepOut::AtPosition);
         }
         tid.step(0)?;
         match hindsight_ptrace::wait_tid(tid)? {
             WaitEvent::Stopped(Stop::Signal(libc::SIGTRAP)) => {}
             WaitEvent::Stopped(Stop::Signal(sig)) => return Ok(StepOut::Signal(sig)),
             _ => return Ok(StepOut::Stayed),
-        }
-        pc = tid.regs()?.pc();
-        if pc < from || pc >= end {
-            return Ok(StepOut::Out);
         }
     }
     Ok(StepOut::Stayed)

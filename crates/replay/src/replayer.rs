@@ -44,7 +44,7 @@ use hindsight_trace::{
 
 use crate::divergence::{describe_event, describe_syscall, Divergence};
 use crate::error::ReplayError;
-use crate::gate::GateStop;
+use crate::gate::{Arming, GateStop};
 
 /// Below this much CPU time, an asynchronous position is searched with breakpoint hits from
 /// the start (the approach's looks cost more than they save).
@@ -116,6 +116,8 @@ pub struct Replayer {
     async_site: Option<u64>,
     /// The state gate armed for an asynchronous position (the fast way there).
     gates: crate::gate::Gates,
+    /// Threads left at the seccomp stop of their rt_sigreturn, which runs when they resume.
+    sigreturn_pending: HashSet<Tid>,
     /// A thread and the signal already made pending for it (by
     /// [`Replayer::interrupt_for_real`]): its signal event does not send it again.
     presignalled: Option<(Tid, i32)>,
@@ -193,6 +195,7 @@ impl Replayer {
             async_site: None,
             gates: Default::default(),
             presignalled: None,
+            sigreturn_pending: HashSet::new(),
             gone: HashSet::new(),
             quiet: opts.quiet,
             program,
@@ -341,6 +344,7 @@ impl Replayer {
             async_site: None,
             gates: self.gates.for_copy(),
             presignalled: None,
+            sigreturn_pending: HashSet::new(),
             gone: self.gone.clone(),
             quiet: self.quiet,
             program: self.program.clone(),
@@ -561,7 +565,20 @@ impl Replayer {
             let step = matches!(how, Resume::Step(t) if t == tid);
             // A gate takes the thread to an asynchronous position at nearly full speed; a
             // single step would walk into the gate's code, so steps use breakpoint hits.
-            let gated = !step && self.arm_gate(inf, &event, tid)?;
+            let arming = if step {
+                Arming::No
+            } else {
+                self.arm_gate(inf, &event, tid)?
+            };
+            if arming == Arming::AlreadyThere {
+                if let Some(s) = self.on_async_point(inf, hook, tid)? {
+                    return Ok(s);
+                }
+                continue;
+            }
+            let gated = arming == Arming::Armed;
+            // It runs now: a pending rt_sigreturn of it runs with it.
+            self.sigreturn_pending.remove(&tid);
             let free_run = if step || gated {
                 None
             } else {
@@ -905,19 +922,28 @@ impl Replayer {
         inf: &mut Inferior,
         event: &Event,
         tid: Tid,
-    ) -> Result<bool, ReplayError> {
+    ) -> Result<Arming, ReplayError> {
         let Some(point) = async_point(event) else {
-            return Ok(false);
+            return Ok(Arming::No);
         };
         // `HINDSIGHT_NO_GATES=1`: breakpoint hits only (for hindsight's developers, to tell
         // whether a gate is to blame).
         static NO_GATES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
         if *NO_GATES.get_or_init(|| std::env::var_os("HINDSIGHT_NO_GATES").is_some()) {
-            return Ok(false);
+            return Ok(Arming::No);
         }
         let index = self.head_index();
         let point = point.clone();
-        self.gates.arm(inf, &self.mem, tid, index, &point)
+        if !self.gates.is_armed() && self.sigreturn_pending.remove(&tid) {
+            // The return from a signal handler lands anywhere, possibly inside the patch:
+            // it is run first (it would run first anyway), so the thread stands where the
+            // handler returned to.
+            self.run_to_exit(tid)?;
+        }
+        let at = |inf: &Inferior, regs: &Regs| {
+            hindsight_record::point::matches(&point, regs, |a, b| inf.read_memory(a, b).is_ok())
+        };
+        self.gates.arm(inf, &self.mem, tid, index, &point, at)
     }
 
     /// Arms the internal breakpoint of an asynchronous position that `tid` must reach next.
@@ -1142,7 +1168,10 @@ impl Replayer {
                 Ok(None)
             }
             // Runs when the thread resumes; it restores the registers itself.
-            "rt_sigreturn" => Ok(None),
+            "rt_sigreturn" => {
+                self.sigreturn_pending.insert(tid);
+                Ok(None)
+            }
             "clone" | "clone3" => {
                 // The address the kernel clears when the thread exits (CLONE_CHILD_CLEARTID).
                 let (flags, child_tid) = if name == "clone" {
