@@ -25,7 +25,7 @@ hs=${CARGO_TARGET_DIR:-target}/release/hindsight
 gcc -O2 -g -o "$out/rec_cpu" bench/programs/rec_cpu.c
 gcc -O2 -g -o "$out/rec_sys" bench/programs/rec_sys.c
 gcc -O2 -g -pthread -o "$out/rec_threads" bench/programs/rec_threads.c
-gcc -O2 -g -o "$out/rec_timer" bench/programs/rec_timer.c
+gcc -O2 -g -o "$out/rec_timer" tests/programs/rr_itimer.c  # the record/replay test program, N signals
 
 # One run's wall time in ns; "timeout" or "exit N" (with its last line of stderr in
 # $out/last-error) if it ran out of time or failed.
