@@ -12,14 +12,14 @@
 //! these steps in another state: there the state carries the loop's progress (the counter was
 //! just loaded, the stack slot changed), and the event is recorded and delivered there.
 //! Stepping stops early, where it stands, before an instruction that is an event of its own
-//! (a syscall, `rdtsc`, a trap), at a stop that is not the step's (a signal: the program's,
+//! (a syscall, `rdtsc`, a trap) or leaves the loop's function (a call, a return), at a stop that is not the step's (a signal: the program's,
 //! sent again unless it is a fault that the instruction will raise again), or after
 //! [`MAX_STEPS`] steps (a loop body that long rarely repeats its states).
 
 use std::collections::HashMap;
 
 use hindsight_ptrace::{ProcessMemory, Tid};
-use iced_x86::{Code, Decoder, DecoderOptions};
+use iced_x86::{Code, Decoder, DecoderOptions, FlowControl};
 
 use crate::point;
 
@@ -93,7 +93,10 @@ fn comparable(mut w: [u64; 27]) -> [u64; 27] {
 }
 
 /// Whether the instruction at `pc` may run under a single step here: not a syscall, a trap
-/// or a time-stamp read (those are events the recorder handles when the program runs).
+/// or a time-stamp read (those are events the recorder handles when the program runs), and
+/// not a call or return: the loop body is what settling is for, and a call leads into code
+/// whose stack holds what replay cannot reproduce (the lazy binder's `xsave` area, whose
+/// in-use bits depend on the kernel's own use of the FPU).
 fn steppable(mem: &ProcessMemory, pc: u64) -> bool {
     let mut code = [0u8; 16];
     if mem.read(pc, &mut code).is_err() {
@@ -101,6 +104,13 @@ fn steppable(mem: &ProcessMemory, pc: u64) -> bool {
     }
     let insn = Decoder::with_ip(64, &code, pc, DecoderOptions::NONE).decode();
     !insn.is_invalid()
+        && matches!(
+            insn.flow_control(),
+            FlowControl::Next
+                | FlowControl::UnconditionalBranch
+                | FlowControl::ConditionalBranch
+                | FlowControl::IndirectBranch
+        )
         && !matches!(
             insn.code(),
             Code::Syscall
