@@ -646,6 +646,14 @@ fn job_control_signals_are_named_and_sigcont_is_replayed() {
 }
 
 #[test]
+fn two_signals_pending_at_once_for_a_blocked_thread() {
+    let quiet = ["handle SIGUSR1 nostop", "handle SIGUSR2 nostop"];
+    let (a, _) = round_trip_with("rr_pending", &[], End::Exit(0), &["nonce"], &quiet);
+    assert!(a.run.stdout.contains("handled SIGUSR"), "{}", a.run.stdout);
+    assert!(a.run.stdout.contains("read=K"), "{}", a.run.stdout);
+}
+
+#[test]
 fn fork_and_pipe() {
     let (a, b) = round_trip(
         "rr_forkpipe",
