@@ -53,6 +53,8 @@ pub struct Wanted {
     pub rsp: u64,
     /// The words on the stack from rsp up.
     pub stack: Vec<u64>,
+    /// Indices of `stack` words not to compare (they may differ at the position).
+    pub ignore: Vec<usize>,
 }
 
 impl Wanted {
@@ -181,6 +183,14 @@ pub fn plan(
             let mut l = a.create_label();
             a.set_label(&mut l)?;
             starts.push((l, insn.ip()));
+            if insn.flow_control() == FlowControl::Call {
+                // A direct call, emulated: the return address pushed is the original one
+                // (the program sees it), with no register or flag changed on the way.
+                a.push(rax)?;
+                a.mov(rax, insn.next_ip())?;
+                a.xchg(qword_ptr(rsp), rax)?;
+                return a.jmp(insn.near_branch_target());
+            }
             a.add_instruction(*insn)
         };
 
@@ -208,7 +218,10 @@ pub fn plan(
         a.cmp(GPRS[i], qword_ptr(c)).map_err(enc)?;
         a.jne(miss).map_err(enc)?;
     }
-    for i in word_order {
+    for i in word_order
+        .into_iter()
+        .filter(|i| !wanted.ignore.contains(i))
+    {
         let c = constant(&mut a, wanted.stack[i]);
         a.mov(rax, qword_ptr(rsp + (8 * i) as i32)).map_err(enc)?;
         a.cmp(rax, qword_ptr(c)).map_err(enc)?;
@@ -316,7 +329,8 @@ fn covered_instructions(start: u64, code: &[u8], at: u64) -> Result<Vec<Instruct
 }
 
 /// Whether an instruction behaves the same at another address (branches keep their absolute
-/// targets and RIP-relative operands are re-encoded by the assembler). Calls would push the
+/// targets and RIP-relative operands are re-encoded by the assembler; a direct call is
+/// emulated so that it pushes its original return address). Indirect calls would push the
 /// page's address; syscalls, traps and the time-stamp counter are events of their own.
 fn movable(insn: &Instruction) -> bool {
     let plain_flow = matches!(
@@ -326,7 +340,7 @@ fn movable(insn: &Instruction) -> bool {
             | FlowControl::ConditionalBranch
             | FlowControl::IndirectBranch
             | FlowControl::Return
-    );
+    ) || (insn.flow_control() == FlowControl::Call && insn.is_call_near());
     plain_flow
         && !matches!(
             insn.code(),
@@ -396,6 +410,7 @@ mod tests {
             gprs: [7; 15],
             rsp: 0x7ffe_0000,
             stack: vec![1, 2, 3],
+            ignore: Vec::new(),
         }
     }
 
@@ -478,6 +493,23 @@ mod tests {
         assert_eq!(g.relocated[0], (0x30_0000, addr));
         assert_eq!(g.original_pc(g.trap_end), addr + 4);
         assert_eq!(g.code[(g.trap_end - 1 - 0x30_0000) as usize], 0xcc);
+    }
+
+    #[test]
+    fn a_direct_call_under_the_patch_is_emulated() {
+        // call +0x100 (5 bytes): the gate pushes the original return address itself.
+        let code = [
+            0xe8, 0x00, 0x01, 0, 0, 0x90, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        ];
+        let addr = 0x40_1000;
+        let g = plan(addr, &code, addr, 0x30_0000, &wanted(), None, |_| false).unwrap();
+        assert_eq!(g.len(), 5);
+        let moved = (g.relocated[0].0 - 0x30_0000) as usize;
+        // The check runs first (the trap just before), then push rax; mov rax, imm64.
+        assert_eq!(g.code[moved], 0x50);
+        assert_eq!(&g.code[moved + 1..moved + 3], &[0x48, 0xb8]);
+        let ret = u64::from_le_bytes(g.code[moved + 3..moved + 11].try_into().unwrap());
+        assert_eq!(ret, addr + 5);
     }
 
     #[test]

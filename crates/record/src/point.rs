@@ -64,11 +64,54 @@ pub fn capture(mem: &ProcessMemory, regs: &Regs, cpu_ns: u64) -> AsyncPoint {
     }
 }
 
-/// True when a thread stopped with `regs` is at `point` (stack digest included); `read`
-/// reads program memory.
+/// True when a thread stopped with `regs` is at `point`; `read` reads program memory. The
+/// top of the stack is compared with the recorded bytes, except the words of signal frames
+/// that hold the thread's last trap (see [`frame_noise`]); without recorded bytes, by the
+/// digest.
 pub fn matches(point: &AsyncPoint, regs: &Regs, read: impl Fn(u64, &mut [u8]) -> bool) -> bool {
-    same_registers(&point.regs, &regs.to_words())
-        && stack_digest_with(read, regs.sp()) == point.stack_digest
+    if !same_registers(&point.regs, &regs.to_words()) {
+        return false;
+    }
+    if point.stack.is_empty() {
+        return stack_digest_with(read, regs.sp()) == point.stack_digest;
+    }
+    let mut now = vec![0u8; point.stack.len()];
+    if !read(regs.sp(), &mut now) {
+        return false;
+    }
+    let noise = frame_noise(&point.stack, |a, b| read(a, b));
+    now.chunks(8)
+        .zip(point.stack.chunks(8))
+        .enumerate()
+        .all(|(k, (x, y))| x == y || noise.contains(&k))
+}
+
+/// The code of the x86-64 signal return trampoline (`mov $15, %rax; syscall`), which a
+/// signal frame's first word points to.
+const RESTORER: [u8; 9] = [0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05];
+
+/// Word offsets, from a signal frame's first word, of the saved `err`, `trapno` and `cr2`:
+/// the ucontext (flags, link, 24-byte stack) starts at word 1, its registers at word 6.
+const FRAME_NOISE: [usize; 3] = [6 + 19, 6 + 20, 6 + 22];
+
+/// The indices of the words of `stack` (a top of stack, from rsp up) that a replay cannot
+/// reproduce: in each signal frame found there (a word pointing at the signal return
+/// trampoline, read through `read`), the kernel saves the thread's last trap number, error
+/// code and fault address — and replay's own traps (breakpoints, single steps) change them.
+/// For an asynchronous signal they mean nothing to the program.
+pub fn frame_noise(stack: &[u8], read: impl Fn(u64, &mut [u8]) -> bool) -> Vec<usize> {
+    let mut noise = Vec::new();
+    for (k, w) in stack.chunks_exact(8).enumerate() {
+        let addr = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+        if addr < 0x1000 {
+            continue;
+        }
+        let mut code = [0u8; 9];
+        if read(addr, &mut code) && code == RESTORER {
+            noise.extend(FRAME_NOISE.iter().map(|o| k + o));
+        }
+    }
+    noise
 }
 
 /// Register equality as the program sees it (orig_rax and the debug flags ignored).

@@ -139,7 +139,10 @@ impl Gates {
             self.refused.insert(pc);
             return Ok(Arming::No);
         };
-        let wanted = wanted_state(&point.regs, &point.stack);
+        let mut wanted = wanted_state(&point.regs, &point.stack);
+        wanted.ignore = hindsight_record::point::frame_noise(&point.stack, |a, b| {
+            inf.read_memory(a, b).is_ok()
+        });
         let words = regs.to_words();
         let mut stack = vec![0u8; point.stack.len()];
         let now = inf
@@ -389,6 +392,7 @@ fn wanted_state(regs: &[u64; 27], stack: &[u8]) -> Wanted {
             .chunks_exact(8)
             .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
             .collect(),
+        ignore: Vec::new(),
     }
 }
 
