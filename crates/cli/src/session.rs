@@ -118,7 +118,8 @@ impl Session {
             pending_sites: Vec::new(),
         };
         s.spawn()?;
-        if !s.has_debug_info {
+        // (A recorded script is run by its interpreter: the script has no symbols to miss.)
+        if !s.has_debug_info && is_elf(&s.program) {
             println!("(No debugging symbols found in {})", s.program.display());
         }
         Ok(s)
@@ -372,6 +373,16 @@ impl Session {
 /// Finds the program as gdb does: a path with a slash as is, else in the current directory,
 /// then on PATH. Says plainly what is wrong with it.
 pub(crate) fn resolve_program(program: &Path) -> anyhow::Result<PathBuf> {
+    resolve(program, false)
+}
+
+/// [`resolve_program`] that also accepts an executable script (`#!`): the kernel runs its
+/// interpreter, which a recording follows as rr does (gdb refuses to debug one).
+pub(crate) fn resolve_recordable(program: &Path) -> anyhow::Result<PathBuf> {
+    resolve(program, true)
+}
+
+fn resolve(program: &Path, scripts: bool) -> anyhow::Result<PathBuf> {
     let candidates: Vec<PathBuf> = if program.components().count() > 1 || program.exists() {
         vec![program.to_path_buf()]
     } else {
@@ -387,11 +398,9 @@ pub(crate) fn resolve_program(program: &Path) -> anyhow::Result<PathBuf> {
         bail!("{}: Is a directory.", path.display());
     }
     let mut magic = [0u8; 4];
-    let is_elf = std::fs::File::open(&path)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
-        .is_ok()
-        && magic == *b"\x7fELF";
-    if !is_elf {
+    let _ =
+        std::fs::File::open(&path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic));
+    if magic != *b"\x7fELF" && !(scripts && magic.starts_with(b"#!")) {
         bail!(
             "\"{}\": not in executable format: file format not recognized",
             path.display()
@@ -402,6 +411,15 @@ pub(crate) fn resolve_program(program: &Path) -> anyhow::Result<PathBuf> {
         bail!("{}: Permission denied (not executable).", path.display());
     }
     Ok(std::fs::canonicalize(&path).unwrap_or(path))
+}
+
+/// Whether the file at `path` starts as an ELF file does.
+fn is_elf(path: &Path) -> bool {
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+        .is_ok()
+        && magic == *b"\x7fELF"
 }
 
 /// (path, start address) of the mapping at file offset 0 of every file mapped in `maps`.

@@ -654,6 +654,26 @@ fn two_signals_pending_at_once_for_a_blocked_thread() {
 }
 
 #[test]
+fn a_script_is_recorded_through_its_interpreter() {
+    // As rr does (gdb refuses to debug a script): the kernel runs the interpreter, which the
+    // recording follows; the output differs from run to run.
+    use std::os::unix::fs::PermissionsExt;
+    let dir = workdir("script");
+    let script = dir.join("nonce.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho \"pid=$$\"\necho \"nanos=$(date +%N)\"\n",
+    )
+    .expect("write the script");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let a = record(&dir, "a", &script, &[], None, 0);
+    let b = record(&dir, "b", &script, &[], None, 0);
+    assert_ne!(a.run.stdout, b.run.stdout, "two runs printed the same");
+    let r = replay(&a.trace, &["continue"]);
+    assert_replayed_whole(&a, &r, End::Exit(0));
+}
+
+#[test]
 fn fork_and_pipe() {
     let (a, b) = round_trip(
         "rr_forkpipe",
