@@ -674,6 +674,16 @@ fn a_script_is_recorded_through_its_interpreter() {
 }
 
 #[test]
+fn two_threads_yielding_to_each_other_take_turns() {
+    // sched_yield hands the turn to the other thread, also when that one is itself inside
+    // sched_yield (the recorder had each thread run several rounds in a row: ~80 of 400).
+    let (a, b) = round_trip("rr_pingpong", &[], End::Exit(0), &["result", "misses"]);
+    for rec in [&a, &b] {
+        assert_eq!(rec.value("misses"), "0", "{}", rec.run.stdout);
+    }
+}
+
+#[test]
 fn fork_and_pipe() {
     let (a, b) = round_trip(
         "rr_forkpipe",

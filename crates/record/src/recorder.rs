@@ -105,6 +105,8 @@ struct InSyscall {
     child: Option<ProcessInfo>,
     /// The exec this syscall performed: (path, copy).
     exec: Option<(Vec<u8>, u32)>,
+    /// The process's turn count when it was entered (see `Process::turns`).
+    turns_at_entry: u64,
 }
 
 #[derive(Debug)]
@@ -169,6 +171,13 @@ struct Process {
     since: Instant,
     /// Its shared mappings, whose changes are written down before its threads run.
     shared: SharedMemory,
+    /// How many times user code started running in another thread than before, and the
+    /// thread that ran last: a sched_yield is satisfied once the count moved.
+    turns: u64,
+    last_runner: Option<i32>,
+    /// Threads back from a sched_yield that nobody has answered yet, waiting for another
+    /// thread that is inside its own sched_yield to run first (see `on_syscall_exit`).
+    yield_waiters: Vec<i32>,
 }
 
 impl Process {
@@ -302,6 +311,9 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
             current: None,
             since: Instant::now(),
             shared: SharedMemory::default(),
+            turns: 0,
+            last_runner: None,
+            yield_waiters: Vec::new(),
         },
     );
     rec.owner.insert(pid, pid);
@@ -595,6 +607,13 @@ impl Recorder {
         };
         p.current = Some(tid);
         p.since = Instant::now();
+        if p.last_runner != Some(tid) {
+            p.turns += 1;
+            p.last_runner = Some(tid);
+            // Another thread runs: threads waiting at a sched_yield get their turn after it.
+            let waiters = std::mem::take(&mut p.yield_waiters);
+            p.ready.extend(waiters);
+        }
         let Some(t) = p.thread(tid) else {
             return Ok(());
         };
@@ -711,6 +730,7 @@ impl Recorder {
             p.current = None;
         }
         let others_ready = !p.ready.is_empty();
+        let turns_at_entry = p.turns;
         if let Some(t) = p.thread(tid) {
             t.state = State::InSyscall;
             t.syscall = Some(InSyscall {
@@ -721,6 +741,7 @@ impl Recorder {
                 event_index,
                 child: None,
                 exec: None,
+                turns_at_entry,
             });
         }
         if blocking && others_ready {
@@ -872,14 +893,31 @@ impl Recorder {
             }
             // sched_yield gives the process to the next ready thread (programs count on it
             // to let another thread run, as the kernel would); replay follows the events.
+            // It is answered once another thread ran since it was entered. If none did and
+            // none is ready but one is inside its own sched_yield, this thread waits for
+            // that one to run first: two threads yielding to each other take turns.
             if name == "sched_yield" {
-                if let Some(p) = self.procs.get_mut(&pid).filter(|p| !p.ready.is_empty()) {
-                    p.current = None;
-                    p.ready.push_back(tid);
-                    if let Some(t) = p.thread(tid) {
-                        t.state = State::Ready;
+                if let Some(p) = self.procs.get_mut(&pid) {
+                    let answered = p.turns != s.turns_at_entry;
+                    let peer_yielding = p.threads.iter().any(|t| {
+                        t.tid != tid
+                            && t.state == State::InSyscall
+                            && t.syscall
+                                .as_ref()
+                                .is_some_and(|c| c.nr == libc::SYS_sched_yield as u64)
+                    });
+                    if !answered && (!p.ready.is_empty() || peer_yielding) {
+                        p.current = None;
+                        if p.ready.is_empty() {
+                            p.yield_waiters.push(tid);
+                        } else {
+                            p.ready.push_back(tid);
+                        }
+                        if let Some(t) = p.thread(tid) {
+                            t.state = State::Ready;
+                        }
+                        return self.schedule(pid);
                     }
-                    return self.schedule(pid);
                 }
             }
             self.run_user(pid, tid)
@@ -1015,6 +1053,9 @@ impl Recorder {
                     current: None,
                     since: Instant::now(),
                     shared,
+                    turns: 0,
+                    last_runner: None,
+                    yield_waiters: Vec::new(),
                 },
             );
         }
