@@ -456,37 +456,11 @@ fn file_mappings(maps: &str) -> Vec<(PathBuf, u64)> {
 /// page-aligned virtual address of the PT_LOAD segment that contains file offset 0), and the
 /// file address of its PT_DYNAMIC, if it has one.
 fn load_bias(path: &Path, start: u64) -> Option<(u64, Option<u64>)> {
-    // Only regular files: a shared anonymous mapping shows as "/dev/zero (deleted)", and
-    // reading /dev/zero to its end never ends.
-    if !std::fs::metadata(path).ok()?.is_file() {
-        return None;
-    }
-    let data = std::fs::read(path).ok()?;
-    // ELF64 little-endian header: e_phoff at 0x20, e_phentsize at 0x36, e_phnum at 0x38.
-    if data.get(0..4)? != b"\x7fELF" || *data.get(4)? != 2 {
-        return None;
-    }
-    let u16_at = |o: usize| Some(u16::from_le_bytes(data.get(o..o + 2)?.try_into().ok()?));
-    let u64_at = |o: usize| Some(u64::from_le_bytes(data.get(o..o + 8)?.try_into().ok()?));
-    let phoff = u64_at(0x20)? as usize;
-    let phentsize = u16_at(0x36)? as usize;
-    let phnum = u16_at(0x38)? as usize;
-    let mut bias = None;
-    let mut dynamic = None;
-    for i in 0..phnum {
-        let ph = phoff + i * phentsize;
-        let p_type = u32::from_le_bytes(data.get(ph..ph + 4)?.try_into().ok()?);
-        let p_offset = u64_at(ph + 8)?;
-        let p_vaddr = u64_at(ph + 16)?;
-        match p_type {
-            // PT_LOAD
-            1 if p_offset == 0 && bias.is_none() => {
-                bias = Some(start.wrapping_sub(p_vaddr & !0xfff))
-            }
-            // PT_DYNAMIC
-            2 => dynamic = Some(p_vaddr),
-            _ => {}
-        }
-    }
-    Some((bias?, dynamic))
+    use hindsight_symbols::elf_headers::{file_program_headers, load_bias, PT_DYNAMIC};
+    let headers = file_program_headers(path)?;
+    let dynamic = headers
+        .iter()
+        .find(|h| h.kind == PT_DYNAMIC)
+        .map(|h| h.vaddr);
+    Some((load_bias(&headers, start)?, dynamic))
 }

@@ -31,26 +31,11 @@ fn pt_tls(path: &Path) -> Option<TlsSegment> {
 }
 
 fn read_pt_tls(path: &Path) -> Option<(u64, u64, u64)> {
-    // Regular files only (a device would be read forever).
-    if !std::fs::metadata(path).ok()?.is_file() {
-        return None;
-    }
-    let data = std::fs::read(path).ok()?;
-    if data.get(0..4)? != b"\x7fELF" || *data.get(4)? != 2 {
-        return None;
-    }
-    let u16_at = |o: usize| Some(u16::from_le_bytes(data.get(o..o + 2)?.try_into().ok()?));
-    let u32_at = |o: usize| Some(u32::from_le_bytes(data.get(o..o + 4)?.try_into().ok()?));
-    let u64_at = |o: usize| Some(u64::from_le_bytes(data.get(o..o + 8)?.try_into().ok()?));
-    let phoff = u64_at(0x20)? as usize;
-    let phentsize = u16_at(0x36)? as usize;
-    let phnum = u16_at(0x38)? as usize;
-    (0..phnum).find_map(|i| {
-        let ph = phoff + i * phentsize;
-        // PT_TLS
-        (u32_at(ph)? == 7).then_some(())?;
-        Some((u64_at(ph + 40)?, u64_at(ph + 48)?.max(1), u64_at(ph + 16)?))
-    })
+    use hindsight_symbols::elf_headers::{file_program_headers, PT_TLS};
+    let tls = file_program_headers(path)?
+        .into_iter()
+        .find(|h| h.kind == PT_TLS)?;
+    Some((tls.memsz, tls.align.max(1), tls.vaddr))
 }
 
 /// (address of the object's `struct link_map`, offset of its TLS block below the thread

@@ -539,36 +539,10 @@ fn code_module(pid: i32, pc: u64) -> Option<CodeModule> {
 /// memory through `read`). None when it has no such table in the usual encoding (a version
 /// 1 header with a 4-byte `eh_frame_ptr`, a `udata4` count and `datarel sdata4` pairs).
 fn function_starts(read: &dyn Fn(u64, &mut [u8]) -> bool, base: u64) -> Option<Vec<u64>> {
-    const PT_LOAD: u32 = 1;
-    const PT_GNU_EH_FRAME: u32 = 0x6474_e550;
-    let mut ehdr = [0u8; 64];
-    if !read(base, &mut ehdr) || &ehdr[..4] != b"\x7fELF" {
-        return None;
-    }
-    let u16_at = |b: &[u8], o: usize| u16::from_le_bytes([b[o], b[o + 1]]);
-    let u32_at = |b: &[u8], o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap_or([0; 4]));
-    let u64_at = |b: &[u8], o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap_or([0; 8]));
-    let phoff = u64_at(&ehdr, 0x20);
-    let phentsize = u16_at(&ehdr, 0x36) as usize;
-    let phnum = u16_at(&ehdr, 0x38) as usize;
-    if phentsize < 56 || phnum == 0 || phnum > 256 {
-        return None;
-    }
-    let mut ph = vec![0u8; phentsize * phnum];
-    if !read(base + phoff, &mut ph) {
-        return None;
-    }
-    let headers: Vec<(u32, u64, u64)> = ph
-        .chunks_exact(phentsize)
-        .map(|h| (u32_at(h, 0), u64_at(h, 8), u64_at(h, 0x10)))
-        .collect();
-    // The load bias: where the segment holding file offset 0 was put, minus its vaddr.
-    let first_vaddr = headers
-        .iter()
-        .find(|h| h.0 == PT_LOAD && h.1 == 0)
-        .map(|h| h.2 & !0xfff)?;
-    let bias = base.wrapping_sub(first_vaddr);
-    let hdr = bias.wrapping_add(headers.iter().find(|h| h.0 == PT_GNU_EH_FRAME)?.2);
+    use hindsight_symbols::elf_headers::{load_bias, program_headers, PT_GNU_EH_FRAME};
+    let headers = program_headers(|at, buf| read(base.wrapping_add(at), buf))?;
+    let bias = load_bias(&headers, base)?;
+    let hdr = bias.wrapping_add(headers.iter().find(|h| h.kind == PT_GNU_EH_FRAME)?.vaddr);
     let mut head = [0u8; 12];
     if !read(hdr, &mut head) || head[0] != 1 || head[2] != 0x03 || head[3] != 0x3b {
         return None;
@@ -576,7 +550,7 @@ fn function_starts(read: &dyn Fn(u64, &mut [u8]) -> bool, base: u64) -> Option<V
     if head[1] & 0x0f != 0x0b && head[1] & 0x0f != 0x03 {
         return None; // eh_frame_ptr not 4 bytes wide
     }
-    let count = u32_at(&head, 8) as usize;
+    let count = u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as usize;
     if count > 1 << 22 {
         return None;
     }

@@ -1,6 +1,7 @@
 //! Layer 2 of hindsight: what a program's ELF and DWARF say about it.
 //!
-//! Parsing is kept apart from interpretation: [`module`] reads one ELF file and its DWARF
+//! Parsing is kept apart from interpretation: [`elf_headers`] reads an image's program
+//! headers from a file or from memory; [`module`] reads one ELF file and its DWARF
 //! into indexes once; [`program`] holds every loaded module and answers the debugger's
 //! questions over all of them in runtime addresses: [`functions`], [`lines`], [`variables`]
 //! and types; [`dwarf_types`] converts DWARF types; [`unwind`] walks stacks with CFI; [`types`] is the
@@ -11,6 +12,7 @@
 
 pub mod disasm;
 pub mod dwarf_types;
+pub mod elf_headers;
 pub mod error;
 pub mod expr;
 pub mod format;
