@@ -48,15 +48,14 @@ pub fn settle(
     for _ in 0..MAX_STEPS {
         let regs = tid.regs()?;
         let pc = regs.pc();
-        let state = (
-            comparable(regs.to_words()),
-            point::stack_digest(mem, regs.sp()),
-        );
+        let (words, digest) = (regs.to_words(), point::stack_digest(mem, regs.sp()));
         match seen.get(&pc) {
-            Some(before) if *before != state => return Ok(Settled::Here),
+            Some((w, d)) if !point::same_registers(w, &words) || *d != digest => {
+                return Ok(Settled::Here)
+            }
             Some(_) => {}
             None => {
-                seen.insert(pc, state);
+                seen.insert(pc, (words, digest));
             }
         }
         if !steppable(mem, pc) {
@@ -83,13 +82,6 @@ pub fn settle(
         }
     }
     Ok(Settled::Here)
-}
-
-/// The register words that are the program's state (orig_rax and the debug flags are not).
-fn comparable(mut w: [u64; 27]) -> [u64; 27] {
-    w[15] = 0;
-    w[18] &= !(0x100 | 0x10000);
-    w
 }
 
 /// Whether the instruction at `pc` may run under a single step here: not a syscall, a trap

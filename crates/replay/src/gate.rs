@@ -383,15 +383,15 @@ fn step_out(
 
 /// The state of a thread with registers `regs` (kernel order) and `stack` above its rsp.
 fn wanted_state(regs: &[u64; 27], stack: &[u8]) -> Wanted {
+    // The approach's words: the 15 general registers, then the stack words.
+    let mut words = crate::approach::state_words(regs, stack);
+    let stack = words.split_off(15);
     let mut gprs = [0u64; 15];
-    gprs.copy_from_slice(&regs[..15]);
+    gprs.copy_from_slice(&words);
     Wanted {
         gprs,
         rsp: regs[RSP],
-        stack: stack
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-            .collect(),
+        stack,
         ignore: Vec::new(),
     }
 }

@@ -631,11 +631,7 @@ impl Replayer {
             if gated {
                 let point = async_point(&event).cloned();
                 let at = |inf: &Inferior, regs: &Regs| {
-                    point.as_ref().is_some_and(|p| {
-                        hindsight_record::point::matches(p, regs, |a, b| {
-                            inf.read_memory(a, b).is_ok()
-                        })
-                    })
+                    point.as_ref().is_some_and(|p| at_position(p, inf, regs))
                 };
                 match self.gates.on_stop(inf, at)? {
                     GateStop::Reached => {
@@ -940,9 +936,7 @@ impl Replayer {
             // handler returned to.
             self.run_to_exit(tid)?;
         }
-        let at = |inf: &Inferior, regs: &Regs| {
-            hindsight_record::point::matches(&point, regs, |a, b| inf.read_memory(a, b).is_ok())
-        };
+        let at = |inf: &Inferior, regs: &Regs| at_position(&point, inf, regs);
         self.gates.arm(inf, &self.mem, tid, index, &point, at)
     }
 
@@ -1754,6 +1748,11 @@ impl StopHook for Silent {
 
 /// The front end's hook, wrapped: the replayer's own breakpoint (an asynchronous position)
 /// is checked first, and every signal comes back to the replayer.
+/// Whether a thread of `inf` with registers `regs` is at asynchronous position `point`.
+fn at_position(point: &AsyncPoint, inf: &Inferior, regs: &Regs) -> bool {
+    hindsight_record::point::matches(point, regs, |a, b| inf.read_memory(a, b).is_ok())
+}
+
 struct Wrapper<'a> {
     user: &'a mut dyn StopHook,
     target: Option<(Tid, AsyncPoint)>,
@@ -1764,14 +1763,13 @@ struct Wrapper<'a> {
 impl StopHook for Wrapper<'_> {
     fn breakpoint_hit(&mut self, inf: &Inferior, tid: Tid, addr: u64) -> bool {
         if let Some((t, point)) = &self.target {
-            if *t == tid && point.regs[16] == addr {
-                if let Ok(regs) = inf.regs(tid) {
-                    if hindsight_record::point::matches(point, &regs, |a, b| {
-                        inf.read_memory(a, b).is_ok()
-                    }) {
-                        self.reached = true;
-                    }
-                }
+            if *t == tid
+                && point.regs[16] == addr
+                && inf
+                    .regs(tid)
+                    .is_ok_and(|regs| at_position(point, inf, &regs))
+            {
+                self.reached = true;
             }
         }
         self.user_stop = self.user.breakpoint_hit(inf, tid, addr);
