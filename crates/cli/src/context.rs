@@ -5,6 +5,8 @@ use anyhow::bail;
 use hindsight_control::Inferior;
 use hindsight_ptrace::Tid;
 use hindsight_symbols::expr::{self, EvalContext, Place, TypeHandle};
+use hindsight_symbols::show::At;
+use hindsight_symbols::shown::Shown;
 use hindsight_symbols::target::{AccessError, DwarfRegs, ReadMemory};
 use hindsight_symbols::types::Language;
 use hindsight_symbols::value::{Shape, TypeHandle as Ty, Value};
@@ -154,18 +156,18 @@ pub(crate) fn evaluate_address(s: &mut Session, text: &str) -> anyhow::Result<u6
 
 /// Formats a value for `print` (with `/FMT`).
 pub(crate) fn format(s: &Session, v: &Value, fmt: Option<&str>) -> anyhow::Result<String> {
-    let f = match fmt {
-        None | Some("") => None,
-        Some(f) => {
-            let c = f.chars().last().unwrap_or('x');
-            if !"xduotacfsz".contains(c) {
-                bail!("Undefined output format \"{f}\".");
-            }
-            Some(c)
+    let mut opts = s.print;
+    // `/r` (raw: no formatter) combines with one format letter.
+    for c in fmt.unwrap_or("").chars() {
+        match c {
+            'r' => opts.raw = true,
+            'x' | 'd' | 'u' | 'o' | 't' | 'a' | 'c' | 'f' | 'z' => opts.fmt = Some(c),
+            's' => {}
+            _ => bail!("Undefined output format \"{}\".", fmt.unwrap_or("")),
         }
-    };
+    }
     let sc = scope(s)?;
-    Ok(format::format_value(v, &sc, f))
+    Ok(format::render_value(v, &sc, &opts, At::Top))
 }
 
 /// `x/FMT EXPR`.
@@ -199,13 +201,13 @@ fn variables(s: &Session, params: bool) -> anyhow::Result<Vec<String>> {
     };
     Ok(vars
         .iter()
-        .map(|v| format!("{} = {}", v.name, variable_text(&sc, v)))
+        .map(|v| format!("{} = {}", v.name, variable_text(s, &sc, v)))
         .collect())
 }
 
-fn variable_text(sc: &Scope<'_>, v: &hindsight_symbols::Variable) -> String {
+fn variable_text(s: &Session, sc: &Scope<'_>, v: &hindsight_symbols::Variable) -> String {
     match expr::evaluate(&expr::Expr::variable(&v.name), sc, &[]) {
-        Ok(val) => format::format_value_bare(&val, sc),
+        Ok(val) => format::render_value(&val, sc, &s.print, At::Bare),
         Err(e) => format!("<error: {e}>"),
     }
 }
@@ -234,20 +236,27 @@ pub(crate) fn frame_args(s: &Session, frame: &Frame) -> String {
         frame: Some(frame.clone()),
         regs: inferior.regs(tid).ok(),
     };
-    // gdb's `print frame-arguments scalars`: aggregates show as `...` in frame lines.
+    // gdb's `print frame-arguments scalars`: aggregates show as `...` in frame lines (a
+    // formatter's summary stays: `std::vector of length 2, capacity 2 = {...}`).
     s.symbols
         .params(frame)
         .iter()
         .map(|v| {
-            let aggregate = matches!(
-                handle(&s.symbols, v.ty).shape(),
-                Shape::Struct(_) | Shape::Array(..)
-            );
-            if aggregate {
-                format!("{}=...", v.name)
-            } else {
-                format!("{}={}", v.name, variable_text(&sc, v))
-            }
+            let value = match expr::evaluate(&expr::Expr::variable(&v.name), &sc, &[]) {
+                Ok(val) => val,
+                Err(e) => return format!("{}=<error: {e}>", v.name),
+            };
+            let shown = format::show_value(&value, &sc, &s.print, At::Bare);
+            let text = match &shown {
+                Shown::Composite {
+                    summary: Some(sum), ..
+                } if !sum.ends_with(':') => format!("{sum} = {{...}}"),
+                Shown::Composite { .. } => "...".to_string(),
+                Shown::Text(_) => {
+                    hindsight_symbols::shown::render(&shown, &format::style(&sc, &s.print))
+                }
+            };
+            format!("{}={text}", v.name)
         })
         .collect::<Vec<_>>()
         .join(", ")

@@ -49,6 +49,8 @@ pub struct Session {
     pub(crate) stepped_cleanly: bool,
     /// How threads step over breakpoints (`set displaced-stepping`).
     pub(crate) step_over: hindsight_control::StepOverMode,
+    /// `set print pretty|elements|repeats`.
+    pub(crate) print: hindsight_symbols::show::PrintOptions,
     /// Runtime address of the executable's `_DYNAMIC` (the way to the loader's link map).
     pub(crate) dynamic: Option<u64>,
     /// The user breakpoint that caused the last stop (for `continue N`).
@@ -108,6 +110,7 @@ impl Session {
             last_breakpoint: None,
             dynamic: None,
             step_over: hindsight_control::StepOverMode::Displaced,
+            print: hindsight_symbols::show::PrintOptions::default(),
             quiet_steps: false,
             stepped_cleanly: false,
             replay_opts,

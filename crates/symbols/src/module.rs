@@ -10,10 +10,10 @@ use std::rc::Rc;
 use gimli::{EndianRcSlice, LittleEndian, UnitOffset};
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
 
-use crate::dwarf_types::TypeBuilder;
+use crate::dwarf_types::{scope_prefixes, TypeBuilder};
 use crate::error::SymbolsError;
 use crate::lines::LineTables;
-use crate::types::{Language, TypeId, TypeTable};
+use crate::types::{AggregateKind, Language, MemberKind, Type, TypeId, TypeTable};
 
 /// The DWARF reader type: sections are reference-counted owned bytes.
 pub type R = EndianRcSlice<LittleEndian>;
@@ -121,6 +121,17 @@ pub(crate) fn demangle(name: &str) -> String {
     if name.starts_with("_Z") {
         if let Ok(sym) = cpp_demangle::Symbol::new(name) {
             if let Ok(s) = sym.demangle() {
+                // cpp_demangle spells special names `{vtable(T)}`; gdb `vtable for T`.
+                for (ours, gdbs) in [
+                    ("{vtable(", "vtable for "),
+                    ("{typeinfo(", "typeinfo for "),
+                    ("{typeinfo name(", "typeinfo name for "),
+                    ("{vtt(", "VTT for "),
+                ] {
+                    if let Some(rest) = s.strip_prefix(ours) {
+                        return format!("{gdbs}{}", rest.trim_end_matches(")}"));
+                    }
+                }
                 // gdb shows C++ functions without their parameter list in frames.
                 return s.split('(').next().unwrap_or(&s).to_string();
             }
@@ -255,12 +266,69 @@ impl Module {
                 self.units.push(unit);
             }
         }
+        let mut statics = Vec::new();
+        let mut defined = HashMap::new();
         for u in 0..self.units.len() {
             let info = self.unit_info_of(u);
             self.unit_info.push(info);
             self.lines.read_unit(&self.dwarf, &self.units[u]);
-            if let Ok(optimized) = self.read_dies(u, info.lang) {
+            if let Ok(optimized) = self.read_dies(u, info.lang, &mut statics, &mut defined) {
                 self.unit_info[u].optimized = optimized;
+            }
+        }
+        self.place_statics(&statics, &defined);
+        self.complete_declarations();
+    }
+
+    /// Gives each static member the address of its definition (a variable elsewhere in the
+    /// unit whose DW_AT_specification is the member's declaration).
+    fn place_statics(
+        &mut self,
+        statics: &[(TypeId, usize, usize, UnitOffset)],
+        defined: &HashMap<(usize, UnitOffset), u64>,
+    ) {
+        for &(ty, i, u, decl) in statics {
+            let Some(&addr) = defined.get(&(u, decl)) else {
+                continue;
+            };
+            let mut t = self.types.get(ty).clone();
+            if let Type::Struct { members, .. } = &mut t {
+                if let Some(m) = members.get_mut(i) {
+                    m.kind = MemberKind::Static {
+                        address: Some(addr.wrapping_add(self.bias)),
+                    };
+                }
+            }
+            self.types.set(ty, t);
+        }
+    }
+
+    /// Replaces every declared-only aggregate (`struct S;`) with its definition when the
+    /// module has one of that name (gdb looks opaque types up the same way).
+    fn complete_declarations(&mut self) {
+        for i in 0..self.types.len() {
+            let id = TypeId(i);
+            let Type::Struct {
+                name: Some(n),
+                kind,
+                info,
+                ..
+            } = self.types.get(id)
+            else {
+                continue;
+            };
+            if !info.declaration {
+                continue;
+            }
+            let key = match kind {
+                AggregateKind::Union => format!("union {n}"),
+                _ => format!("struct {n}"),
+            };
+            if let Some(&def) = self.type_names.get(&key) {
+                if def != id {
+                    let full = self.types.get(def).clone();
+                    self.types.set(id, full);
+                }
             }
         }
     }
@@ -272,9 +340,14 @@ impl Module {
         if let Ok(Some(root)) = entries.next_dfs() {
             if let Some(gimli::AttributeValue::Language(l)) = root.attr_value(gimli::DW_AT_language)
             {
-                if l == gimli::DW_LANG_Rust {
-                    info.lang = Language::Rust;
-                }
+                info.lang = match l {
+                    gimli::DW_LANG_Rust => Language::Rust,
+                    gimli::DW_LANG_C_plus_plus
+                    | gimli::DW_LANG_C_plus_plus_03
+                    | gimli::DW_LANG_C_plus_plus_11
+                    | gimli::DW_LANG_C_plus_plus_14 => Language::Cpp,
+                    _ => Language::C,
+                };
             }
             if let Some(p) = attr_str(&self.dwarf, unit, root, gimli::DW_AT_producer) {
                 // rustc says "clang LLVM (rustc version …)".
@@ -286,42 +359,57 @@ impl Module {
 
     /// Walks the unit's DIEs: functions, globals and named types. Returns whether the unit
     /// is optimized code (some variable has a location list).
-    fn read_dies(&mut self, u: usize, lang: Language) -> Result<bool, gimli::Error> {
+    fn read_dies(
+        &mut self,
+        u: usize,
+        lang: Language,
+        statics: &mut Vec<(TypeId, usize, usize, UnitOffset)>,
+        defined: &mut HashMap<(usize, UnitOffset), u64>,
+    ) -> Result<bool, gimli::Error> {
         let mut optimized = false;
         let unit = &self.units[u];
+        let prefixes = match lang {
+            Language::C => HashMap::new(),
+            Language::Cpp | Language::Rust => scope_prefixes(&self.dwarf, unit),
+        };
         let mut builder = TypeBuilder {
             dwarf: &self.dwarf,
             units: &self.units,
             table: &mut self.types,
             memo: &mut self.type_memo,
             names: &mut self.type_names,
+            prefixes: &prefixes,
+            statics,
+            cpp: lang == Language::Cpp,
         };
         let mut entries = unit.entries();
-        // (depth, namespace name or None, inside a function)
-        let mut scopes: Vec<(isize, Option<String>, bool)> = Vec::new();
+        // (depth, inside a function)
+        let mut scopes: Vec<(isize, bool)> = Vec::new();
         while let Some(entry) = entries.next_dfs()? {
             let depth = entry.depth();
             while scopes.last().map(|s| s.0 >= depth).unwrap_or(false) {
                 scopes.pop();
             }
-            let in_function = scopes.iter().any(|s| s.2);
-            let ns: Vec<String> = scopes.iter().filter_map(|s| s.1.clone()).collect();
+            let in_function = scopes.iter().any(|s| s.1);
+            // A name with the scopes around its DIE, or around the declaration a definition
+            // completes (`int Shape::count = 0;`, a method defined outside its class).
+            let spec = spec_offset(entry);
             let qualify = |name: &str| {
-                if lang == Language::Rust && !ns.is_empty() {
-                    format!("{}::{name}", ns.join("::"))
-                } else {
-                    name.to_string()
+                let at = spec.unwrap_or(entry.offset());
+                match prefixes.get(&at) {
+                    Some(p) => format!("{p}{name}"),
+                    None => name.to_string(),
                 }
             };
             let tag = entry.tag();
             let name = attr_str(&self.dwarf, unit, entry, gimli::DW_AT_name);
             match tag {
                 gimli::DW_TAG_namespace => {
-                    scopes.push((depth, Some(name.clone().unwrap_or_default()), false));
+                    scopes.push((depth, false));
                     continue;
                 }
                 gimli::DW_TAG_subprogram => {
-                    scopes.push((depth, None, true));
+                    scopes.push((depth, true));
                     let (low, high) = pc_range(&self.dwarf, unit, entry);
                     if high > low {
                         let decl_name =
@@ -376,7 +464,7 @@ impl Module {
                     }
                 }
                 gimli::DW_TAG_lexical_block | gimli::DW_TAG_inlined_subroutine => {
-                    scopes.push((depth, None, true));
+                    scopes.push((depth, true));
                 }
                 gimli::DW_TAG_variable | gimli::DW_TAG_formal_parameter => {
                     let ty = type_ref(entry).map(|off| builder.convert(u, off));
@@ -395,6 +483,12 @@ impl Module {
                             entry.attr_value(gimli::DW_AT_location),
                             Some(gimli::AttributeValue::Exprloc(ref e)) if first_op_is_addr(e)
                         );
+                    if let (Some(decl), Some(gimli::AttributeValue::Exprloc(e))) = (spec, &location)
+                    {
+                        if let Some(a) = first_op_addr(e) {
+                            defined.insert((u, decl), a);
+                        }
+                    }
                     if tag == gimli::DW_TAG_variable && (!in_function || static_in_fn) {
                         let n = name.clone().or_else(|| spec_name(&self.dwarf, unit, entry));
                         if let (Some(n), true) = (n, has_location) {
@@ -424,27 +518,10 @@ impl Module {
                 | gimli::DW_TAG_typedef => {
                     if let Some(n) = &name {
                         let id = builder.convert(u, entry.offset());
-                        // Rust types are shown by path (`hello::Point`), as gdb does.
-                        if lang == Language::Rust && !ns.is_empty() {
-                            let q = qualify(n);
-                            if let crate::types::Type::Struct {
-                                kind,
-                                size,
-                                members,
-                                ..
-                            } = builder.table.get(id).clone()
-                            {
-                                builder.table.set(
-                                    id,
-                                    crate::types::Type::Struct {
-                                        name: Some(q.clone()),
-                                        kind,
-                                        size,
-                                        members,
-                                    },
-                                );
-                            }
-                            builder.names.entry(q).or_insert(id);
+                        // Short names find qualified types too (`ptype Circle`), after
+                        // any type that really has that name.
+                        if prefixes.contains_key(&entry.offset()) {
+                            builder.names.entry(n.clone()).or_insert(id);
                         }
                     }
                 }
@@ -459,7 +536,7 @@ impl Module {
                         | gimli::DW_TAG_namespace
                 )
             {
-                scopes.push((depth, None, in_function));
+                scopes.push((depth, in_function));
             }
         }
         Ok(optimized)
@@ -539,10 +616,29 @@ fn spec_type(
 }
 
 fn first_op_is_addr(e: &gimli::Expression<R>) -> bool {
+    first_op_addr(e).is_some()
+}
+
+/// The address of a location expression that starts with `DW_OP_addr` (file address).
+fn first_op_addr(e: &gimli::Expression<R>) -> Option<u64> {
     let mut ops = e.clone().operations(gimli::Encoding {
         address_size: 8,
         format: gimli::Format::Dwarf32,
         version: 4,
     });
-    matches!(ops.next(), Ok(Some(gimli::Operation::Address { .. })))
+    match ops.next() {
+        Ok(Some(gimli::Operation::Address { address })) => Some(address),
+        _ => None,
+    }
+}
+
+/// The DIE a definition completes (DW_AT_specification, else DW_AT_abstract_origin), in the
+/// same unit.
+fn spec_offset(entry: &gimli::DebuggingInformationEntry<R>) -> Option<UnitOffset> {
+    for at in [gimli::DW_AT_specification, gimli::DW_AT_abstract_origin] {
+        if let Some(gimli::AttributeValue::UnitRef(off)) = entry.attr_value(at) {
+            return Some(off);
+        }
+    }
+    None
 }

@@ -51,6 +51,9 @@ pub(crate) fn set(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Resul
         }
         return Ok(());
     }
+    if let Some(setting) = a.strip_prefix("print ").or_else(|| a.strip_prefix("p ")) {
+        return set_print(s, setting.trim());
+    }
     let expr = a
         .strip_prefix("variable ")
         .or_else(|| a.strip_prefix("var "))
@@ -63,6 +66,35 @@ pub(crate) fn set(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Resul
         bail!("Undefined set command: \"{expr}\".  Try \"help set\".");
     }
     context::evaluate(s, expr)?;
+    Ok(())
+}
+
+/// `set print pretty on|off`, `set print elements N|unlimited`, `set print repeats N|unlimited`.
+fn set_print(s: &mut Session, setting: &str) -> anyhow::Result<()> {
+    let (name, value) = setting.split_once(' ').unwrap_or((setting, ""));
+    let value = value.trim();
+    let limit = |v: &str| -> anyhow::Result<Option<u64>> {
+        match v {
+            "unlimited" | "0" => Ok(None),
+            "" => bail!("Argument required (integer to set it to, or \"unlimited\")."),
+            _ => match v.parse::<u64>() {
+                Ok(n) => Ok(Some(n)),
+                Err(_) => bail!("No symbol \"{v}\" in current context."),
+            },
+        }
+    };
+    match name {
+        "pretty" => {
+            s.print.pretty = match value {
+                "" | "on" | "1" | "yes" | "enable" => true,
+                "off" | "0" | "no" | "disable" => false,
+                other => bail!("\"on\" or \"off\" expected, not \"{other}\"."),
+            }
+        }
+        "elements" | "elem" | "limit" => s.print.elements = limit(value)?,
+        "repeats" => s.print.repeats = limit(value)?.unwrap_or(u64::MAX),
+        other => bail!("Undefined set print command: \"{other}\".  Try \"help set print\"."),
+    }
     Ok(())
 }
 
