@@ -136,6 +136,33 @@ pub(crate) fn lookup_type(s: &Session, name: &str) -> Option<TypeHandle> {
     s.symbols.lookup_type(name).map(|t| handle(&s.symbols, t))
 }
 
+/// `ty` again with the member functions of the aggregate it names (through pointers and
+/// references), for `ptype`.
+pub(crate) fn with_methods(s: &Session, ty: &TypeHandle) -> Option<TypeHandle> {
+    use hindsight_symbols::types::Type;
+    let mut t = ty.strip()?;
+    let mut wrappers = Vec::new();
+    while let Type::Pointer {
+        pointee: Some(p),
+        is_reference,
+        rvalue,
+        ..
+    } = t.get().clone()
+    {
+        wrappers.push((is_reference, rvalue));
+        t = t.child(p).strip()?;
+    }
+    let Type::Struct { name: Some(n), .. } = t.get() else {
+        return None;
+    };
+    let found = s.symbols.lookup_type(&format!("struct {n}"))?;
+    let mut full = TypeHandle::with_methods(s.symbols.types(found.module), found.id);
+    for (is_reference, rvalue) in wrappers.into_iter().rev() {
+        full = full.derive_pointer(is_reference, rvalue);
+    }
+    Some(full)
+}
+
 /// Refuses a condition that does not parse.
 pub(crate) fn check_syntax(text: &str) -> anyhow::Result<()> {
     expr::parse(text)

@@ -61,6 +61,41 @@ pub(crate) fn scope_prefixes(
     out
 }
 
+/// A C++ type name as gdb's canonicaliser spells it: GCC's `short int`, `long unsigned int`
+/// become `short`, `unsigned long` (inside template arguments too).
+pub(crate) fn canonical_cxx(name: &str) -> String {
+    const SPELLINGS: [(&str, &str); 8] = [
+        ("long long unsigned int", "unsigned long long"),
+        ("long long int", "long long"),
+        ("long unsigned int", "unsigned long"),
+        ("short unsigned int", "unsigned short"),
+        ("long int", "long"),
+        ("short int", "short"),
+        ("__int128 unsigned", "unsigned __int128"),
+        ("long double", "long double"),
+    ];
+    let mut out = name.to_string();
+    for (gcc, gdb) in SPELLINGS {
+        if !out.contains(gcc) {
+            continue;
+        }
+        // Whole words only (`long int` inside `long long int` is handled first).
+        let mut res = String::new();
+        let mut rest = out.as_str();
+        while let Some(i) = rest.find(gcc) {
+            let before_ok = i == 0 || !rest.as_bytes()[i - 1].is_ascii_alphanumeric();
+            let after = i + gcc.len();
+            let after_ok = after == rest.len() || !rest.as_bytes()[after].is_ascii_alphanumeric();
+            res.push_str(&rest[..i]);
+            res.push_str(if before_ok && after_ok { gdb } else { gcc });
+            rest = &rest[after..];
+        }
+        res.push_str(rest);
+        out = res;
+    }
+    out
+}
+
 fn flag(entry: &gimli::DebuggingInformationEntry<R>, at: gimli::DwAt) -> bool {
     matches!(
         entry.attr_value(at),
@@ -151,6 +186,11 @@ impl TypeBuilder<'_> {
                 _ => n,
             }
         });
+        // gdb writes C++ names in their canonical spelling (`short`, `unsigned long`).
+        let name = match (self.cpp, name) {
+            (true, Some(n)) => Some(canonical_cxx(&n)),
+            (_, n) => n,
+        };
         let size = udata(&entry, gimli::DW_AT_byte_size).unwrap_or(0);
         let ty = match entry.tag() {
             gimli::DW_TAG_base_type => {
@@ -506,10 +546,8 @@ impl TypeBuilder<'_> {
         let e = unit.entry(off).ok()?;
         let name = name?;
         let ret = self.target(u, &e);
-        let is_virtual = matches!(
-            e.attr_value(gimli::DW_AT_virtuality),
-            Some(gimli::AttributeValue::Virtuality(v)) if v != gimli::DW_VIRTUALITY_none
-        );
+        // gdb calls a method virtual when it has a vtable slot.
+        let is_virtual = e.attr_value(gimli::DW_AT_vtable_elem_location).is_some();
         let artificial = flag(&e, gimli::DW_AT_artificial);
         let mut params = Vec::new();
         let mut this = None;
@@ -519,8 +557,11 @@ impl TypeBuilder<'_> {
             }
             let Ok(p) = unit.entry(coff) else { continue };
             let Some(t) = type_ref(&p) else { continue };
-            if flag(&p, gimli::DW_AT_artificial) && this.is_none() && params.is_empty() {
-                this = Some(t);
+            // `this`, and the artificial `__in_chrg` and `__vtt_parm` of structors.
+            if flag(&p, gimli::DW_AT_artificial) {
+                if this.is_none() && params.is_empty() {
+                    this = Some(t);
+                }
                 continue;
             }
             params.push(t);

@@ -21,6 +21,7 @@ pub mod functions;
 pub mod lines;
 pub mod module;
 pub mod program;
+pub mod ptype;
 pub mod show;
 pub mod shown;
 pub mod target;

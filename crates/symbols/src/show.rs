@@ -456,9 +456,19 @@ impl<'a> Builder<'a> {
             }
             return self.rust_aggregate(&st, name.as_deref().unwrap_or(""), members, bytes, true);
         }
-        let mut children: Vec<Child> = members
-            .iter()
-            .map(|m| {
+        let mut children: Vec<Child> = Vec::new();
+        let mut in_bases = false;
+        for m in members.iter() {
+            if m.is_base() {
+                in_bases = true;
+            } else if in_bases {
+                in_bases = false;
+                children.push(Child::new(
+                    Label::Section(ty.strip().map(|t| t.name()).unwrap_or_default()),
+                    Shown::text(""),
+                ));
+            }
+            children.push({
                 let value = self.member(&st, m, bytes);
                 let label = match (&m.kind, &m.name) {
                     (MemberKind::Base { .. }, _) => Label::Base(st.child(m.ty).name()),
@@ -467,8 +477,8 @@ impl<'a> Builder<'a> {
                     (_, None) => Label::Positional,
                 };
                 Child::new(label, value)
-            })
-            .collect();
+            });
+        }
         // gdb says so after the bases of a class without data members of its own.
         if !members.is_empty() && members.iter().all(|m| m.is_base()) {
             children.push(Child::new(

@@ -24,6 +24,9 @@ pub enum Label {
     Index(i64),
     /// A map key: `["one"] = 1`.
     Key(Box<Shown>),
+    /// Where a class's own members start after its bases; only `set print pretty` shows
+    /// it (`members of geo::Circle:`), and its value is empty.
+    Section(String),
 }
 
 /// One child of a composite.
@@ -233,13 +236,27 @@ fn write(v: &Shown, style: &Style, depth: usize, out: &mut String) {
         && !rust(style);
     let indent = |d: usize| "  ".repeat(d);
     out.push_str(open);
-    for (i, c) in children.iter().enumerate() {
-        if i > 0 {
+    let mut after_section = false;
+    let mut first = true;
+    for c in children {
+        if let Label::Section(name) = &c.label {
+            // gdb: `}, ` then the heading on a line of its own.
+            if lines {
+                out.push_str(", \n");
+                out.push_str(&indent(depth + 1));
+                out.push_str(&format!("members of {name}:"));
+                after_section = true;
+            }
+            continue;
+        }
+        if !first && !after_section {
             out.push(',');
             if !lines {
                 out.push(' ');
             }
         }
+        first = false;
+        after_section = false;
         if lines {
             out.push('\n');
             out.push_str(&indent(depth + 1));
@@ -290,6 +307,7 @@ fn write_label(l: &Label, rust_field: bool, style: &Style, depth: usize, out: &m
             out.push_str(" = ");
         }
         Label::Index(i) => out.push_str(&format!("[{i}] = ")),
+        Label::Section(_) => {}
         Label::Key(k) => {
             out.push('[');
             write(k, style, depth, out);

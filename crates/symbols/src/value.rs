@@ -353,6 +353,16 @@ impl TypeHandle {
         })
     }
 
+    /// `T *`, `T &` or `T &&` for this `T`.
+    pub fn derive_pointer(&self, is_reference: bool, rvalue: bool) -> TypeHandle {
+        self.derive(|id| Type::Pointer {
+            pointee: Some(id),
+            name: None,
+            is_reference,
+            rvalue,
+        })
+    }
+
     /// `T [count]` for this `T`.
     pub fn array_of(&self, count: u64) -> TypeHandle {
         self.derive(|id| Type::Array {

@@ -5,7 +5,6 @@ use anyhow::bail;
 use hindsight_ptrace::regs::GDB_ORDER;
 
 use hindsight_control::StepOverMode;
-use hindsight_symbols::types::{AggregateKind, Type};
 use hindsight_symbols::value::TypeHandle;
 
 use crate::context;
@@ -351,81 +350,15 @@ fn type_of(s: &mut Session, text: &str) -> anyhow::Result<TypeHandle> {
 
 pub(crate) fn whatis(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
     let ty = type_of(s, args.trim())?;
-    println!("type = {}", ty.name());
+    println!("type = {}", hindsight_symbols::ptype::whatis(&ty));
     Ok(())
 }
 
-/// `ptype`: the type with typedefs resolved and structs, unions and enums spelled out.
+/// `ptype`: the type with typedefs resolved and structs, unions and enums spelled out (a
+/// class with its methods, which values do not carry: its definition is looked up again).
 pub(crate) fn ptype(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
     let ty = type_of(s, args.trim())?;
-    // Pointers and arrays keep their declarator around the expanded aggregate: `} *`.
-    let mut suffix = String::new();
-    let mut t = ty.strip().unwrap_or(ty.clone());
-    while let Type::Pointer {
-        pointee: Some(p), ..
-    } = t.get().clone()
-    {
-        let inner = t.child(p);
-        let inner = inner.strip().unwrap_or(inner);
-        if !matches!(inner.get(), Type::Struct { .. } | Type::Enum { .. }) {
-            break;
-        }
-        suffix.insert_str(0, " *");
-        t = inner;
-    }
-    println!("type = {}{suffix}", expand(&t));
+    let ty = context::with_methods(s, &ty).unwrap_or(ty);
+    println!("type = {}", hindsight_symbols::ptype::ptype(&ty));
     Ok(())
-}
-
-/// `int x` from a member's type and name, in C declarator syntax.
-fn declaration(ty: &TypeHandle, name: &str) -> String {
-    let tn = ty.name();
-    if let Some(i) = tn.find(" [") {
-        format!("{} {name}{}", &tn[..i], &tn[i + 1..])
-    } else if tn.contains("(*)") {
-        tn.replacen("(*)", &format!("(*{name})"), 1)
-    } else if tn.ends_with('*') {
-        format!("{tn}{name}")
-    } else {
-        format!("{tn} {name}")
-    }
-}
-
-fn expand(t: &TypeHandle) -> String {
-    match t.get().clone() {
-        Type::Struct {
-            name,
-            kind,
-            members,
-            ..
-        } => {
-            let kw = match kind {
-                AggregateKind::Union => "union",
-                AggregateKind::Class => "class",
-                AggregateKind::Struct => "struct",
-            };
-            let mut out = match name {
-                Some(n) => format!("{kw} {n} {{\n"),
-                None => format!("{kw} {{\n"),
-            };
-            for m in members {
-                let mty = t.child(m.ty);
-                let decl = declaration(&mty, m.name.as_deref().unwrap_or(""));
-                match m.bits {
-                    Some((_, bits)) => out.push_str(&format!("    {decl} : {bits};\n")),
-                    None => out.push_str(&format!("    {decl};\n")),
-                }
-            }
-            out.push('}');
-            out
-        }
-        Type::Enum { name, values, .. } => {
-            let vals: Vec<String> = values.iter().map(|(n, _)| n.clone()).collect();
-            match name {
-                Some(n) => format!("enum {n} {{{}}}", vals.join(", ")),
-                None => format!("enum {{{}}}", vals.join(", ")),
-            }
-        }
-        _ => t.name(),
-    }
 }
