@@ -332,7 +332,7 @@ impl<'a> Builder<'a> {
             }
             return Shown::Text(self.string(s, false));
         }
-        let (children, more) = self.elements(elem, n as u64, |i, out| {
+        let (children, more) = self.elements(elem, n as u64, false, |i, out| {
             let i = i as usize;
             out.extend_from_slice(&bytes[i * es..(i + 1) * es]);
             true
@@ -343,11 +343,13 @@ impl<'a> Builder<'a> {
     /// The elements `0..count` of a sequence whose element `i` `fetch` appends (false: it
     /// could not be read), as gdb lists them: runs of equal elements collapsed, at most
     /// `print elements` of them (a run counting as the repeat threshold). Returns the
-    /// children and whether more were left out.
+    /// children and whether `...` follows: for an array, when elements were left out; for a
+    /// formatter's children (`printer`), as gdb does, whenever the limit was reached.
     pub(crate) fn elements(
         &self,
         elem: &TypeHandle,
         count: u64,
+        printer: bool,
         mut fetch: impl FnMut(u64, &mut Vec<u8>) -> bool,
     ) -> (Vec<Child>, bool) {
         let limit = self.limit();
@@ -404,7 +406,7 @@ impl<'a> Builder<'a> {
                 }
             }
         }
-        (children, i < count)
+        (children, i < count || (printer && printed >= limit))
     }
 
     /// A member's value, read from the aggregate's bytes (a static member from memory).
@@ -538,7 +540,8 @@ impl<'a> Builder<'a> {
         if name.starts_with("&[") || name.starts_with("&mut [") {
             if let Some((elem, ptr, len)) = slice_parts(st, members, bytes) {
                 let es = elem.size().unwrap_or(1).max(1);
-                let (children, more) = self.elements(&elem, len, contiguous(self.ctx, ptr, es));
+                let (children, more) =
+                    self.elements(&elem, len, false, contiguous(self.ctx, ptr, es));
                 let mut arr = Shown::composite(Kind::Array, children, more);
                 if let Shown::Composite { summary, .. } = &mut arr {
                     *summary = None;

@@ -916,6 +916,10 @@ fn container_element(a: &Value, i: i64, ctx: &dyn EvalContext) -> Option<(TypeHa
 }
 
 fn cannot_subscript(a: &Value) -> ExprError {
+    if a.ty.name().contains("::") && !a.ty.name().starts_with("std::") {
+        // gdb's Rust parser words it its own way.
+        return ExprError::other("Cannot subscript non-array type");
+    }
     ExprError::Other(format!(
         "cannot subscript something of type `{}'",
         a.ty.name()

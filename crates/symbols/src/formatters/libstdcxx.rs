@@ -68,7 +68,7 @@ fn vector(b: &Builder<'_>, v: &Agg<'_>) -> Option<Shown> {
     let len = finish.wrapping_sub(start) / es;
     let cap = end.wrapping_sub(start) / es;
     let summary = format!("std::vector of length {len}, capacity {cap}");
-    let (children, more) = b.elements(&elem, len, contiguous(b.ctx, start, es));
+    let (children, more) = b.elements(&elem, len, true, contiguous(b.ctx, start, es));
     Some(Shown::printer(summary, Kind::Array, children, more))
 }
 
@@ -83,7 +83,7 @@ fn vector_bool(b: &Builder<'_>, v: &Agg<'_>) -> Option<Shown> {
     let summary = format!("std::vector<bool> of length {len}, capacity {cap}");
     let bool_ty = TypeHandle::base("bool", 1, crate::types::Encoding::Bool);
     let mut words: Option<(u64, u64)> = None;
-    let (children, more) = b.elements(&bool_ty, len.min(MAX_NODES * 64), |i, out| {
+    let (children, more) = b.elements(&bool_ty, len.min(MAX_NODES * 64), true, |i, out| {
         let bit = so + i;
         let word_addr = sp + bit / 64 * 8;
         if words.map(|w| w.0) != Some(word_addr) {
@@ -120,7 +120,7 @@ fn deque(b: &Builder<'_>, v: &Agg<'_>) -> Option<Shown> {
     let len = (nodes * per + (f_cur.wrapping_sub(f_first)) / es)
         .wrapping_sub(s_cur.wrapping_sub(s_first) / es);
     let skip = s_cur.wrapping_sub(s_first) / es;
-    let (children, more) = b.elements(&elem, len.min(MAX_NODES), |i, out| {
+    let (children, more) = b.elements(&elem, len.min(MAX_NODES), true, |i, out| {
         let k = skip + i;
         let Some(buf) = read_word(b, s_node + k / per * 8) else {
             return false;
@@ -149,9 +149,6 @@ fn linked(
     let mut node = first;
     let mut i = 0u64;
     while node != end && node != 0 && i < MAX_NODES {
-        if i >= b.limit() {
-            return (children, true);
-        }
         let Some(bytes) = read(b, elem, node + value_offset) else {
             break;
         };
@@ -160,6 +157,10 @@ fn linked(
             b.value(elem, &bytes, At::Inner),
         ));
         i += 1;
+        // gdb writes `...` once its limit is reached, more children or not.
+        if i >= b.limit() {
+            return (children, true);
+        }
         match next(node) {
             Some(n) => node = n,
             None => break,
@@ -215,43 +216,79 @@ fn tree(b: &Builder<'_>, base: &str, v: &Agg<'_>, map: bool) -> Option<Shown> {
         read_word(b, parent + 8)?
     };
     let summary = format!("{base} with {count} {}", plural(count));
-    let mut children = Vec::new();
+    let mut out = Entries::new(b, map);
     let mut node = leftmost;
     let mut i = 0u64;
     let value_at = 32;
-    while node != end && node != 0 && i < count.min(MAX_NODES) {
-        if i >= b.limit() {
-            return Some(Shown::printer(summary, kind(map), children, true));
-        }
+    while node != end && node != 0 && i < count.min(MAX_NODES) && !out.full() {
+        let kb = read(b, &key, node + value_at)?;
+        let k = b.value(&key, &kb, At::Inner);
         match &val {
             Some(vt) => {
                 let (voff, _) = pair_layout(&key, vt);
-                let kb = read(b, &key, node + value_at)?;
                 let vb = read(b, vt, node + value_at + voff)?;
-                children.push(Child::new(
-                    Label::Key(Box::new(b.value(&key, &kb, At::Inner))),
-                    b.value(vt, &vb, At::Inner),
-                ));
+                out.pair(k, || b.value(vt, &vb, At::Inner));
             }
-            None => {
-                let kb = read(b, &key, node + value_at)?;
-                children.push(Child::new(
-                    Label::Index(i as i64),
-                    b.value(&key, &kb, At::Inner),
-                ));
-            }
+            None => out.item(k),
         }
         i += 1;
         node = successor(b, node)?;
     }
-    Some(Shown::printer(summary, kind(map), children, false))
+    Some(out.finish(summary))
 }
 
-fn kind(map: bool) -> Kind {
-    if map {
-        Kind::Map
-    } else {
-        Kind::Struct
+/// The children of a set (`[0] = v`) or map (`[k] = v`) under gdb's element limit, which
+/// counts a map's keys and values one by one: a value past the limit shows as `...`, and
+/// reaching the limit writes `...` after the last child.
+pub(crate) struct Entries {
+    map: bool,
+    limit: u64,
+    taken: u64,
+    children: Vec<Child>,
+    more: bool,
+}
+
+impl Entries {
+    pub(crate) fn new(b: &Builder<'_>, map: bool) -> Entries {
+        Entries {
+            map,
+            limit: b.limit(),
+            taken: 0,
+            children: Vec::new(),
+            more: false,
+        }
+    }
+
+    /// No more children are to be taken.
+    pub(crate) fn full(&self) -> bool {
+        self.more || self.taken >= self.limit
+    }
+
+    /// A set's element `[i] = v`.
+    pub(crate) fn item(&mut self, v: Shown) {
+        let i = self.children.len() as i64;
+        self.children.push(Child::new(Label::Index(i), v));
+        self.taken += 1;
+        self.more = self.taken >= self.limit;
+    }
+
+    /// A map entry `[k] = v`; `v` is made only when the limit leaves room for it.
+    pub(crate) fn pair(&mut self, k: Shown, v: impl FnOnce() -> Shown) {
+        self.taken += 1;
+        if self.taken >= self.limit {
+            self.children
+                .push(Child::new(Label::Key(Box::new(k)), Shown::text("...")));
+            self.taken = self.limit;
+            return;
+        }
+        self.children.push(Child::new(Label::Key(Box::new(k)), v()));
+        self.taken += 1;
+        self.more = self.taken >= self.limit;
+    }
+
+    pub(crate) fn finish(self, summary: String) -> Shown {
+        let kind = if self.map { Kind::Map } else { Kind::Struct };
+        Shown::printer(summary, kind, self.children, self.more)
     }
 }
 
@@ -290,30 +327,24 @@ fn hashtable(b: &Builder<'_>, base: &str, v: &Agg<'_>, map: bool) -> Option<Show
         None => align_of(&key),
     };
     let off = align_up(8, value_ty_align);
-    let mut children = Vec::new();
+    let mut out = Entries::new(b, map);
     let mut node = first;
     let mut i = 0u64;
-    while node != 0 && i < count.min(MAX_NODES) {
-        if i >= b.limit() {
-            return Some(Shown::printer(summary, kind(map), children, true));
-        }
+    while node != 0 && i < count.min(MAX_NODES) && !out.full() {
         let kb = read(b, &key, node + off)?;
         let k = b.value(&key, &kb, At::Inner);
         match &val {
             Some(vt) => {
                 let (voff, _) = pair_layout(&key, vt);
                 let vb = read(b, vt, node + off + voff)?;
-                children.push(Child::new(
-                    Label::Key(Box::new(k)),
-                    b.value(vt, &vb, At::Inner),
-                ));
+                out.pair(k, || b.value(vt, &vb, At::Inner));
             }
-            None => children.push(Child::new(Label::Index(i as i64), k)),
+            None => out.item(k),
         }
         i += 1;
         node = read_word(b, node)?;
     }
-    Some(Shown::printer(summary, kind(map), children, false))
+    Some(out.finish(summary))
 }
 
 fn shared_ptr(b: &Builder<'_>, name: &str, v: &Agg<'_>) -> Option<Shown> {

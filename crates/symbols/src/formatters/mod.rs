@@ -10,7 +10,7 @@ pub mod rust_std;
 
 use crate::show::Builder;
 use crate::shown::Shown;
-use crate::types::{MemberKind, TemplateArg, Type};
+use crate::types::{TemplateArg, Type};
 use crate::value::{le_u64, Shape, TypeHandle};
 
 /// What a formatter makes of a value of type `ty` made of `bytes`, if it knows the type.
@@ -142,7 +142,7 @@ fn find_in(ty: &TypeHandle, name: &str, base: u64, depth: usize) -> Option<(Type
         return None;
     }
     let st = ty.strip()?;
-    let Type::Struct { members, .. } = st.get() else {
+    let Type::Struct { members, info, .. } = st.get() else {
         return None;
     };
     if let Some(m) = members
@@ -151,9 +151,15 @@ fn find_in(ty: &TypeHandle, name: &str, base: u64, depth: usize) -> Option<(Type
     {
         return Some((st.child(m.ty), base + m.offset));
     }
+    // A Rust enum's variants (`Option<NodeRef>`'s `Some`) are searched too.
+    let variants = info
+        .variants
+        .iter()
+        .flat_map(|v| v.variants.iter().map(|x| &x.member));
     members
         .iter()
-        .filter(|m| m.kind != (MemberKind::Static { address: None }) && !m.is_static())
+        .filter(|m| !m.is_static())
+        .chain(variants)
         .find_map(|m| find_in(&st.child(m.ty), name, base + m.offset, depth + 1))
 }
 

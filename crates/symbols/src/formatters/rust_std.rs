@@ -7,6 +7,7 @@
 //! holds its `(K, V)` at `ctrl - (i + 1) * size_of::<(K, V)>()` and is full when the top
 //! bit of control byte `i` is clear.
 
+use super::libstdcxx::Entries;
 use super::{read, template_name, Agg};
 use crate::show::{contiguous, read_into, At, Builder};
 use crate::shown::{Child, Kind, Label, Shown};
@@ -26,6 +27,7 @@ pub(crate) fn format(b: &Builder<'_>, name: &str, v: &Agg<'_>) -> Option<Shown> 
         "VecDeque" if in_("alloc::") => vec_deque(b, v),
         "HashMap" if in_("std::") => hash(b, "HashMap", v, true),
         "HashSet" if in_("std::") => hash(b, "HashSet", v, false),
+        "BTreeMap" if in_("alloc::") => btree_map(b, v),
         "Rc" if in_("alloc::") => counted(b, "Rc", v, "value"),
         "Arc" if in_("alloc::") => counted(b, "Arc", v, "data"),
         "Cell" if in_("core::") => cell(b, v),
@@ -49,7 +51,7 @@ fn vec(b: &Builder<'_>, v: &Agg<'_>) -> Option<Shown> {
     let (children, more) = if es == 0 {
         (Vec::new(), false)
     } else {
-        b.elements(&elem, len, contiguous(b.ctx, ptr, es))
+        b.elements(&elem, len, true, contiguous(b.ctx, ptr, es))
     };
     Some(Shown::printer(
         format!("Vec(size={len})"),
@@ -69,7 +71,7 @@ fn vec_deque(b: &Builder<'_>, v: &Agg<'_>) -> Option<Shown> {
     let (children, more) = if es == 0 || cap == 0 {
         (Vec::new(), false)
     } else {
-        b.elements(&elem, len, |i, out| {
+        b.elements(&elem, len, true, |i, out| {
             read_into(b.ctx, ptr + (head + i) % cap * es, es, out)
         })
     };
@@ -90,8 +92,6 @@ fn hash(b: &Builder<'_>, what: &str, v: &Agg<'_>, map: bool) -> Option<Shown> {
     let ps = pair.size()?;
     let (key, val) = tuple_fields(&pair)?;
     let summary = format!("{what}(size={items})");
-    let mut children = Vec::new();
-    let mut found = 0u64;
     let buckets = if ctrl == 0 || items == 0 {
         0
     } else {
@@ -101,12 +101,15 @@ fn hash(b: &Builder<'_>, what: &str, v: &Agg<'_>, map: bool) -> Option<Shown> {
     if buckets > 0 && b.ctx.read_memory(ctrl, &mut control).is_err() {
         return None;
     }
+    let mut entries = Entries::new(b, map);
+    let mut set = Vec::new();
+    let mut found = 0u64;
     for (i, c) in control.iter().enumerate() {
         if c & 0x80 != 0 {
             continue;
         }
-        if found >= b.limit() {
-            return Some(Shown::printer(summary, hash_kind(map), children, true));
+        if found == items || entries.full() || (!map && found >= b.limit()) {
+            break;
         }
         let at = ctrl - (i as u64 + 1) * ps;
         let bytes = read(b, &pair, at)?;
@@ -119,23 +122,90 @@ fn hash(b: &Builder<'_>, what: &str, v: &Agg<'_>, map: bool) -> Option<Shown> {
         };
         let k = field(&key);
         match (&val, map) {
-            (Some(vf), true) => children.push(Child::new(Label::Key(Box::new(k)), field(vf))),
-            _ => children.push(Child::new(Label::Positional, k)),
+            (Some(vf), true) => entries.pair(k, || field(vf)),
+            _ => set.push(Child::new(Label::Positional, k)),
         }
         found += 1;
-        if found == items {
-            break;
-        }
     }
-    Some(Shown::printer(summary, hash_kind(map), children, false))
+    if map {
+        return Some(entries.finish(summary));
+    }
+    // gdb writes `...` once its limit is reached, more elements or not.
+    let more = found >= b.limit();
+    Some(Shown::printer(summary, Kind::Array, set, more))
 }
 
-fn hash_kind(map: bool) -> Kind {
-    if map {
-        Kind::Map
-    } else {
-        Kind::Array
+/// `BTreeMap(size=2) = {[1] = "one", [2] = "two"}`: an in-order walk of the B-tree. A node
+/// is a `LeafNode` (`len`, `keys`, `vals`); an internal one (height > 0) continues with its
+/// `edges` right after the leaf part.
+fn btree_map(b: &Builder<'_>, v: &Agg<'_>) -> Option<Shown> {
+    let len = v.word(&["length"])?;
+    let summary = format!("BTreeMap(size={len})");
+    let key = v.template_named("K").or_else(|| v.template_type(0))?;
+    let val = v.template_named("V").or_else(|| v.template_type(1))?;
+    let mut entries = Entries::new(b, true);
+    let height = v.word(&["root", "height"]);
+    let root = v.pointer_in(&["root", "node"]);
+    if let (Some(height), Some((node, Some(leaf_ty)))) = (height, root) {
+        if node != 0 && len > 0 {
+            let leaf_ty = leaf_ty.strip()?;
+            let leaf = Agg {
+                ty: leaf_ty.clone(),
+                bytes: &[],
+            };
+            let layout = BTreeLayout {
+                len_at: leaf.path(&["len"])?.1,
+                keys_at: leaf.path(&["keys"])?.1,
+                vals_at: leaf.path(&["vals"])?.1,
+                edges_at: super::align_up(leaf_ty.size()?, 8),
+                key,
+                val,
+            };
+            walk_btree(b, &layout, node, height, &mut entries, 0);
+        }
     }
+    Some(entries.finish(summary))
+}
+
+struct BTreeLayout {
+    len_at: u64,
+    keys_at: u64,
+    vals_at: u64,
+    edges_at: u64,
+    key: TypeHandle,
+    val: TypeHandle,
+}
+
+fn walk_btree(
+    b: &Builder<'_>,
+    l: &BTreeLayout,
+    node: u64,
+    height: u64,
+    out: &mut Entries,
+    depth: usize,
+) -> Option<()> {
+    if depth > 64 || node == 0 {
+        return None;
+    }
+    let mut n = [0u8; 2];
+    b.ctx.read_memory(node + l.len_at, &mut n).ok()?;
+    let n = u16::from_le_bytes(n) as u64;
+    let (ks, vs) = (l.key.size()?, l.val.size()?);
+    for i in 0..=n {
+        if height > 0 {
+            let edge = super::read_word(b, node + l.edges_at + i * 8)?;
+            walk_btree(b, l, edge, height - 1, out, depth + 1)?;
+        }
+        if i == n || out.full() {
+            break;
+        }
+        let kb = read(b, &l.key, node + l.keys_at + i * ks)?;
+        let vb = read(b, &l.val, node + l.vals_at + i * vs)?;
+        out.pair(b.value(&l.key, &kb, At::Inner), || {
+            b.value(&l.val, &vb, At::Inner)
+        });
+    }
+    Some(())
 }
 
 /// A Rust tuple's first two fields (`__0`, `__1`; rustc may reorder them in memory).
@@ -231,7 +301,7 @@ fn slice(b: &Builder<'_>, name: &str, v: &Agg<'_>) -> Option<Shown> {
     };
     let (elem, ptr, len) = crate::show::slice_parts(&v.ty, &members, v.bytes)?;
     let es = elem.size()?.max(1);
-    let (children, more) = b.elements(&elem, len, contiguous(b.ctx, ptr, es));
+    let (children, more) = b.elements(&elem, len, true, contiguous(b.ctx, ptr, es));
     Some(Shown::printer(
         format!("{name}(size={len})"),
         Kind::Array,
