@@ -419,8 +419,18 @@ pub(crate) fn report_stop(
         format!("Thread {num} \"{name}\" ")
     };
     match (stop, reason) {
-        (StopEvent::Breakpoint { .. }, Some(Reason::Breakpoint(n))) => {
+        (StopEvent::Breakpoint { addr, .. }, Some(Reason::Breakpoint(n))) => {
             let temporary = s.breakpoints.get(*n).map(|b| b.temporary).unwrap_or(false);
+            // A breakpoint with several locations names the one hit: `Breakpoint 1.2`.
+            let n = match s.breakpoints.get(*n) {
+                Some(b) if b.locations.len() > 1 => {
+                    match b.locations.iter().position(|a| a == addr) {
+                        Some(k) => format!("{n}.{}", k + 1),
+                        None => n.to_string(),
+                    }
+                }
+                _ => n.to_string(),
+            };
             let what = if temporary {
                 "Temporary breakpoint"
             } else {

@@ -16,6 +16,9 @@ pub(crate) enum PcShown {
 /// The pc a frame is "in" for symbol lookup: outer frames' pcs are return addresses, which
 /// may already belong to the next line or function.
 pub(crate) fn lookup_pc(frame: &Frame, index: usize) -> u64 {
+    if let Some(i) = &frame.inline {
+        return i.lookup_pc;
+    }
     let pc = frame.regs.pc().unwrap_or(0);
     if index > 0 {
         pc.saturating_sub(1)
@@ -29,15 +32,32 @@ pub(crate) fn lookup_pc(frame: &Frame, index: usize) -> u64 {
 pub(crate) fn frame_line(s: &Session, frame: &Frame, index: usize, shown: PcShown) -> String {
     let pc = frame.regs.pc().unwrap_or(0);
     let at = lookup_pc(frame, index);
-    let func = s.symbols.function_at(at);
-    let line = if func.as_ref().map(|f| f.has_debug_info).unwrap_or(false) {
+    let mut func = s.symbols.function_at(at);
+    let mut line = if func.as_ref().map(|f| f.has_debug_info).unwrap_or(false) {
         s.symbols.line_at(at)
     } else {
         None
     };
+    // Frames of inlined code: their function, and the line of the call inlined into them.
+    let mut calls_inlined = false;
+    if let (Some(i), Some(f)) = (&frame.inline, func.as_mut()) {
+        f.name = i.name.clone();
+        if let Some(c) = &i.call_site {
+            line = Some(c.clone());
+            calls_inlined = true;
+        }
+    }
     let mid_line = match &line {
-        Some(l) => index > 0 || l.address != pc,
+        // A frame whose callee was inlined shares the pc: gdb shows no address for it.
+        _ if calls_inlined => false,
+        // gdb shows the pc where it is not at the start of a statement.
+        Some(l) => index > 0 || l.address != pc || !l.is_stmt,
         None => true,
+    };
+    let shown = if calls_inlined {
+        PcShown::IfMidLine
+    } else {
+        shown
     };
     let mut out = String::new();
     if shown == PcShown::Always || mid_line {
@@ -78,7 +98,12 @@ pub(crate) fn source_line(s: &mut Session, frame: &Frame, index: usize) -> Optio
     if !f.has_debug_info {
         return None;
     }
-    let l = s.symbols.line_at(at)?;
+    // A frame whose callee was inlined shows the call's line.
+    let call = frame.inline.as_ref().and_then(|i| i.call_site.clone());
+    let l = match call {
+        Some(c) => c,
+        None => s.symbols.line_at(at)?,
+    };
     s.list_next = None;
     s.list_center = Some((l.file.clone(), l.line));
     Some(s.sources.show(&l.file, l.line))

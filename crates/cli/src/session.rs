@@ -348,7 +348,8 @@ impl Session {
         }) {
             frames.truncate(i + 1);
         }
-        Ok(frames)
+        // Inlined code shows as frames of its own, as in gdb.
+        Ok(self.symbols.expand_inline(frames))
     }
 
     /// The selected frame of the selected thread.

@@ -198,15 +198,21 @@ impl LineTables {
 impl Program {
     /// The line-table row covering pc.
     ///
-    /// As gdb does, a pc in a non-statement row (the rest of a line after a call, say)
-    /// belongs to the statement row before it.
+    /// As gdb does, a pc in a non-statement row belongs to that row's line, unless a
+    /// statement row starts at the same address.
     pub fn line_at(&self, pc: u64) -> Option<LineInfo> {
         let (mi, a) = self.module_at(pc)?;
         let m = self.module(mi);
         let (si, ri) = m.lines.row_at(a)?;
         let seq = &m.lines.seqs[si];
+        // gdb's find_pc_line: a non-statement row stands, unless a statement row shares its
+        // address.
         let mut ri = ri;
-        while !seq.rows[ri].is_stmt && ri > 0 && seq.rows[ri - 1].line != 0 {
+        while !seq.rows[ri].is_stmt
+            && ri > 0
+            && seq.rows[ri - 1].line != 0
+            && seq.rows[ri - 1].addr == seq.rows[ri].addr
+        {
             ri -= 1;
         }
         // A line-0 row (compiler-generated code) is answered too: steppers go on through it.

@@ -31,6 +31,32 @@ pub(crate) struct Func {
     pub decl_line: Option<u32>,
     pub ret: Option<TypeId>,
     pub fn_type: TypeId,
+    /// C++: the demangled linkage name with parameters (`scale(int)`).
+    pub signature: Option<String>,
+    /// The range where the function is entered (false for the other ranges of a function
+    /// split in parts, e.g. `main` and its cold part).
+    pub entry: bool,
+}
+
+/// One inlined copy of a function (DWARF `DW_TAG_inlined_subroutine`).
+#[derive(Debug, Clone)]
+pub(crate) struct InlineSite {
+    /// The inlined function's name, qualified.
+    pub name: String,
+    pub unit: usize,
+    /// The inlined_subroutine DIE (its parameters and locals are children).
+    pub die: UnitOffset,
+    /// The subprogram it was inlined into (whose frame base its variables use).
+    pub func: UnitOffset,
+    /// Nesting: 1 directly in the subprogram, 2 inside another inlined copy…
+    pub depth: u32,
+    /// Its code, file addresses `[begin, end)`.
+    pub ranges: Vec<(u64, u64)>,
+    /// Where its code starts: its first range.
+    pub entry: u64,
+    /// The call it stands for: file-table index and line.
+    pub call_file: Option<u64>,
+    pub call_line: u32,
 }
 
 /// What the debugger needs to know of a compile unit as a whole.
@@ -59,6 +85,8 @@ pub(crate) struct ElfSym {
     pub addr: u64,
     pub size: u64,
     pub name: String,
+    /// C++: the demangled name with parameters.
+    pub signature: Option<String>,
 }
 
 /// One ELF file and what its DWARF says.
@@ -80,6 +108,10 @@ pub struct Module {
     pub(crate) unit_info: Vec<UnitInfo>,
     /// Sorted by `low`.
     pub(crate) funcs: Vec<Func>,
+    /// Inlined copies of functions.
+    pub(crate) inlines: Vec<InlineSite>,
+    /// (begin, end, index into `inlines`) of every range of every inlined copy, sorted.
+    pub(crate) inline_ranges: Vec<(u64, u64, usize)>,
     pub(crate) lines: LineTables,
     pub(crate) globals: HashMap<String, Vec<Global>>,
     pub(crate) types: TypeTable,
@@ -111,6 +143,12 @@ pub(crate) fn attr_str(
     let v = entry.attr_value(at)?;
     let s = dwarf.attr_string(unit, v).ok()?;
     Some(String::from_utf8_lossy(&s).into_owned())
+}
+
+/// A C++ linkage name demangled whole, parameters included (`geo::Shape::id() const`).
+pub(crate) fn cpp_signature(name: &str) -> Option<String> {
+    let sym = cpp_demangle::Symbol::new(name).ok()?;
+    sym.demangle().ok()
 }
 
 /// Demangles a linkage name (Rust v0/legacy, C++), without Rust's hash suffix.
@@ -186,6 +224,10 @@ impl Module {
                         addr: sym.address(),
                         size: sym.size(),
                         name: demangle(name),
+                        signature: name
+                            .starts_with("_Z")
+                            .then(|| cpp_signature(name))
+                            .flatten(),
                     });
                 }
             }
@@ -240,6 +282,8 @@ impl Module {
             units: Vec::new(),
             unit_info: Vec::new(),
             funcs: Vec::new(),
+            inlines: Vec::new(),
+            inline_ranges: Vec::new(),
             lines: LineTables::default(),
             globals: HashMap::new(),
             types: TypeTable::new(),
@@ -253,6 +297,12 @@ impl Module {
         };
         m.read_units();
         m.funcs.sort_by_key(|f| f.low);
+        for (i, site) in m.inlines.iter().enumerate() {
+            for &(b, e) in &site.ranges {
+                m.inline_ranges.push((b, e, i));
+            }
+        }
+        m.inline_ranges.sort_unstable();
         m.lines.finish();
         Ok(m)
     }
@@ -383,14 +433,15 @@ impl Module {
             cpp: lang == Language::Cpp,
         };
         let mut entries = unit.entries();
-        // (depth, inside a function)
-        let mut scopes: Vec<(isize, bool)> = Vec::new();
+        // (depth, inside a function, the subprogram, inlined copies around)
+        let mut scopes: Vec<(isize, bool, Option<UnitOffset>, u32)> = Vec::new();
         while let Some(entry) = entries.next_dfs()? {
             let depth = entry.depth();
             while scopes.last().map(|s| s.0 >= depth).unwrap_or(false) {
                 scopes.pop();
             }
             let in_function = scopes.iter().any(|s| s.1);
+            let (subprogram, inline_depth) = scopes.last().map(|s| (s.2, s.3)).unwrap_or((None, 0));
             // A name with the scopes around its DIE, or around the declaration a definition
             // completes (`int Shape::count = 0;`, a method defined outside its class).
             let spec = spec_offset(entry);
@@ -405,12 +456,13 @@ impl Module {
             let name = attr_str(&self.dwarf, unit, entry, gimli::DW_AT_name);
             match tag {
                 gimli::DW_TAG_namespace => {
-                    scopes.push((depth, false));
+                    scopes.push((depth, false, None, 0));
                     continue;
                 }
                 gimli::DW_TAG_subprogram => {
-                    scopes.push((depth, true));
-                    let (low, high) = pc_range(&self.dwarf, unit, entry);
+                    scopes.push((depth, true, Some(entry.offset()), 0));
+                    let ranges = die_ranges(&self.dwarf, unit, entry);
+                    let (low, high) = ranges.first().copied().unwrap_or((0, 0));
                     if high > low {
                         let decl_name =
                             name.clone().or_else(|| spec_name(&self.dwarf, unit, entry));
@@ -450,21 +502,80 @@ impl Module {
                             .attr_value(gimli::DW_AT_decl_line)
                             .and_then(|v| v.udata_value())
                             .map(|l| l as u32);
-                        self.funcs.push(Func {
-                            name: fname,
-                            low,
-                            high,
-                            unit: u,
-                            die: entry.offset(),
-                            decl_file,
-                            decl_line,
-                            ret,
-                            fn_type,
-                        });
+                        // A function in several parts (hot and cold) is one function; it
+                        // is entered where DW_AT_low_pc (or its first range) says.
+                        let entry_pc = match entry.attr_value(gimli::DW_AT_low_pc) {
+                            Some(gimli::AttributeValue::Addr(a)) => a,
+                            _ => entry_pc(entry).unwrap_or(low),
+                        };
+                        let signature = match lang {
+                            Language::Cpp => {
+                                attr_str(&self.dwarf, unit, entry, gimli::DW_AT_linkage_name)
+                                    .or_else(|| {
+                                        let d = spec_die(unit, entry)?;
+                                        attr_str(&self.dwarf, unit, &d, gimli::DW_AT_linkage_name)
+                                    })
+                                    .and_then(|l| cpp_signature(&l))
+                            }
+                            _ => None,
+                        };
+                        for &(low, high) in &ranges {
+                            self.funcs.push(Func {
+                                signature: signature.clone(),
+                                name: fname.clone(),
+                                low,
+                                high,
+                                unit: u,
+                                die: entry.offset(),
+                                decl_file,
+                                decl_line,
+                                ret,
+                                fn_type,
+                                entry: low <= entry_pc && entry_pc < high,
+                            });
+                        }
                     }
                 }
-                gimli::DW_TAG_lexical_block | gimli::DW_TAG_inlined_subroutine => {
-                    scopes.push((depth, true));
+                gimli::DW_TAG_lexical_block => {
+                    scopes.push((depth, true, subprogram, inline_depth));
+                }
+                gimli::DW_TAG_inlined_subroutine => {
+                    scopes.push((depth, true, subprogram, inline_depth + 1));
+                    let ranges = die_ranges(&self.dwarf, unit, entry);
+                    let origin = spec_offset(entry);
+                    let name = origin.and_then(|o| {
+                        let d = unit.entry(o).ok()?;
+                        let n = attr_str(&self.dwarf, unit, &d, gimli::DW_AT_name)
+                            .or_else(|| spec_name(&self.dwarf, unit, &d))?;
+                        let at = spec_offset(&d).unwrap_or(o);
+                        Some(match prefixes.get(&at) {
+                            Some(p) => format!("{p}{n}"),
+                            None => n,
+                        })
+                    });
+                    if let (Some(name), Some(func), false) = (name, subprogram, ranges.is_empty()) {
+                        // gdb 13 enters a copy at the start of its first range (GCC's
+                        // DW_AT_entry_pc may lie outside the copy's ranges).
+                        let first = ranges[0].0;
+                        self.inlines.push(InlineSite {
+                            name,
+                            unit: u,
+                            die: entry.offset(),
+                            func,
+                            depth: inline_depth + 1,
+                            entry: first,
+                            ranges,
+                            call_file: match entry.attr_value(gimli::DW_AT_call_file) {
+                                Some(gimli::AttributeValue::FileIndex(i)) => Some(i),
+                                Some(v) => v.udata_value(),
+                                None => None,
+                            },
+                            call_line: entry
+                                .attr_value(gimli::DW_AT_call_line)
+                                .and_then(|v| v.udata_value())
+                                .unwrap_or(0) as u32,
+                        });
+                    }
                 }
                 gimli::DW_TAG_variable | gimli::DW_TAG_formal_parameter => {
                     let ty = type_ref(entry).map(|off| builder.convert(u, off));
@@ -536,7 +647,7 @@ impl Module {
                         | gimli::DW_TAG_namespace
                 )
             {
-                scopes.push((depth, in_function));
+                scopes.push((depth, in_function, subprogram, inline_depth));
             }
         }
         Ok(optimized)
@@ -577,6 +688,42 @@ pub(crate) fn pc_range(
         None => low,
     };
     (low, high)
+}
+
+/// The address ranges of a DIE (DW_AT_low_pc/high_pc or DW_AT_ranges), file addresses,
+/// empty ones left out.
+pub(crate) fn die_ranges(
+    dwarf: &gimli::Dwarf<R>,
+    unit: &gimli::Unit<R>,
+    entry: &gimli::DebuggingInformationEntry<R>,
+) -> Vec<(u64, u64)> {
+    let (low, high) = pc_range(dwarf, unit, entry);
+    if high > low {
+        return vec![(low, high)];
+    }
+    let mut out = Vec::new();
+    if let Ok(mut rs) = dwarf.die_ranges(unit, entry) {
+        while let Ok(Some(r)) = rs.next() {
+            if r.end > r.begin && r.begin != 0 {
+                out.push((r.begin, r.end));
+            }
+        }
+    }
+    out
+}
+
+/// DW_AT_entry_pc as a file address (an address, or an offset from DW_AT_low_pc).
+fn entry_pc(entry: &gimli::DebuggingInformationEntry<R>) -> Option<u64> {
+    match entry.attr_value(gimli::DW_AT_entry_pc)? {
+        gimli::AttributeValue::Addr(a) => Some(a),
+        v => {
+            let off = v.udata_value()?;
+            match entry.attr_value(gimli::DW_AT_low_pc) {
+                Some(gimli::AttributeValue::Addr(a)) => Some(a + off),
+                _ => None,
+            }
+        }
+    }
 }
 
 /// The DIE offset of DW_AT_type within the same unit.

@@ -15,6 +15,32 @@ pub struct Frame {
     pub regs: DwarfRegs,
     /// Canonical frame address, when known.
     pub cfa: Option<u64>,
+    /// For the frames of inlined code ([`Program::expand_inline`]): which of the functions
+    /// sharing this machine frame it is. `None`: a machine frame without inlined code.
+    pub inline: Option<InlineFrame>,
+}
+
+/// One of the frames that share a machine frame because of inlining: the innermost inlined
+/// copy first, the function they were inlined into last.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InlineFrame {
+    /// The pc to look things up with (a return address is looked up one byte back).
+    pub lookup_pc: u64,
+    /// The function shown.
+    pub name: String,
+    /// The inlined copy this frame is in: (module, index); `None` for the function the
+    /// copies were inlined into.
+    pub(crate) site: Option<(usize, usize)>,
+    /// The line this frame shows when a callee is inlined into it here: the call's line
+    /// (`None`: the line at the pc).
+    pub call_site: Option<crate::LineInfo>,
+}
+
+impl InlineFrame {
+    /// True for a frame of an inlined copy (not the machine frame's own function).
+    pub fn is_inlined(&self) -> bool {
+        self.site.is_some()
+    }
 }
 
 /// Registers that a callee preserves (rbx, rbp, r12–r15): their values carry to outer frames.
@@ -84,7 +110,11 @@ impl Program {
             let lookup = if index > 0 { pc.wrapping_sub(1) } else { pc };
             let step = self.unwind_step(&cur, lookup, mem);
             let cfa = step.as_ref().map(|(_, cfa)| *cfa);
-            frames.push(Frame { regs: cur, cfa });
+            frames.push(Frame {
+                regs: cur,
+                cfa,
+                inline: None,
+            });
             let Some((next, cfa)) = step else { break };
             let next_pc = next.pc().unwrap_or(0);
             let sp = cur.get(DwarfRegs::RSP).unwrap_or(0);

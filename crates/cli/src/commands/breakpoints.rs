@@ -510,6 +510,11 @@ pub(crate) fn info_breakpoints(s: &mut Session, watch_only: bool) -> anyhow::Res
             BreakpointKind::Breakpoint => {
                 let addr = b.locations.first().copied().unwrap_or(0);
                 let dprintf = s.travel.engine.print_of(b.number);
+                let (address, what) = if b.locations.len() > 1 {
+                    ("<MULTIPLE>".to_string(), String::new())
+                } else {
+                    (format!("{addr:#018x}"), describe(s, addr))
+                };
                 println!(
                     "{:<8}{:<w$} {disp:<5}{enb:<4}{:<19}{}",
                     b.number,
@@ -518,8 +523,8 @@ pub(crate) fn info_breakpoints(s: &mut Session, watch_only: bool) -> anyhow::Res
                     } else {
                         "breakpoint"
                     },
-                    format!("{addr:#018x}"),
-                    describe(s, addr),
+                    address,
+                    what,
                     w = type_width
                 );
                 // gdb lists what a dprintf prints, and when an era breakpoint applies.
@@ -558,6 +563,22 @@ pub(crate) fn info_breakpoints(s: &mut Session, watch_only: bool) -> anyhow::Res
         if b.ignore_count > 0 {
             println!("\tignore next {} hits", b.ignore_count);
         }
+        // One row per location of a breakpoint with several (inlined copies, a line in
+        // several functions).
+        if b.locations.len() > 1 && matches!(b.kind, BreakpointKind::Breakpoint) {
+            let enb = if b.enabled { "y" } else { "n" };
+            for (k, a) in b.locations.iter().enumerate() {
+                let num = format!("{}.{}", b.number, k + 1);
+                println!(
+                    "{num:<8}{:<w$} {:<5}{enb:<4}{:<19}{}",
+                    "",
+                    "",
+                    format!("{a:#018x}"),
+                    describe(s, *a),
+                    w = type_width
+                );
+            }
+        }
     }
     Ok(())
 }
@@ -574,9 +595,13 @@ fn type_name(access: WatchAccess) -> &'static str {
 /// `in f at t.c:5`, or `<f+4>` without line information.
 fn describe(s: &Session, addr: u64) -> String {
     let f = s.symbols.function_at(addr);
+    // Inside inlined code, the inlined function; C++ functions by their full signature.
+    let inlined = s.symbols.inline_names(addr).into_iter().next();
     match (&f, s.symbols.line_at(addr)) {
         (Some(func), Some(l)) if func.has_debug_info => {
-            format!("in {} at {}:{}", func.name, l.name.clone(), l.line)
+            let name = inlined
+                .unwrap_or_else(|| func.signature.clone().unwrap_or_else(|| func.name.clone()));
+            format!("in {name} at {}:{}", l.name.clone(), l.line)
         }
         (Some(func), _) => format!("<{}+{}>", func.name, addr - func.low),
         _ => String::new(),

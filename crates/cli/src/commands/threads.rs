@@ -30,7 +30,11 @@ pub(crate) fn info_threads(s: &mut Session) -> anyhow::Result<()> {
     for (t, target) in threads.into_iter().zip(targets) {
         let frame = match s.dwarf_regs(t.tid) {
             Ok(regs) => {
-                let f = Frame { regs, cfa: None };
+                let f = Frame {
+                    regs,
+                    cfa: None,
+                    inline: None,
+                };
                 report::frame_line(s, &f, 0, PcShown::IfMidLine)
             }
             Err(_) => "(running)".to_string(),
@@ -134,7 +138,11 @@ pub(crate) fn thread(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Re
     s.thread = Some(t.tid);
     s.frame = 0;
     let regs = s.dwarf_regs(t.tid)?;
-    let f = Frame { regs, cfa: None };
+    let f = Frame {
+        regs,
+        cfa: None,
+        inline: None,
+    };
     println!(
         "[Switching to thread {} (Thread {:#x} (LWP {}))]",
         t.num, t.pthread, t.tid
