@@ -205,3 +205,65 @@ fn values_types_and_frames_as_gdb_with_libstdcxx_printers_shows_them() {
         "$46 = std::map with 2 elements = {[\"one\"] = 1, [\"two\"] = 2...}",
     ]);
 }
+
+/// A function inlined at -O2 into a function that threads run, and also kept out of line:
+/// `break` plants at both copies (gdb's "(2 locations)"), the hit names the copy, the
+/// backtrace has a frame for the inlined copy, and `finish` leaves the copy.
+#[test]
+fn inlined_copies_are_locations_and_frames_as_in_gdb() {
+    let prog = compile_cpp("cpp_inline", &["-O2"]);
+    let r = debug(
+        &prog,
+        &[
+            "break scale",
+            "info breakpoints",
+            "run",
+            "bt 2",
+            "info args",
+            "up",
+            "info locals",
+            "print n",
+            "print total",
+            "break cpp_inline.cpp:10",
+            "info breakpoints",
+        ],
+        &[],
+    );
+    r.line("Breakpoint 1 at {hex}: scale. (2 locations)")
+        .block(&[
+            "Num     Type           Disp Enb Address            What",
+            "1       breakpoint     keep y   <MULTIPLE>         ",
+            "1.1                         y   {hex} in scale(int) at cpp_inline.cpp:9",
+            "1.2                         y   {hex} in scale at cpp_inline.cpp:9",
+        ])
+        .line("Thread {n} \"{*}\" hit Breakpoint 1.2, {hex} in scale (x=<optimized out>) at cpp_inline.cpp:9")
+        .block(&[
+            "9\t    calls++;",
+            "#0  {hex} in scale (x=<optimized out>) at cpp_inline.cpp:9",
+            // gdb adds `n=n@entry=10` (the value at entry, from the call site).
+            "#1  work (n={*}10) at cpp_inline.cpp:16",
+            "x = <optimized out>",
+            "#1  work (n={*}10) at cpp_inline.cpp:16",
+            "16\t        total += scale(i);",
+            "i = <optimized out>",
+            "total = 145",
+            "$1 = 10",
+            "$2 = 145",
+            "Breakpoint 2 at {hex}: cpp_inline.cpp:10. (2 locations)",
+        ])
+        .line("2.1                         y   {hex} in scale(int) at cpp_inline.cpp:10")
+        .line("2.2                         y   {hex} in work(int) at cpp_inline.cpp:10");
+    // A deliberate difference: gdb 13's `finish` here runs out of every frame of the
+    // machine frame (it stops in libstdc++), hindsight stops where the copy ends.
+    if under_gdb() {
+        return;
+    }
+    let r = debug(
+        &prog,
+        &["break scale", "run", "delete", "finish", "bt 1"],
+        &[],
+    );
+    // Out of the inlined copy, in the function it was inlined into.
+    r.line("Run till exit from #0  {hex} in scale (x=<optimized out>) at cpp_inline.cpp:9")
+        .line("#0  {hex} in work (n={*}) at cpp_inline.cpp:{n}");
+}
