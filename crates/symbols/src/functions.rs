@@ -227,8 +227,17 @@ impl Program {
                 });
             }
             if out.is_empty() {
-                if let Some(i) = m.elf_syms.iter().position(|s| s.name == name) {
-                    out.push(self.elf_info(mi, i));
+                // An ELF name, aliases included: the function at its address (with its
+                // DWARF when there is some, e.g. `write` is libc's `__libc_write`).
+                if let Some(&addr) = m.fn_names.get(name) {
+                    match self.dwarf_func(mi, addr).filter(|f| f.low == addr) {
+                        Some(f) => out.push(self.info_of(mi, f)),
+                        None => {
+                            if let Some(i) = m.elf_syms.iter().position(|s| s.addr == addr) {
+                                out.push(self.elf_info(mi, i));
+                            }
+                        }
+                    }
                 }
             }
             if !out.is_empty() {

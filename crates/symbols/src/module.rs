@@ -118,6 +118,8 @@ pub struct Module {
     pub(crate) type_memo: HashMap<(usize, UnitOffset), TypeId>,
     pub(crate) type_names: HashMap<String, TypeId>,
     pub(crate) elf_syms: Vec<ElfSym>,
+    /// Every ELF function name (aliases too) and its address.
+    pub(crate) fn_names: HashMap<String, u64>,
     /// Data objects (ELF `OBJECT` symbols), sorted by address: `<grid+24>` in printed pointers.
     pub(crate) data_syms: Vec<ElfSym>,
     pub(crate) eh_frame: Option<(gimli::EhFrame<R>, gimli::BaseAddresses)>,
@@ -131,6 +133,46 @@ fn load_err(path: &Path, reason: impl ToString) -> SymbolsError {
         path: path.display().to_string(),
         reason: reason.to_string(),
     }
+}
+
+/// Where gdb looks for a file's separate debug information: by build id under
+/// `/usr/lib/debug/.build-id/`, then by `.gnu_debuglink` next to the file, in its `.debug`
+/// directory and under `/usr/lib/debug` (the file's directory, then its real path's).
+fn separate_debug_file(path: &Path, file: &object::File<'_>) -> Option<PathBuf> {
+    const ROOT: &str = "/usr/lib/debug";
+    if let Ok(Some(id)) = file.build_id() {
+        if id.len() > 1 {
+            let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+            let p = Path::new(ROOT)
+                .join(".build-id")
+                .join(&hex[..2])
+                .join(format!("{}.debug", &hex[2..]));
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    let (name, _crc) = file.gnu_debuglink().ok()??;
+    let name = std::str::from_utf8(name).ok()?;
+    let mut dirs = vec![path.parent()?.to_path_buf()];
+    if let Ok(real) = std::fs::canonicalize(path) {
+        if let Some(d) = real.parent() {
+            dirs.push(d.to_path_buf());
+        }
+    }
+    for dir in dirs {
+        let rel = dir.strip_prefix("/").unwrap_or(&dir).to_path_buf();
+        for cand in [
+            dir.join(name),
+            dir.join(".debug").join(name),
+            Path::new(ROOT).join(&rel).join(name),
+        ] {
+            if cand.is_file() && cand != path {
+                return Some(cand);
+            }
+        }
+    }
+    None
 }
 
 /// A DIE attribute as a string.
@@ -192,8 +234,32 @@ impl Module {
                 .unwrap_or_else(|| Rc::from(&[][..]));
             EndianRcSlice::new(bytes, LittleEndian)
         };
-        let dwarf = gimli::Dwarf::load(|id| -> Result<R, gimli::Error> { Ok(section(id.name())) })
-            .map_err(|e| load_err(path, e))?;
+        // A stripped library's DWARF and full symbol table may be in a separate file
+        // (Debian's -dbg packages), found as gdb finds it.
+        let debug_data = if file.section_by_name(".debug_info").is_none() {
+            separate_debug_file(path, &file).and_then(|p| std::fs::read(p).ok())
+        } else {
+            None
+        };
+        let debug_file = debug_data
+            .as_deref()
+            .and_then(|d| object::File::parse(d).ok());
+        let debug_section = |name: &str| -> R {
+            match &debug_file {
+                Some(f) => {
+                    let bytes: Rc<[u8]> = f
+                        .section_by_name(name)
+                        .and_then(|s| s.uncompressed_data().ok())
+                        .map(|d| Rc::from(d.as_ref()))
+                        .unwrap_or_else(|| Rc::from(&[][..]));
+                    EndianRcSlice::new(bytes, LittleEndian)
+                }
+                None => section(name),
+            }
+        };
+        let dwarf =
+            gimli::Dwarf::load(|id| -> Result<R, gimli::Error> { Ok(debug_section(id.name())) })
+                .map_err(|e| load_err(path, e))?;
 
         let (mut lo, mut hi) = (u64::MAX, 0u64);
         for seg in file.segments() {
@@ -212,7 +278,12 @@ impl Module {
         }
         let mut elf_syms = Vec::new();
         let mut data_syms = Vec::new();
-        for sym in file.symbols().chain(file.dynamic_symbols()) {
+        let debug_symbols = debug_file.iter().flat_map(|f| f.symbols());
+        for sym in file
+            .symbols()
+            .chain(file.dynamic_symbols())
+            .chain(debug_symbols)
+        {
             let list = match sym.kind() {
                 SymbolKind::Text => &mut elf_syms,
                 SymbolKind::Data => &mut data_syms,
@@ -234,6 +305,12 @@ impl Module {
         }
         data_syms.sort_by_key(|s| s.addr);
         data_syms.dedup_by_key(|s| s.addr);
+        // Every name of a function, aliases included (`write` is a weak alias of
+        // `__libc_write`): what `break NAME` looks up.
+        let mut fn_names: HashMap<String, u64> = HashMap::new();
+        for s in &elf_syms {
+            fn_names.entry(s.name.clone()).or_insert(s.addr);
+        }
         elf_syms.sort_by(|a, b| a.addr.cmp(&b.addr).then(b.size.cmp(&a.size)));
         elf_syms.dedup_by_key(|s| s.addr);
 
@@ -290,6 +367,7 @@ impl Module {
             type_memo: HashMap::new(),
             type_names: HashMap::new(),
             elf_syms,
+            fn_names,
             data_syms,
             eh_frame,
             eh_frame_hdr,
