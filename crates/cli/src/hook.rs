@@ -52,6 +52,8 @@ pub(crate) enum Reason {
     Checkpoint,
     /// A signal that stops the program (found going back).
     Signal,
+    /// The dynamic loader reported a library load: resolve pending breakpoints, go on.
+    LibraryEvent,
 }
 
 /// Decides, at each trap, whether the user's breakpoints and watchpoints stop the program.
@@ -76,6 +78,8 @@ pub(crate) struct Hook<'a> {
     /// Replay: (time, signals that reached the program since then), which names a signal
     /// stop's position.
     pub(crate) signals: Option<&'a mut (u64, u64)>,
+    /// The loader's library-event trap, while pending breakpoints wait.
+    pub(crate) library_event: Option<u64>,
 }
 
 impl StopHook for Hook<'_> {
@@ -90,6 +94,10 @@ impl StopHook for Hook<'_> {
                     }
                 }
             }
+        }
+        if self.library_event == Some(addr) && self.table.breakpoints_at(addr).is_empty() {
+            self.reason = Some(Reason::LibraryEvent);
+            return true;
         }
         // Conditions are evaluated in the trapping thread; counting follows gdb (the table's
         // rules): a false condition is no hit, an ignored hit still counts.
@@ -270,6 +278,7 @@ pub(crate) fn resume_raw(
             checkpoint_at,
             sites_pending: s.replay.is_some() && !s.pending_sites.is_empty(),
             signals: Some(&mut s.travel.signal_count),
+            library_event: s.library_event,
         };
         let (stop, mut reason) = match s.replay.as_mut() {
             None => {
@@ -303,6 +312,12 @@ pub(crate) fn resume_raw(
                 if let (true, Some(r), Some(i)) = (due, s.replay.as_ref(), s.inferior.as_mut()) {
                     s.travel.take_checkpoint(r, i);
                 }
+                continue;
+            }
+            Some(Reason::LibraryEvent) => {
+                s.refresh_modules();
+                crate::commands::breakpoints::resolve_pending(s);
+                s.travel.here = None;
                 continue;
             }
             Some(Reason::Dprintf(n)) => {

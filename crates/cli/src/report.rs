@@ -106,7 +106,7 @@ pub(crate) fn source_line(s: &mut Session, frame: &Frame, index: usize) -> Optio
     };
     s.list_next = None;
     s.list_center = Some((l.file.clone(), l.line));
-    Some(s.sources.show(&l.file, l.line))
+    Some(s.sources.show(&l.file, &l.name, l.line))
 }
 
 /// Prints where frame `index` is, as gdb does after a stop: the frame line (unless the stop

@@ -51,6 +51,11 @@ pub struct Session {
     pub(crate) step_over: hindsight_control::StepOverMode,
     /// `set print pretty|elements|repeats`.
     pub(crate) print: hindsight_symbols::show::PrintOptions,
+    /// `set breakpoint pending on|off|auto` (`None`: auto, gdb's question).
+    pub(crate) breakpoint_pending: Option<bool>,
+    /// Where the dynamic loader reports library loads (`_dl_debug_state`), while planted for
+    /// pending breakpoints.
+    pub(crate) library_event: Option<u64>,
     /// Runtime address of the executable's `_DYNAMIC` (the way to the loader's link map).
     pub(crate) dynamic: Option<u64>,
     /// The user breakpoint that caused the last stop (for `continue N`).
@@ -111,6 +116,8 @@ impl Session {
             dynamic: None,
             step_over: hindsight_control::StepOverMode::Displaced,
             print: hindsight_symbols::show::PrintOptions::default(),
+            breakpoint_pending: None,
+            library_event: None,
             quiet_steps: false,
             stepped_cleanly: false,
             replay_opts,

@@ -83,14 +83,23 @@ impl LineTables {
             };
             let name = string(entry.path_name());
             let dir = entry.directory(header).map(string).unwrap_or_default();
-            // Directory 0 is the compilation directory: gdb shows the name alone then.
-            let shown =
-                if entry.directory_index() == 0 || dir.is_empty() || Path::new(&name).is_absolute()
-                {
-                    name.clone()
-                } else {
-                    format!("{dir}/{name}")
-                };
+            // Directory 0 is the compilation directory: gdb shows the name alone then,
+            // unless that directory is relative (`./libio/fileops.c`, as glibc's debug info
+            // has it; a name leading out of it, `../sysdeps/…`, stays alone).
+            let relative_dir0 = entry.directory_index() == 0
+                && !dir.is_empty()
+                && !Path::new(&dir).is_absolute()
+                && !name.starts_with("..");
+            let shown = if relative_dir0 {
+                format!("{dir}/{name}")
+            } else if entry.directory_index() == 0
+                || dir.is_empty()
+                || Path::new(&name).is_absolute()
+            {
+                name.clone()
+            } else {
+                format!("{dir}/{name}")
+            };
             // Joining an absolute directory or name replaces what came before.
             let mut path = comp_dir.clone();
             path.push(dir);

@@ -544,6 +544,12 @@ impl Module {
                     if high > low {
                         let decl_name =
                             name.clone().or_else(|| spec_name(&self.dwarf, unit, entry));
+                        // gdb names a C function by its DW_AT_linkage_name when it has one
+                        // (glibc's `__GI___libc_write` for `__libc_write`).
+                        let decl_name = match lang {
+                            Language::C => c_linkage_name(&self.dwarf, unit, entry).or(decl_name),
+                            _ => decl_name,
+                        };
                         let fname = match decl_name {
                             Some(n) => qualify(&n),
                             None => attr_str(&self.dwarf, unit, entry, gimli::DW_AT_linkage_name)
@@ -855,6 +861,18 @@ fn first_op_addr(e: &gimli::Expression<R>) -> Option<u64> {
         Ok(Some(gimli::Operation::Address { address })) => Some(address),
         _ => None,
     }
+}
+
+/// A C function's DW_AT_linkage_name, on its DIE or the declaration it completes.
+fn c_linkage_name(
+    dwarf: &gimli::Dwarf<R>,
+    unit: &gimli::Unit<R>,
+    entry: &gimli::DebuggingInformationEntry<R>,
+) -> Option<String> {
+    attr_str(dwarf, unit, entry, gimli::DW_AT_linkage_name).or_else(|| {
+        let d = spec_die(unit, entry)?;
+        attr_str(dwarf, unit, &d, gimli::DW_AT_linkage_name)
+    })
 }
 
 /// The DIE a definition completes (DW_AT_specification, else DW_AT_abstract_origin), in the

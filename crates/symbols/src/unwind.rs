@@ -15,6 +15,9 @@ pub struct Frame {
     pub regs: DwarfRegs,
     /// Canonical frame address, when known.
     pub cfa: Option<u64>,
+    /// The pc is a return address (every frame but the innermost): what it belongs to is
+    /// looked up one byte back (the call), location lists included.
+    pub return_address: bool,
     /// For the frames of inlined code ([`Program::expand_inline`]): which of the functions
     /// sharing this machine frame it is. `None`: a machine frame without inlined code.
     pub inline: Option<InlineFrame>,
@@ -113,6 +116,7 @@ impl Program {
             frames.push(Frame {
                 regs: cur,
                 cfa,
+                return_address: index > 0,
                 inline: None,
             });
             let Some((next, cfa)) = step else { break };
@@ -164,6 +168,14 @@ impl Program {
                 Some(RegisterRule::Undefined) => next.set(n, None),
                 _ => {}
             }
+        }
+        // An undefined return address marks the outermost frame (`_start`, a thread's
+        // `clone3`): nothing called it.
+        if matches!(
+            row.register(Register(DwarfRegs::RIP)),
+            Some(RegisterRule::Undefined)
+        ) {
+            return None;
         }
         next.set(DwarfRegs::RSP, Some(cfa));
         if next.get(DwarfRegs::RIP).is_none() {

@@ -201,7 +201,17 @@ impl Program {
         let entry = unit
             .entry(var.die)
             .map_err(|e| SymbolsError::Location(e.to_string()))?;
-        let pc = frame.and_then(|f| f.regs.pc()).unwrap_or(0);
+        // A location list is looked up at the call for an outer frame.
+        let pc = frame
+            .and_then(|f| {
+                let pc = f.regs.pc()?;
+                Some(if f.return_address {
+                    pc.wrapping_sub(1)
+                } else {
+                    pc
+                })
+            })
+            .unwrap_or(0);
         let expr = match entry.attr_value(gimli::DW_AT_location) {
             Some(gimli::AttributeValue::Exprloc(e)) => e,
             Some(

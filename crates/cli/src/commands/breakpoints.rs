@@ -101,7 +101,16 @@ fn set_breakpoint(
         let f = s.selected_frame()?;
         vec![report::lookup_pc(&f, s.frame)]
     } else {
-        resolve_location(s, loc_text)?.addresses
+        match resolve_location(s, loc_text) {
+            Ok(loc) => loc.addresses,
+            // A function or file that a library loaded later may bring: gdb's pending
+            // breakpoint, resolved when the loader reports a new library.
+            Err(e) if !loc_text.starts_with('*') && pending_wanted(s, &e)? => {
+                println!("{e}");
+                Vec::new()
+            }
+            Err(e) => return Err(e),
+        }
     };
     if let Some(c) = cond {
         // A condition that does not parse is refused up front, as gdb does.
@@ -139,7 +148,11 @@ fn set_breakpoint(
         None if temporary => "Temporary breakpoint",
         None => "Breakpoint",
     };
-    let first = addresses[0];
+    let Some(&first) = addresses.first() else {
+        println!("{what} {n} ({loc_text}) pending.");
+        watch_library_loads(s);
+        return Ok(n);
+    };
     if addresses.len() > 1 {
         println!(
             "{what} {n} at {first:#x}: {loc_text}. ({} locations)",
@@ -163,6 +176,82 @@ fn set_breakpoint(
         }
     }
     Ok(n)
+}
+
+/// Whether an unresolved location becomes a pending breakpoint: `set breakpoint pending`,
+/// or gdb's question (answered no when the input is not a terminal).
+fn pending_wanted(s: &Session, e: &anyhow::Error) -> anyhow::Result<bool> {
+    let text = e.to_string();
+    if !(text.starts_with("Function \"") || text.starts_with("No source file named")) {
+        return Ok(false);
+    }
+    match s.breakpoint_pending {
+        Some(on) => Ok(on),
+        None => {
+            use std::io::IsTerminal;
+            let q = "Make breakpoint pending on future shared library load? (y or [n])";
+            if !std::io::stdin().is_terminal() {
+                println!("{q} [answered N; input not from terminal]");
+                return Ok(false);
+            }
+            print!("{q} ");
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+            let mut answer = String::new();
+            let _ = std::io::stdin().read_line(&mut answer);
+            Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+        }
+    }
+}
+
+/// Plants the trap where the dynamic loader reports library loads (its `_dl_debug_state`,
+/// as gdb does through `r_brk`), while pending breakpoints wait for a library.
+pub(crate) fn watch_library_loads(s: &mut Session) {
+    let pending = s
+        .breakpoints
+        .iter()
+        .any(|b| b.kind == BreakpointKind::Breakpoint && b.locations.is_empty());
+    if !pending {
+        return;
+    }
+    let Some(addr) = s
+        .symbols
+        .lookup_functions("_dl_debug_state")
+        .first()
+        .map(|f| f.low)
+    else {
+        return;
+    };
+    if let Some(inf) = s.inferior.as_mut().filter(|i| i.is_alive()) {
+        if s.library_event != Some(addr) && inf.insert_site(addr).is_ok() {
+            s.library_event = Some(addr);
+        }
+    }
+}
+
+/// Resolves the pending breakpoints that the libraries loaded now define, and plants them.
+pub(crate) fn resolve_pending(s: &mut Session) {
+    let pending: Vec<(u32, String)> = s
+        .breakpoints
+        .iter()
+        .filter(|b| b.kind == BreakpointKind::Breakpoint && b.locations.is_empty())
+        .map(|b| (b.number, b.spec.clone()))
+        .collect();
+    for (n, spec) in pending {
+        let (loc, _) = split_condition(&spec);
+        let Ok(found) = resolve_location(s, loc) else {
+            continue;
+        };
+        let enabled = s.breakpoints.get(n).map(|b| b.enabled).unwrap_or(false);
+        if let Some(b) = s.breakpoints.get_mut(n) {
+            b.locations = found.addresses.clone();
+        }
+        if enabled {
+            if let Some(inf) = s.inferior.as_mut().filter(|i| i.is_alive()) {
+                let left = inf.insert_sites_in_code(&found.addresses);
+                s.pending_sites.extend(left);
+            }
+        }
+    }
 }
 
 pub(crate) fn break_(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
@@ -498,10 +587,21 @@ pub(crate) fn info_breakpoints(s: &mut Session, watch_only: bool) -> anyhow::Res
         .max()
         .unwrap_or(0)
         .max(14);
+    // The Address column is as wide as its widest entry (`<PENDING>` alone: narrow).
+    let addr_width = if list
+        .iter()
+        .all(|b| b.kind == BreakpointKind::Breakpoint && b.locations.is_empty())
+    {
+        11
+    } else {
+        19
+    };
     println!(
-        "Num     {:<w$} Disp Enb Address            What",
+        "Num     {:<w$} Disp Enb {:<aw$}What",
         "Type",
-        w = type_width
+        "Address",
+        w = type_width,
+        aw = addr_width
     );
     for b in list {
         let disp = if b.temporary { "del" } else { "keep" };
@@ -510,13 +610,15 @@ pub(crate) fn info_breakpoints(s: &mut Session, watch_only: bool) -> anyhow::Res
             BreakpointKind::Breakpoint => {
                 let addr = b.locations.first().copied().unwrap_or(0);
                 let dprintf = s.travel.engine.print_of(b.number);
-                let (address, what) = if b.locations.len() > 1 {
+                let (address, what) = if b.locations.is_empty() {
+                    ("<PENDING>".to_string(), b.spec.clone())
+                } else if b.locations.len() > 1 {
                     ("<MULTIPLE>".to_string(), String::new())
                 } else {
                     (format!("{addr:#018x}"), describe(s, addr))
                 };
                 println!(
-                    "{:<8}{:<w$} {disp:<5}{enb:<4}{:<19}{}",
+                    "{:<8}{:<w$} {disp:<5}{enb:<4}{:<aw$}{}",
                     b.number,
                     if dprintf.is_some() {
                         "dprintf"
@@ -525,7 +627,8 @@ pub(crate) fn info_breakpoints(s: &mut Session, watch_only: bool) -> anyhow::Res
                     },
                     address,
                     what,
-                    w = type_width
+                    w = type_width,
+                    aw = addr_width
                 );
                 // gdb lists what a dprintf prints, and when an era breakpoint applies.
                 if let Some((format, args)) = dprintf {
@@ -635,5 +738,8 @@ pub(crate) fn replant_all(s: &mut Session) -> anyhow::Result<()> {
     if !s.breakpoints.is_empty() {
         apply_watchpoints(s)?;
     }
+    // A new process: the loader's trap is planted again for what is still pending.
+    s.library_event = None;
+    watch_library_loads(s);
     Ok(())
 }

@@ -53,6 +53,15 @@ pub(crate) fn set(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Resul
     if let Some(setting) = a.strip_prefix("print ").or_else(|| a.strip_prefix("p ")) {
         return set_print(s, setting.trim());
     }
+    if let Some(v) = a.strip_prefix("breakpoint pending") {
+        s.breakpoint_pending = match v.trim() {
+            "on" | "" => Some(true),
+            "off" => Some(false),
+            "auto" => None,
+            other => bail!("\"on\", \"off\" or \"auto\" expected, not \"{other}\"."),
+        };
+        return Ok(());
+    }
     let expr = a
         .strip_prefix("variable ")
         .or_else(|| a.strip_prefix("var "))

@@ -33,6 +33,7 @@ pub(crate) fn info_threads(s: &mut Session) -> anyhow::Result<()> {
                 let f = Frame {
                     regs,
                     cfa: None,
+                    return_address: false,
                     inline: None,
                 };
                 report::frame_line(s, &f, 0, PcShown::IfMidLine)
@@ -141,6 +142,7 @@ pub(crate) fn thread(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Re
     let f = Frame {
         regs,
         cfa: None,
+        return_address: false,
         inline: None,
     };
     println!(

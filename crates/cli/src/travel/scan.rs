@@ -473,6 +473,7 @@ pub(super) fn drive(
             checkpoint_at: None,
             sites_pending: false,
             signals: None,
+            library_event: None,
         });
     }
     setup(&mut scan);
