@@ -106,7 +106,14 @@ pub(crate) fn source_line(s: &mut Session, frame: &Frame, index: usize) -> Optio
     };
     s.list_next = None;
     s.list_center = Some((l.file.clone(), l.line));
-    Some(s.sources.show(&l.file, &l.name, l.line))
+    match s.sources.show(&l.file, &l.name, l.line) {
+        Ok(text) => Some(text),
+        // gdb reports a missing source file as an error, once.
+        Err(e) => {
+            eprintln!("{e}");
+            None
+        }
+    }
 }
 
 /// Prints where frame `index` is, as gdb does after a stop: the frame line (unless the stop

@@ -35,14 +35,14 @@ impl SourceCache {
 
     /// The line as gdb prints it under a stop: `12\tcode`, or gdb's note when the file
     /// cannot be read (`name` is the file as the line table names it): the first time
-    /// `12\tNAME: No such file or directory.`, then `12\tin NAME`.
-    pub fn show(&mut self, file: &Path, name: &str, line: u32) -> String {
+    /// `12\tNAME: No such file or directory.` (an error: `Err`), then `12\tin NAME`.
+    pub fn show(&mut self, file: &Path, name: &str, line: u32) -> Result<String, String> {
         match self.line(file, line) {
-            Some(text) => format!("{line}\t{text}"),
+            Some(text) => Ok(format!("{line}\t{text}")),
             None if self.reported.insert(file.to_path_buf()) => {
-                format!("{line}\t{name}: No such file or directory.")
+                Err(format!("{line}\t{name}: No such file or directory."))
             }
-            None => format!("{line}\tin {name}"),
+            None => Ok(format!("{line}\tin {name}")),
         }
     }
 }

@@ -96,6 +96,10 @@ pub struct Module {
     /// shows: `/lib/x86_64-linux-gnu/libc.so.6` for what /proc calls `/usr/lib/…`.
     pub(crate) loader_name: Option<PathBuf>,
     pub(crate) bias: u64,
+    /// ELF entry point (file address).
+    pub(crate) entry: u64,
+    /// `[start, end)` of `.text` (file addresses).
+    pub(crate) text: (u64, u64),
     /// File-address range covered by its loadable segments.
     pub(crate) lo: u64,
     pub(crate) hi: u64,
@@ -351,6 +355,11 @@ impl Module {
             path: path.to_path_buf(),
             loader_name: None,
             bias,
+            entry: file.entry(),
+            text: file
+                .section_by_name(".text")
+                .map(|t| (t.address(), t.address() + t.size()))
+                .unwrap_or((0, 0)),
             lo,
             hi,
             data: data.clone(),

@@ -46,6 +46,20 @@ impl Program {
         Ok(ModuleId(self.modules.len() - 1))
     }
 
+    /// The executable's entry point (runtime address): where `start` stops in a program
+    /// without `main`.
+    pub fn entry_point(&self) -> Option<u64> {
+        let m = self.modules.first()?;
+        (m.entry != 0).then(|| m.entry.wrapping_add(m.bias))
+    }
+
+    /// `[start, end)` of the module's `.text` (runtime addresses), as `info sharedlibrary`
+    /// shows it.
+    pub fn text_range(&self, m: ModuleId) -> Option<(u64, u64)> {
+        let m = self.modules.get(m.0)?;
+        Some((m.text.0 + m.bias, m.text.1 + m.bias)).filter(|r| r.1 > r.0)
+    }
+
     /// The module's file.
     pub fn module_path(&self, m: ModuleId) -> &Path {
         self.modules

@@ -248,14 +248,44 @@ pub(crate) fn info_line(s: &mut Session) -> anyhow::Result<()> {
 
 pub(crate) fn info_sharedlibrary(s: &mut Session) -> anyhow::Result<()> {
     s.live()?;
-    let modules: Vec<_> = s.symbols.modules().skip(1).collect();
+    let mut modules: Vec<_> = s.symbols.modules().skip(1).collect();
     if modules.is_empty() {
         println!("No shared libraries loaded at this time.");
         return Ok(());
     }
-    println!("Shared Object Library");
+    // The loader's order (its list), the dynamic loader itself first, as gdb lists them.
+    let order: Vec<String> = match (s.dynamic, s.inferior.as_ref()) {
+        (Some(d), Some(inf)) => crate::linkmap::loaded_objects(inf, d)
+            .into_iter()
+            .map(|(_, name)| name)
+            .collect(),
+        _ => Vec::new(),
+    };
+    modules.sort_by_key(|m| {
+        let path = s.symbols.module_path(*m).to_string_lossy().into_owned();
+        let pos = order.iter().position(|n| *n == path).unwrap_or(usize::MAX);
+        (!path.contains("/ld-"), pos)
+    });
+    println!("From                To                  Syms Read   Shared Object Library");
+    let mut missing = false;
     for m in modules {
-        println!("{}", s.symbols.module_path(m).display());
+        let (from, to) = match s.symbols.text_range(m) {
+            Some((a, b)) => (format!("{a:#018x}"), format!("{b:#018x}")),
+            None => (String::new(), String::new()),
+        };
+        let read = if s.symbols.has_debug_info(m) {
+            "Yes"
+        } else {
+            missing = true;
+            "Yes (*)"
+        };
+        println!(
+            "{from:<20}{to:<20}{read:<12}{}",
+            s.symbols.module_path(m).display()
+        );
+    }
+    if missing {
+        println!("(*): Shared library is missing debugging information.");
     }
     Ok(())
 }

@@ -52,7 +52,13 @@ pub(crate) fn run(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Resul
 }
 
 pub(crate) fn start(s: &mut Session, args: &str, f: Option<&str>) -> anyhow::Result<()> {
-    super::breakpoints::tbreak(s, "main", None)?;
+    // A program without `main` (stripped, or not C) starts at its entry point.
+    match s.symbols.entry_point() {
+        Some(entry) if s.symbols.lookup_functions("main").is_empty() => {
+            super::breakpoints::tbreak(s, &format!("*{entry:#x}"), None)?
+        }
+        _ => super::breakpoints::tbreak(s, "main", None)?,
+    }
     run(s, args, f)
 }
 
