@@ -197,6 +197,16 @@ pub(crate) fn format(s: &Session, v: &Value, fmt: Option<&str>) -> anyhow::Resul
     Ok(format::render_value(v, &sc, &opts, At::Top))
 }
 
+/// The instructions of `[start, end)`.
+pub(crate) fn instructions(
+    s: &Session,
+    start: u64,
+    end: u64,
+) -> anyhow::Result<Vec<hindsight_symbols::disasm::Insn>> {
+    let sc = scope(s)?;
+    hindsight_symbols::disasm::decode_range(&sc, start, end).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
 /// `x/FMT EXPR`.
 pub(crate) fn examine(s: &mut Session, text: &str, fmt: &str) -> anyhow::Result<String> {
     let addr = evaluate_address(s, text)?;

@@ -66,6 +66,10 @@ pub(crate) struct Hook<'a> {
     pub(crate) reason: Option<Reason>,
     /// `handle SIG stop|nostop`, where the user said.
     pub(crate) signal_stops: &'a HashMap<i32, bool>,
+    /// `handle SIG print|noprint`, where the user said.
+    pub(crate) signal_print: &'a HashMap<i32, bool>,
+    /// `handle SIG pass|nopass`, where the user said.
+    pub(crate) signal_pass: &'a HashMap<i32, bool>,
     /// The debugger events: when breakpoints apply (eras), what they do (dprintf), and the
     /// events due at times (quantum, periodic).
     pub(crate) engine: &'a mut hindsight_timeline::Engine,
@@ -217,6 +221,21 @@ impl StopHook for Hook<'_> {
         }
     }
 
+    fn passes_signal(&mut self, signal: i32) -> bool {
+        self.signal_pass
+            .get(&signal)
+            .copied()
+            .unwrap_or(signal != libc::SIGINT && signal != libc::SIGTRAP)
+    }
+
+    fn signal_arrived(&mut self, _: Tid, signal: i32) {
+        // `handle SIG nostop print`: gdb says so and goes on.
+        if self.signal_print.get(&signal).copied().unwrap_or(false) {
+            let (name, desc) = report::signal_name(signal);
+            println!("\nProgram received signal {name}, {desc}.");
+        }
+    }
+
     fn at_event(&mut self, _: &Inferior, events: u64, tid: Tid) -> bool {
         self.time = events;
         if self.engine.wants_time(events) {
@@ -273,6 +292,8 @@ pub(crate) fn resume_raw(
             step_resume: step_resume.clone(),
             reason: None,
             signal_stops: &s.signal_stops,
+            signal_print: &s.signal_print,
+            signal_pass: &s.signal_pass,
             engine: &mut s.travel.engine,
             time: s.replay.as_ref().map(|r| r.events_replayed()).unwrap_or(0),
             checkpoint_at,
@@ -362,6 +383,22 @@ pub(crate) fn resume(s: &mut Session, how: Resume) -> anyhow::Result<StopEvent> 
 /// Prints a stop. `with_frame`: the frame line is printed (gdb omits it when a `step`/`next`
 /// stays in the same function).
 pub(crate) fn report_stop(
+    s: &mut Session,
+    stop: &StopEvent,
+    reason: Option<&Reason>,
+    with_frame: bool,
+) -> anyhow::Result<()> {
+    report_stop_only(s, stop, reason, with_frame)?;
+    // `display` expressions follow every stop of a program that is still there.
+    let ended = matches!(stop, StopEvent::Exited(_) | StopEvent::Killed(_));
+    if !ended && s.pid().is_some() && !s.displays.is_empty() {
+        crate::commands::display::show_all(s);
+    }
+    Ok(())
+}
+
+/// Prints a stop, without the displays.
+fn report_stop_only(
     s: &mut Session,
     stop: &StopEvent,
     reason: Option<&Reason>,

@@ -51,6 +51,8 @@ pub struct Session {
     pub(crate) step_over: hindsight_control::StepOverMode,
     /// `set print pretty|elements|repeats`.
     pub(crate) print: hindsight_symbols::show::PrintOptions,
+    /// `display` expressions, shown after every stop.
+    pub(crate) displays: Vec<crate::commands::display::Display>,
     /// `set breakpoint pending on|off|auto` (`None`: auto, gdb's question).
     pub(crate) breakpoint_pending: Option<bool>,
     /// Where the dynamic loader reports library loads (`_dl_debug_state`), while planted for
@@ -65,6 +67,10 @@ pub struct Session {
     pub(crate) replay: Option<hindsight_replay::Replayer>,
     /// `handle SIGNAL stop|nostop`: the user's choices (others: gdb's defaults).
     pub(crate) signal_stops: std::collections::HashMap<i32, bool>,
+    /// `handle SIG [no]print`, where the user said.
+    pub(crate) signal_print: std::collections::HashMap<i32, bool>,
+    /// `handle SIG [no]pass`, where the user said.
+    pub(crate) signal_pass: std::collections::HashMap<i32, bool>,
     /// The last stop reported to the user, and why (for front ends other than the CLI).
     pub(crate) last_stop: Option<(StopEvent, Option<crate::hook::Reason>)>,
     /// Time travel: debugger events, bookmarks, checkpoints, the current position.
@@ -117,12 +123,15 @@ impl Session {
             step_over: hindsight_control::StepOverMode::Displaced,
             print: hindsight_symbols::show::PrintOptions::default(),
             breakpoint_pending: None,
+            displays: Vec::new(),
             library_event: None,
             quiet_steps: false,
             stepped_cleanly: false,
             replay_opts,
             replay: None,
             signal_stops: Default::default(),
+            signal_print: std::collections::HashMap::new(),
+            signal_pass: std::collections::HashMap::new(),
             last_stop: None,
             travel: Default::default(),
             pending_sites: Vec::new(),

@@ -100,6 +100,13 @@ pub trait StopHook {
     fn stops_on_signal(&mut self, signal: i32) -> bool {
         stops_by_default(signal)
     }
+    /// Whether a signal that arrived is given to the program (gdb's `handle SIG pass`).
+    fn passes_signal(&mut self, _signal: i32) -> bool {
+        true
+    }
+    /// A signal arrived for thread `tid` and does not stop the program (gdb prints it when
+    /// `handle SIG print` says so).
+    fn signal_arrived(&mut self, _tid: Tid, _signal: i32) {}
     /// Replay only: `events` recorded events have been replayed and thread `tid` is about to
     /// run towards the next one. Between two such calls only that thread runs, and what it
     /// does is determined (this is what makes positions nameable). Return true to stop here.

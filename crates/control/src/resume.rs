@@ -558,12 +558,16 @@ impl Inferior {
                 }
                 Stop::Signal(sig) => {
                     if !hook.stops_on_signal(sig) {
-                        self.set_pending_signal(tid, sig);
+                        hook.signal_arrived(tid, sig);
+                        if hook.passes_signal(sig) {
+                            self.set_pending_signal(tid, sig);
+                        }
                         self.cont(tid)?;
                         return Ok(None);
                     }
-                    // gdb passes a stopping signal on continue, except SIGINT (the user's ^C).
-                    if sig != libc::SIGINT {
+                    // gdb passes a stopping signal on continue, except SIGINT (the user's ^C)
+                    // and those that `handle SIG nopass` keeps from the program.
+                    if sig != libc::SIGINT && hook.passes_signal(sig) {
                         self.set_pending_signal(tid, sig);
                     }
                     self.stop_all()?;

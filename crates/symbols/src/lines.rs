@@ -251,11 +251,16 @@ impl Program {
     }
 
     /// Every statement start of every module with line tables (runtime addresses, sorted):
-    /// where a `step` or `next` can end. Reverse steps plant breakpoints on them.
+    /// where a `step` or `next` can end. Reverse steps plant breakpoints on them. Libraries
+    /// whose line tables come from a separate debug file (libc6-dbg's libc) are left out:
+    /// their hundred thousand statements would be planted at every reverse step.
     pub fn statement_starts(&self) -> Vec<u64> {
         let mut out = Vec::new();
         for mi in 0..self.module_count() {
             let m = self.module(mi);
+            if m.separate_debug {
+                continue;
+            }
             for seq in &m.lines.seqs {
                 out.extend(
                     seq.rows
@@ -306,6 +311,33 @@ impl Program {
         self.modules.iter().find_map(|m| {
             let i = *m.lines.matching_files(name).first()?;
             m.lines.files.get(i as usize).cloned()
+        })
+    }
+
+    /// The code of a source line as `info line FILE:LINE` shows it: the smallest line at or
+    /// after `line` with statement code in a matching file, and its lowest address.
+    pub fn line_address(&self, file: &str, line: u32) -> Result<(u32, u64), SymbolsError> {
+        let mut best: Option<(u32, u64)> = None;
+        let mut any_file = false;
+        for m in &self.modules {
+            let files = m.lines.matching_files(file);
+            any_file |= !files.is_empty();
+            for r in m.lines.seqs.iter().flat_map(|s| s.rows.iter()) {
+                if r.is_stmt && r.line >= line && files.contains(&r.file) {
+                    let cand = (r.line, r.addr + m.bias);
+                    best = Some(match best {
+                        Some(b) if b <= cand => b,
+                        _ => cand,
+                    });
+                }
+            }
+        }
+        if !any_file {
+            return Err(SymbolsError::NoSourceFile(file.to_string()));
+        }
+        best.ok_or_else(|| SymbolsError::LineOutOfRange {
+            file: file.to_string(),
+            line,
         })
     }
 

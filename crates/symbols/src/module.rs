@@ -98,6 +98,8 @@ pub struct Module {
     pub(crate) bias: u64,
     /// ELF entry point (file address).
     pub(crate) entry: u64,
+    /// Its DWARF came from a separate debug file.
+    pub(crate) separate_debug: bool,
     /// `[start, end)` of `.text` (file addresses).
     pub(crate) text: (u64, u64),
     /// File-address range covered by its loadable segments.
@@ -356,6 +358,7 @@ impl Module {
             loader_name: None,
             bias,
             entry: file.entry(),
+            separate_debug: debug_file.is_some(),
             text: file
                 .section_by_name(".text")
                 .map(|t| (t.address(), t.address() + t.size()))
@@ -638,7 +641,12 @@ impl Module {
                     let origin = spec_offset(entry);
                     let name = origin.and_then(|o| {
                         let d = unit.entry(o).ok()?;
-                        let n = attr_str(&self.dwarf, unit, &d, gimli::DW_AT_name)
+                        let linkage = match lang {
+                            Language::C => c_linkage_name(&self.dwarf, unit, &d),
+                            _ => None,
+                        };
+                        let n = linkage
+                            .or_else(|| attr_str(&self.dwarf, unit, &d, gimli::DW_AT_name))
                             .or_else(|| spec_name(&self.dwarf, unit, &d))?;
                         let at = spec_offset(&d).unwrap_or(o);
                         Some(match prefixes.get(&at) {

@@ -22,6 +22,19 @@ pub struct TypeRef {
     pub id: TypeId,
 }
 
+/// A compile unit as `info source` describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnitFacts {
+    /// DW_AT_comp_dir.
+    pub comp_dir: Option<String>,
+    /// DW_AT_producer (the compiler and its options).
+    pub producer: Option<String>,
+    /// The DWARF version.
+    pub dwarf_version: u16,
+    /// The source language.
+    pub language: Language,
+}
+
 /// All loaded modules of one process.
 #[derive(Default)]
 pub struct Program {
@@ -136,6 +149,22 @@ impl Program {
             }
         }
         None
+    }
+
+    /// What `info source` tells of the compile unit containing `pc`.
+    pub fn unit_facts(&self, pc: u64) -> Option<UnitFacts> {
+        let (mi, f) = self.func_at(pc)?;
+        let m = &self.modules[mi];
+        let unit = &m.units[f.unit];
+        let mut entries = unit.entries();
+        let root = entries.next_dfs().ok()??;
+        let get = |at| crate::module::attr_str(&m.dwarf, unit, root, at);
+        Some(UnitFacts {
+            comp_dir: get(gimli::DW_AT_comp_dir),
+            producer: get(gimli::DW_AT_producer),
+            dwarf_version: unit.header.version(),
+            language: m.unit_info.get(f.unit).map(|u| u.lang).unwrap_or_default(),
+        })
     }
 
     /// The language of the compile unit containing pc.

@@ -102,6 +102,36 @@ fn find_row(m: &Module, a: u64) -> Option<(Row, bool)> {
 }
 
 impl Program {
+    /// Where a frame's caller-visible registers were saved (`info frame`): (DWARF register,
+    /// address), the return address included, from the frame's CFI row.
+    pub fn saved_registers(&self, frame: &Frame) -> Vec<(u16, u64)> {
+        let Some(pc) = frame.regs.pc() else {
+            return Vec::new();
+        };
+        let lookup = if frame.return_address {
+            pc.wrapping_sub(1)
+        } else {
+            pc
+        };
+        let (Some((mi, a)), Some(cfa)) = (self.module_at(lookup), frame.cfa) else {
+            return Vec::new();
+        };
+        let Some((row, _)) = row_for(self.module(mi), a) else {
+            return Vec::new();
+        };
+        let mut out: Vec<(u16, u64)> = (0..=16u16)
+            .filter_map(|n| match row.register(Register(n)) {
+                Some(RegisterRule::Offset(o)) => Some((n, cfa.wrapping_add(o as u64))),
+                _ => None,
+            })
+            .collect();
+        // x86-64's CFI leaves the return address implicit at CFA-8.
+        if !out.iter().any(|(n, _)| *n == DwarfRegs::RIP) {
+            out.push((DwarfRegs::RIP, cfa.wrapping_sub(8)));
+        }
+        out
+    }
+
     /// Walks the stack from frame 0's registers; at most `max` frames.
     pub fn unwind(&self, regs: &DwarfRegs, mem: &dyn ReadMemory, max: usize) -> Vec<Frame> {
         let mut frames = Vec::new();

@@ -220,29 +220,209 @@ fn frame_register(frame: &hindsight_symbols::Frame, name: &str) -> Option<u64> {
     frame.regs.get(n)
 }
 
-pub(crate) fn info_line(s: &mut Session) -> anyhow::Result<()> {
-    let f = s.selected_frame()?;
-    let pc = report::lookup_pc(&f, s.frame);
+/// `info line [LOCATION]`: where a line's code is (the selected frame's line without one).
+pub(crate) fn info_line(s: &mut Session, args: &str) -> anyhow::Result<()> {
+    let a = args.trim();
+    let pc = if a.is_empty() {
+        let f = s.selected_frame()?;
+        report::lookup_pc(&f, s.frame)
+    } else if let Some(expr) = a.strip_prefix('*') {
+        context::evaluate_address(s, expr.trim())?
+    } else if let Some((file, line)) = line_spec(s, a) {
+        // A line: its code, or where the code after it starts.
+        let (found, addr) = s
+            .symbols
+            .line_address(&file, line)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        if found != line {
+            let name = s
+                .symbols
+                .line_at(addr)
+                .map(|l| l.name)
+                .unwrap_or_else(|| file.clone());
+            println!(
+                "Line {line} of \"{name}\" is at address {addr:#x}{} but contains no code.",
+                symbol_suffix(s, addr)
+            );
+            return Ok(());
+        }
+        addr
+    } else {
+        // A function: the line where its code starts.
+        match s.symbols.lookup_functions(a).first() {
+            Some(f) => f.low,
+            None => bail!("Function \"{a}\" not defined."),
+        }
+    };
     let Some(line) = s.symbols.line_at(pc) else {
-        bail!("No line number information available for address {pc:#x}");
+        bail!(
+            "No line number information available for address {pc:#x}{}",
+            symbol_suffix(s, pc)
+        );
     };
     let (start, end) = s
         .symbols
         .line_range(pc)
         .unwrap_or((line.address, line.address));
-    let sym = |a: u64| {
-        s.symbols
-            .function_at(a)
-            .map(|f| format!(" <{}+{}>", f.name, a - f.low))
-            .unwrap_or_default()
-    };
     println!(
         "Line {} of \"{}\" starts at address {start:#x}{} and ends at {end:#x}{}.",
         line.line,
         line.name.clone(),
-        sym(start),
-        sym(end)
+        symbol_suffix(s, start),
+        symbol_suffix(s, end)
     );
+    Ok(())
+}
+
+/// ` <main+4>` for an address in a function, else nothing.
+fn symbol_suffix(s: &Session, a: u64) -> String {
+    s.symbols
+        .function_at(a)
+        .filter(|f| a < f.high)
+        .map(|f| {
+            if a == f.low {
+                format!(" <{}>", f.name)
+            } else {
+                format!(" <{}+{}>", f.name, a - f.low)
+            }
+        })
+        .unwrap_or_default()
+}
+
+/// `FILE:LINE` or `LINE` (in the current source file) as (file, line).
+fn line_spec(s: &Session, a: &str) -> Option<(String, u32)> {
+    if let Ok(n) = a.parse::<u32>() {
+        let file = s.list_center.as_ref().map(|(f, _)| f.clone()).or_else(|| {
+            let main = s.symbols.lookup_functions("main").into_iter().next()?;
+            s.symbols.line_at(main.low).map(|l| l.file)
+        })?;
+        return Some((file.to_string_lossy().into_owned(), n));
+    }
+    let (file, line) = a.rsplit_once(':')?;
+    if file.ends_with(':') {
+        return None;
+    }
+    Some((file.trim().to_string(), line.trim().parse().ok()?))
+}
+
+/// `disassemble [/r] [/s] [LOCATION | START,END | START,+LENGTH]`: gdb's dump of a
+/// function (the selected frame's by default) or of a range, `=>` on the pc, raw bytes
+/// with `/r`, source lines with `/s` (or `/m`).
+pub(crate) fn disassemble(s: &mut Session, args: &str, fmt: Option<&str>) -> anyhow::Result<()> {
+    let mut text = args.trim();
+    let mut mods = fmt.unwrap_or("").to_string();
+    while let Some(rest) = text.strip_prefix('/') {
+        let (m, r) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        mods.push_str(m);
+        text = r.trim();
+    }
+    if let Some(c) = mods.chars().find(|c| !"rsm".contains(*c)) {
+        let _ = c;
+        bail!("Invalid disassembly modifier.");
+    }
+    let (raw, source) = (mods.contains('r'), mods.contains('s') || mods.contains('m'));
+    let pc = s
+        .selected_frame()
+        .ok()
+        .map(|f| report::lookup_pc(&f, s.frame));
+    let (start, end, func) = if text.is_empty() {
+        let pc = pc.ok_or_else(|| anyhow::anyhow!("No frame selected."))?;
+        let f = s.symbols.function_at(pc).ok_or_else(|| {
+            anyhow::anyhow!("No function contains program counter for selected frame.")
+        })?;
+        (f.low, f.high, Some(f))
+    } else if let Some((a, b)) = text.split_once(',') {
+        let start = context::evaluate_address(s, a.trim())?;
+        let end = match b.trim().strip_prefix('+') {
+            Some(len) => start + context::evaluate_address(s, len.trim())?,
+            None => context::evaluate_address(s, b.trim())?,
+        };
+        (start, end, None)
+    } else {
+        let a = context::evaluate_address(s, text)?;
+        let f = s
+            .symbols
+            .function_at(a)
+            .ok_or_else(|| anyhow::anyhow!("No function contains specified address."))?;
+        (f.low, f.high, Some(f))
+    };
+    let insns = context::instructions(s, start, end)?;
+    match &func {
+        Some(f) => println!("Dump of assembler code for function {}:", f.name),
+        None => println!("Dump of assembler code from {start:#x} to {end:#x}:"),
+    }
+    let mut last_line: Option<(std::path::PathBuf, u32)> = None;
+    for (k, i) in insns.iter().enumerate() {
+        if source {
+            if let Some(l) = s.symbols.line_at(i.addr) {
+                let key = (l.file.clone(), l.line);
+                if last_line.as_ref() != Some(&key) {
+                    if k == 0 {
+                        println!("{}:", l.name);
+                    } else {
+                        println!();
+                    }
+                    match s.sources.line(&l.file, l.line) {
+                        Some(t) => println!("{}\t{t}", l.line),
+                        None => println!("{}\tin {}", l.line, l.name),
+                    }
+                    last_line = Some(key);
+                }
+            }
+        }
+        let mark = if Some(i.addr) == pc { "=> " } else { "   " };
+        let label = match &func {
+            Some(f) => format!("{:#018x} <+{}>:", i.addr, i.addr - f.low),
+            None => match s.symbols.symbol_for(i.addr) {
+                Some(sym) => format!("{:#018x} <{sym}>:", i.addr),
+                None => format!("{:#018x}:", i.addr),
+            },
+        };
+        let bytes = if raw {
+            let b: Vec<String> = i.bytes.iter().map(|b| format!("{b:02x}")).collect();
+            format!("{}\t", b.join(" "))
+        } else {
+            String::new()
+        };
+        println!("{mark}{label}\t{bytes}{}", i.text);
+    }
+    println!("End of assembler dump.");
+    Ok(())
+}
+
+/// `info source`: the current source file and its compile unit.
+pub(crate) fn info_source(s: &mut Session) -> anyhow::Result<()> {
+    let pc = s
+        .selected_frame()
+        .ok()
+        .map(|f| report::lookup_pc(&f, s.frame));
+    let line = pc.and_then(|pc| s.symbols.line_at(pc));
+    let (Some(pc), Some(line)) = (pc, line) else {
+        println!("No current source file.");
+        return Ok(());
+    };
+    let facts = s.symbols.unit_facts(pc);
+    println!("Current source file is {}", line.name);
+    if let Some(dir) = facts.as_ref().and_then(|f| f.comp_dir.clone()) {
+        println!("Compilation directory is {dir}");
+    }
+    if let Some(lines) = s.sources.lines(&line.file).map(|l| l.len()) {
+        println!("Located in {}", line.file.display());
+        println!("Contains {lines} lines.");
+    }
+    if let Some(f) = facts {
+        let lang = match f.language {
+            hindsight_symbols::types::Language::C => "c",
+            hindsight_symbols::types::Language::Cpp => "c++",
+            hindsight_symbols::types::Language::Rust => "rust",
+        };
+        println!("Source language is {lang}.");
+        if let Some(p) = f.producer {
+            println!("Producer is {p}.");
+        }
+        println!("Compiled with DWARF {} debugging format.", f.dwarf_version);
+    }
+    println!("Does not include preprocessor macro info.");
     Ok(())
 }
 

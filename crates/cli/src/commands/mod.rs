@@ -5,6 +5,7 @@
 
 pub mod breakpoints;
 mod data;
+pub(crate) mod display;
 mod running;
 mod stack;
 mod threads;
@@ -50,6 +51,21 @@ const COMMANDS: &[(&str, Handler, &str)] = &[
         "Delete breakpoints (all, or the numbers given)",
     ),
     ("disable", breakpoints::disable, "Disable breakpoints"),
+    (
+        "display",
+        display::display,
+        "display[/FMT] EXPR: show EXPR after every stop",
+    ),
+    (
+        "undisplay",
+        display::undisplay,
+        "undisplay [N...]: stop displaying expressions",
+    ),
+    (
+        "disassemble",
+        data::disassemble,
+        "disassemble [/r /s] [LOCATION | START,END]: machine code",
+    ),
     (
         "bookmark",
         time::bookmark,
@@ -343,12 +359,15 @@ fn info(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
         "bookmarks",
         "breakpoints",
         "checkpoints",
+        "display",
         "events",
         "frame",
         "line",
         "locals",
         "registers",
         "sharedlibrary",
+        "signals",
+        "source",
         "threads",
         "watchpoints",
     ];
@@ -374,7 +393,10 @@ fn info(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
         "threads" => threads::info_threads(s),
         "locals" => data::info_locals(s),
         "frame" => stack::info_frame(s),
-        "line" => data::info_line(s),
+        "line" => data::info_line(s, rest),
+        "source" => data::info_source(s),
+        "display" => display::info_display(s),
+        "signals" | "handle" => running::info_signals(s, rest),
         "sharedlibrary" => data::info_sharedlibrary(s),
         "bookmarks" => crate::travel::info_bookmarks(s),
         "checkpoints" => crate::travel::info_checkpoints(s),

@@ -158,12 +158,17 @@ pub(crate) fn quit(s: &mut Session, _args: &str, _: Option<&str>) -> anyhow::Res
 /// gdb's command (print follows stop; a signal is always passed to the program).
 pub(crate) fn handle(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
     let mut signals = Vec::new();
-    let mut stop = None;
+    // gdb's rules: stop implies print, noprint implies nostop.
+    let (mut stop, mut print, mut pass) = (None, None, None);
     for word in args.split_whitespace() {
         match word {
-            "stop" | "print" => stop = Some(true),
-            "nostop" | "noprint" => stop = Some(false),
-            "pass" | "nopass" | "ignore" | "noignore" => {}
+            "stop" => (stop, print) = (Some(true), Some(true)),
+            "nostop" => stop = Some(false),
+            "print" => print = Some(true),
+            "noprint" => (stop, print) = (Some(false), Some(false)),
+            "pass" | "noignore" => pass = Some(true),
+            "nopass" | "ignore" => pass = Some(false),
+            "all" => signals.extend(1..=64),
             w => match crate::report::signal_number(w) {
                 Some(n) => signals.push(n),
                 None => anyhow::bail!("Unrecognized or ambiguous flag word: \"{w}\"."),
@@ -173,26 +178,80 @@ pub(crate) fn handle(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Re
     if signals.is_empty() {
         anyhow::bail!("Argument required (signal for which to change handling).");
     }
-    if let Some(stop) = stop {
-        for n in &signals {
-            s.signal_stops.insert(*n, stop);
+    for n in &signals {
+        let mut h = signal_handling(s, *n);
+        if let Some(v) = stop {
+            h.stop = v;
+            // Stopping means saying so.
+            h.print |= v;
         }
+        if let Some(v) = print {
+            h.print = v;
+        }
+        if let Some(v) = pass {
+            h.pass = v;
+        }
+        s.signal_stops.insert(*n, h.stop);
+        s.signal_print.insert(*n, h.print);
+        s.signal_pass.insert(*n, h.pass);
     }
-    println!("Signal        Stop\tPrint\tPass to program\tDescription");
-    for n in signals {
-        let stops = s
-            .signal_stops
+    print_signal_table(s, &signals);
+    Ok(())
+}
+
+/// How a signal is handled (gdb's table, as changed by `handle`).
+pub(crate) struct Handling {
+    pub stop: bool,
+    pub print: bool,
+    pub pass: bool,
+}
+
+pub(crate) fn signal_handling(s: &Session, n: i32) -> Handling {
+    let stop = s
+        .signal_stops
+        .get(&n)
+        .copied()
+        .unwrap_or_else(|| hindsight_control::stops_by_default(n));
+    Handling {
+        stop,
+        print: s.signal_print.get(&n).copied().unwrap_or(stop),
+        // gdb keeps SIGTRAP and SIGINT from the program by default.
+        pass: s
+            .signal_pass
             .get(&n)
             .copied()
-            .unwrap_or_else(|| hindsight_control::stops_by_default(n));
-        let yes = |b: bool| if b { "Yes" } else { "No" };
+            .unwrap_or(n != libc::SIGTRAP && n != libc::SIGINT),
+    }
+}
+
+fn print_signal_table(s: &Session, signals: &[i32]) {
+    println!("Signal        Stop\tPrint\tPass to program\tDescription");
+    let yes = |b: bool| if b { "Yes" } else { "No" };
+    for &n in signals {
+        let h = signal_handling(s, n);
         let (name, desc) = crate::report::signal_name(n);
         println!(
             "{name:<14}{}\t{}\t{}\t\t{desc}",
-            yes(stops),
-            yes(stops),
-            yes(true)
+            yes(h.stop),
+            yes(h.print),
+            yes(h.pass)
         );
     }
+}
+
+/// `info signals [SIG]` (also `info handle`): the table of what each signal does.
+pub(crate) fn info_signals(s: &mut Session, args: &str) -> anyhow::Result<()> {
+    let a = args.trim();
+    if !a.is_empty() {
+        let Some(n) = crate::report::signal_number(a) else {
+            anyhow::bail!("Only signals 1-15 are valid as numeric signals.\nUse \"info signals\" for a list of symbolic signals.");
+        };
+        print_signal_table(s, &[n]);
+        return Ok(());
+    }
+    let all: Vec<i32> = (1..=31).collect();
+    print_signal_table(s, &all);
+    println!();
+    println!("Use the \"handle\" command to change these tables.");
     Ok(())
 }

@@ -449,6 +449,8 @@ pub(super) fn drive(
         replay,
         watch_types,
         signal_stops,
+        signal_print,
+        signal_pass,
         travel,
         pending_sites,
         ..
@@ -468,6 +470,8 @@ pub(super) fn drive(
             step_resume: None,
             reason: None,
             signal_stops,
+            signal_print,
+            signal_pass,
             engine: &mut u.engine,
             time: 0,
             checkpoint_at: None,
