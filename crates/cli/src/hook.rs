@@ -228,11 +228,27 @@ impl StopHook for Hook<'_> {
             .unwrap_or(signal != libc::SIGINT && signal != libc::SIGTRAP)
     }
 
-    fn signal_arrived(&mut self, _: Tid, signal: i32) {
-        // `handle SIG nostop print`: gdb says so and goes on.
-        if self.signal_print.get(&signal).copied().unwrap_or(false) {
-            let (name, desc) = report::signal_name(signal);
-            println!("\nProgram received signal {name}, {desc}.");
+    fn signal_arrived(&mut self, inf: &Inferior, tid: Tid, signal: i32) {
+        // `handle SIG nostop` (print stays on unless `noprint`): gdb says so and goes on.
+        let print = self
+            .signal_print
+            .get(&signal)
+            .copied()
+            .unwrap_or_else(|| hindsight_control::stops_by_default(signal));
+        if !print {
+            return;
+        }
+        let (name, desc) = report::signal_name(signal);
+        let threads = inf.threads();
+        match threads.iter().find(|t| t.tid == tid) {
+            Some(t) if threads.len() > 1 => {
+                let tname = inf.thread_name(tid).unwrap_or_default();
+                println!(
+                    "\nThread {} \"{tname}\" received signal {name}, {desc}.",
+                    t.num
+                );
+            }
+            _ => println!("\nProgram received signal {name}, {desc}."),
         }
     }
 

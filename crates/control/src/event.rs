@@ -106,7 +106,7 @@ pub trait StopHook {
     }
     /// A signal arrived for thread `tid` and does not stop the program (gdb prints it when
     /// `handle SIG print` says so).
-    fn signal_arrived(&mut self, _tid: Tid, _signal: i32) {}
+    fn signal_arrived(&mut self, _inferior: &crate::Inferior, _tid: Tid, _signal: i32) {}
     /// Replay only: `events` recorded events have been replayed and thread `tid` is about to
     /// run towards the next one. Between two such calls only that thread runs, and what it
     /// does is determined (this is what makes positions nameable). Return true to stop here.

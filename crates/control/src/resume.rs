@@ -558,7 +558,7 @@ impl Inferior {
                 }
                 Stop::Signal(sig) => {
                     if !hook.stops_on_signal(sig) {
-                        hook.signal_arrived(tid, sig);
+                        hook.signal_arrived(self, tid, sig);
                         if hook.passes_signal(sig) {
                             self.set_pending_signal(tid, sig);
                         }

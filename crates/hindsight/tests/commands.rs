@@ -133,6 +133,6 @@ fn handle_print_nostop_reports_and_goes_on() {
     );
     r.line("SIGUSR2       No\tYes\tYes\t\tUser defined signal 2")
         .line("Program received signal SIGUSR1, User defined signal 1.")
-        .line("Program received signal SIGUSR2, User defined signal 2.")
+        .line("Thread {n} \"rr_signals\" received signal SIGUSR2, User defined signal 2.")
         .line("[Inferior 1 (process {n}) exited {*}");
 }

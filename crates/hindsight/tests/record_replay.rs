@@ -166,10 +166,12 @@ fn replay(trace: &Path, cmds: &[&str]) -> Run {
 /// The lines of a replay's stdout that gdb (and hindsight) print around the program's own:
 /// "Continuing.", thread and fork notices, blank lines.
 fn is_notice(l: &str) -> bool {
-    const NOTICES: [&str; 11] = [
-        // `handle`'s table.
+    const NOTICES: [&str; 13] = [
+        // `handle`'s table, and what `handle SIG nostop` (print) says of a signal.
         "Signal{*}Description",
         "SIG{*}",
+        "Program received signal {*}",
+        "Thread {n} \"{*}\" received signal {*}",
         "[New Thread {hex} (LWP {n})]",
         "[Thread {hex} (LWP {n}) exited]",
         "[Detaching after fork from child process {n}]",

@@ -1042,7 +1042,7 @@ impl Replayer {
             })));
         }
         // The recorded run got it: replay delivers it whatever `handle` says of passing.
-        hook.signal_arrived(tid, signo);
+        hook.signal_arrived(inf, tid, signo);
         Ok(None)
     }
 
@@ -1594,7 +1594,7 @@ impl Replayer {
                 if hook.stops_on_signal(signal) {
                     return Ok(Some(ReplayStop::Program(StopEvent::Signal { tid, signal })));
                 }
-                hook.signal_arrived(tid, signal);
+                hook.signal_arrived(inf, tid, signal);
                 Ok(None)
             }
             // Not in the recording: the user's ^C, or a signal from outside. It is not
