@@ -163,6 +163,11 @@ pub(crate) fn with_methods(s: &Session, ty: &TypeHandle) -> Option<TypeHandle> {
     Some(full)
 }
 
+/// The language of the selected frame (C when nothing runs).
+pub(crate) fn language(s: &Session) -> Language {
+    scope(s).map(|sc| sc.language()).unwrap_or_default()
+}
+
 /// Refuses a condition that does not parse.
 pub(crate) fn check_syntax(text: &str) -> anyhow::Result<()> {
     expr::parse(text)

@@ -191,3 +191,54 @@ fn std_values_as_rust_gdb_shows_them() {
         "text = \"hello\"",
     ]);
 }
+
+/// `ptype` and `whatis` of Rust types as rust-gdb writes them: structs, tuple structs,
+/// tuples, enums with their variants, pointers by name.
+#[test]
+fn rust_types_as_rust_gdb_writes_them() {
+    let prog = compile_rust("rs_values");
+    let at = format!(
+        "break rs_values.rs:{}",
+        marker_line("rs_values.rs", "// stop")
+    );
+    let r = debug(
+        &prog,
+        &[
+            &at,
+            "run",
+            "ptype job",
+            "ptype pair",
+            "ptype tuple",
+            "ptype some",
+            "ptype rs_values::Shape",
+            "ptype *job",
+            "whatis pair",
+            "whatis v",
+        ],
+        &[],
+    );
+    r.block(&[
+        "type = *mut rs_values::Job",
+        "type = struct rs_values::Pair (",
+        "  i32,",
+        "  char,",
+        ")",
+        "type = (i32, f64)",
+        "type = enum core::option::Option<i32> {",
+        "  None,",
+        "  Some(i32),",
+        "}",
+        "type = enum rs_values::Shape {",
+        "  Circle(f64),",
+        "  Rect{w: i32, h: i32},",
+        "  Empty,",
+        "}",
+        "type = struct rs_values::Job {",
+        "  id: u32,",
+        "  name: alloc::string::String,",
+        "  weights: alloc::vec::Vec<f64, alloc::alloc::Global>,",
+        "}",
+        "type = rs_values::Pair",
+        "type = alloc::vec::Vec<i32, alloc::alloc::Global>",
+    ]);
+}

@@ -3,17 +3,25 @@
 //! enums with their values, and libstdc++'s names shortened the way its type printers do
 //! (`std::vector<int>` for `std::vector<int, std::allocator<int> >`).
 
-use crate::types::{Access, AggregateKind, MemberKind, TemplateArg, Type};
+use crate::types::{Access, AggregateKind, Language, MemberKind, TemplateArg, Type};
 use crate::value::TypeHandle;
 
-/// `whatis`: the type's name, with libstdc++'s default template arguments left out.
-pub fn whatis(ty: &TypeHandle) -> String {
+/// `whatis`: the type's name, with libstdc++'s default template arguments left out (Rust:
+/// its Rust spelling).
+pub fn whatis(ty: &TypeHandle, lang: Language) -> String {
+    if lang == Language::Rust {
+        return ty.rust_name();
+    }
     cxx_names(&ty.name())
 }
 
 /// `ptype`: the type with typedefs resolved and an aggregate or enum spelled out; pointers
-/// and references keep their declarator after it (`} *`, `} &`).
-pub fn ptype(ty: &TypeHandle) -> String {
+/// and references keep their declarator after it (`} *`, `} &`). Rust types are written
+/// as rust-gdb writes them.
+pub fn ptype(ty: &TypeHandle, lang: Language) -> String {
+    if lang == Language::Rust {
+        return rust_ptype(ty);
+    }
     let mut suffix = String::new();
     let mut t = ty.strip().unwrap_or(ty.clone());
     while let Type::Pointer {
@@ -237,6 +245,71 @@ fn expand(t: &TypeHandle) -> String {
         }
         _ => cxx_names(&t.name()),
     }
+}
+
+/// A Rust type as rust-gdb's `ptype` writes it: structs, tuple structs and enums spelled out
+/// with their fields' Rust types; pointers and tuples by name.
+fn rust_ptype(ty: &TypeHandle) -> String {
+    let t = ty.strip().unwrap_or(ty.clone());
+    let Type::Struct {
+        name,
+        members,
+        info,
+        ..
+    } = t.get().clone()
+    else {
+        return t.rust_name();
+    };
+    let name = name.unwrap_or_default();
+    if name.starts_with('(') {
+        return name;
+    }
+    let fields = |st: &TypeHandle, members: &[crate::types::Member]| -> (bool, Vec<String>) {
+        let tuple = !members.is_empty()
+            && members
+                .iter()
+                .all(|m| m.name.as_deref().is_some_and(|n| n.starts_with("__")));
+        let list = members
+            .iter()
+            .filter(|m| !m.is_static())
+            .map(|m| {
+                let tn = st.child(m.ty).rust_name();
+                match (&m.name, tuple) {
+                    (Some(n), false) => format!("{n}: {tn}"),
+                    _ => tn,
+                }
+            })
+            .collect();
+        (tuple, list)
+    };
+    if let Some(part) = &info.variants {
+        let mut out = format!("enum {name} {{\n");
+        for v in &part.variants {
+            let vname = v.member.name.clone().unwrap_or_default();
+            let vty = t.child(v.member.ty);
+            let vty = vty.strip().unwrap_or(vty);
+            let (tuple, list) = match vty.get() {
+                Type::Struct { members, .. } => fields(&vty, members),
+                _ => (false, Vec::new()),
+            };
+            let shown = match (list.is_empty(), tuple) {
+                (true, _) => vname,
+                (false, true) => format!("{vname}({})", list.join(", ")),
+                (false, false) => format!("{vname}{{{}}}", list.join(", ")),
+            };
+            out.push_str(&format!("  {shown},\n"));
+        }
+        out.push('}');
+        return out;
+    }
+    let (tuple, list) = fields(&t, &members);
+    let (open, close) = if tuple { ("(", ")") } else { ("{", "}") };
+    let mut out = format!("struct {name} {open}\n");
+    for f in list {
+        out.push_str(&format!("  {f},\n"));
+    }
+    out.push_str(close);
+    out
 }
 
 /// libstdc++'s type printers: `std::basic_string<char, …>` is `std::string`, and the

@@ -569,7 +569,8 @@ fn type_of(s: &mut Session, text: &str) -> anyhow::Result<TypeHandle> {
 
 pub(crate) fn whatis(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
     let ty = type_of(s, args.trim())?;
-    println!("type = {}", hindsight_symbols::ptype::whatis(&ty));
+    let lang = context::language(s);
+    println!("type = {}", hindsight_symbols::ptype::whatis(&ty, lang));
     Ok(())
 }
 
@@ -578,6 +579,7 @@ pub(crate) fn whatis(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Re
 pub(crate) fn ptype(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
     let ty = type_of(s, args.trim())?;
     let ty = context::with_methods(s, &ty).unwrap_or(ty);
-    println!("type = {}", hindsight_symbols::ptype::ptype(&ty));
+    let lang = context::language(s);
+    println!("type = {}", hindsight_symbols::ptype::ptype(&ty, lang));
     Ok(())
 }
