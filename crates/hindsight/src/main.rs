@@ -12,14 +12,15 @@ usage: hindsight debug [--batch] [-q] [-ex CMD]... [-x FILE] [--no-pin] -- PROG 
        hindsight replay [TRACE] [--process PID] [--batch] [-q] [-ex CMD]... [-x FILE]
        hindsight replay [TRACE] [--process PID] --gdbserver [HOST:]PORT | --gdb
        hindsight ls
-       hindsight info [--events] [TRACE]
+       hindsight info [--events] [--check] [TRACE]
 
 Commands:
   debug   start PROG under the debugger, stopped before its first instruction
   record  run PROG and record it into a trace (exit status: PROG's)
   replay  debug a recorded run, as often as you like (default: the latest trace)
   ls      list the traces
-  info    show a trace: program, processes, events, size (--events: every event)
+  info    show a trace: program, processes, events, size (--events: every event;
+          --check: verify every file's checksum and decode every event)
 
 Traces live under $HINDSIGHT_DIR (default ~/.local/share/hindsight); the newest is
 `latest-trace`.
@@ -94,9 +95,11 @@ fn run(args: Vec<OsString>) -> anyhow::Result<u8> {
         Some("info") => {
             let mut name = None;
             let mut events = false;
+            let mut check = false;
             for a in it {
                 match a.to_str() {
                     Some("--events") => events = true,
+                    Some("--check") => check = true,
                     Some(s) if s.starts_with('-') => {
                         anyhow::bail!("unknown option '{s}' for info (try 'hindsight help')")
                     }
@@ -106,7 +109,7 @@ fn run(args: Vec<OsString>) -> anyhow::Result<u8> {
                     _ => name = Some(a.to_string_lossy().into_owned()),
                 }
             }
-            hindsight_cli::traces::info(name.as_deref(), events)
+            hindsight_cli::traces::info(name.as_deref(), events, check)
         }
         Some("help" | "--help" | "-h") => {
             println!("{USAGE}");

@@ -157,6 +157,8 @@ impl Replayer {
             libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0);
         }
         let reader = TraceReader::open(&opts.trace)?;
+        // Every file checked against its checksum before any is used.
+        reader.verify()?;
         let root = reader
             .processes()
             .first()
