@@ -325,7 +325,14 @@ fn a_relative_trace_path_works_from_any_directory() {
             .stdin(std::process::Stdio::null());
         let (r, finished) = collect_with_timeout(&mut cmd);
         assert!(finished);
-        assert_eq!(r.code, 0, "from {}: {}\n{}", cwd.display(), r.stdout, r.stderr);
+        assert_eq!(
+            r.code,
+            0,
+            "from {}: {}\n{}",
+            cwd.display(),
+            r.stdout,
+            r.stderr
+        );
         assert_eq!(r.stdout, good.stdout, "from {}", cwd.display());
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_hindsight"));
         cmd.current_dir(cwd).arg("info").arg("--check").arg(rel);

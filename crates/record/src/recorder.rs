@@ -226,6 +226,7 @@ struct Recorder {
 /// hindsight's. Returns when the program (and every process it created) has ended.
 pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
     let started = Instant::now();
+    crate::stop::install();
     let cwd = std::env::current_dir().unwrap_or_default();
     let mut argv: Vec<Vec<u8>> = vec![opts.argv0.as_bytes().to_vec()];
     argv.extend(opts.args.iter().map(|a| a.as_bytes().to_vec()));
@@ -435,6 +436,9 @@ fn is_synchronous(sig: i32, si_code: i32) -> bool {
 impl Recorder {
     fn run(&mut self) -> Result<(), RecordError> {
         loop {
+            if let Some(sig) = crate::stop::requested() {
+                self.failure.get_or_insert_with(|| crate::stop::reason(sig));
+            }
             if self.procs.is_empty() || self.failure.is_some() {
                 return Ok(());
             }
