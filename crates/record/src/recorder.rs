@@ -672,6 +672,9 @@ impl Recorder {
         let args = regs.syscall_args();
         let class = match hindsight_syscalls::classify(nr, &args) {
             Ok(c) => c,
+            // A request whose effects are not known runs: most are ones the kernel refuses
+            // (no effect but their error), and its result decides at its exit.
+            Err(hindsight_syscalls::SyscallError::Unknown(_)) => Replay::Emulate,
             Err(e) => {
                 self.failure = Some(format!("unsupported syscall: {e}"));
                 return Ok(());
@@ -793,6 +796,14 @@ impl Recorder {
                         writes.push(MemWrite { addr: w.addr, data });
                     }
                 }
+            }
+            // An unknown request that failed: the kernel refused it, nothing was written.
+            Err(hindsight_syscalls::SyscallError::Unknown(_))
+                if hindsight_syscalls::is_error(result) => {}
+            Err(hindsight_syscalls::SyscallError::Unknown(e)) => {
+                failure = Some(format!(
+                    "unsupported syscall: {e} (the call succeeded: the recording cannot go on)"
+                ))
             }
             Err(e) => failure = Some(format!("unsupported syscall: {e}")),
         }
