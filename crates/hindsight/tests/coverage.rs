@@ -128,3 +128,16 @@ fn ptrace_is_refused_in_one_line() {
     r.has("before ptrace")
         .has("No more reverse-execution history");
 }
+
+#[test]
+fn a_daemon_left_behind_does_not_keep_the_recording_open() {
+    let prog = compile("daemon_child", &[]);
+    // record_trace fails the test if hindsight does not end (it would wait an hour).
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, "daemon started, first child exited with 0\n");
+    replays_the_same(&rec);
+    // Three processes: the program, its child, and the daemon, killed when the program ended.
+    let info = hindsight(&["info".as_ref(), rec.trace.as_os_str()]);
+    info.line("Processes:  3")
+        .line("  process {n}, child of {n}: {*} (killed by SIGKILL)");
+}

@@ -1280,6 +1280,7 @@ impl Recorder {
             self.writer.flush()?;
             if pid == self.root {
                 self.root_exit = Some(status);
+                self.kill_leftovers();
             }
             return Ok(());
         }
@@ -1314,6 +1315,18 @@ impl Recorder {
             }
             "munmap" | "mremap" => p.shared.forget(args[0], args[1]),
             _ => {}
+        }
+    }
+
+    /// The recorded program has ended: the processes it left behind (daemons, orphans) would
+    /// keep the recording open forever. As rr does, they are killed; their deaths are recorded
+    /// as they come.
+    fn kill_leftovers(&self) {
+        for pid in self.procs.keys() {
+            // SAFETY: plain kill of our own tracees.
+            unsafe {
+                libc::kill(*pid, libc::SIGKILL);
+            }
         }
     }
 
