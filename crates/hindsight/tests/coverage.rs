@@ -141,3 +141,25 @@ fn a_daemon_left_behind_does_not_keep_the_recording_open() {
     info.line("Processes:  3")
         .line("  process {n}, child of {n}: {*} (killed by SIGKILL)");
 }
+
+#[test]
+fn dev_zero_mappings_replay() {
+    let prog = compile("devzero_maps", &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(
+        rec.out,
+        "private starts with 0, shared with 0\nprivate: private bytes\n\
+         shared: written by the child\nthe other shared mapping: 0\n"
+    );
+    replays_the_same(&rec);
+}
+
+#[test]
+fn lines_of_threads_replay_in_the_order_they_were_printed() {
+    let prog = compile("thread_lines", &[]);
+    for _ in 0..3 {
+        let rec = record(&prog, &[]);
+        assert_eq!(rec.out.lines().count(), 201, "{}", rec.out);
+        replays_the_same(&rec);
+    }
+}

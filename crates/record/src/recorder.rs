@@ -729,7 +729,7 @@ impl Recorder {
             return Ok(());
         }
         let event_index = self.writer.event_count(pid);
-        let blocking = may_block(nr, &args);
+        let blocking = may_block(nr, &args) && !self.writes_to_outputs(pid, nr, &args);
         let Some(p) = self.procs.get_mut(&pid) else {
             return Ok(());
         };
@@ -937,24 +937,17 @@ impl Recorder {
             }
             self.run_user(pid, tid)
         } else {
-            // Its turn comes later; other processes' copies of the output are written now.
+            // Its turn comes later. Its output is written now, in every stream that shows it:
+            // replay shows output in the order it reached the terminal (an `Output` belongs
+            // to no thread, so it may come before its thread's turn).
             let Some(t) = p.thread(tid) else {
                 return Ok(());
             };
             t.state = State::Ready;
             t.cpu_ns = cpu;
             t.pending.push(event);
-            let mut others = Vec::new();
-            for (owner, e) in outputs {
-                if owner == pid {
-                    t.pending.push(e);
-                } else {
-                    others.push((owner, e));
-                }
-            }
             p.ready.push_back(tid);
-            // Ancestors show a child's output when they are replayed: in their order now.
-            for (owner, e) in others {
+            for (owner, e) in outputs {
                 self.append(owner, &e)?;
             }
             Ok(())
@@ -964,6 +957,18 @@ impl Recorder {
     /// Output events for a write to the terminal (or whatever stdout/stderr were when the
     /// recording started): one in this process's stream and one in each ancestor's, so
     /// that replaying any of them shows it.
+    /// Whether syscall `nr` writes to the terminal outputs (what stdout or stderr was when
+    /// recording started). Such a write keeps its turn (unless it takes longer than the
+    /// syscall patience): two threads writing there at once would reach the terminal in an
+    /// order the recorder cannot see, and replay shows output in the recorded order.
+    fn writes_to_outputs(&self, pid: i32, nr: u64, args: &[u64; 6]) -> bool {
+        matches!(
+            hindsight_syscalls::name(nr),
+            Some("write" | "writev" | "pwrite64" | "pwritev" | "pwritev2")
+        ) && file_key(format!("/proc/{pid}/fd/{}", args[0] as i32))
+            .is_some_and(|k| self.outputs.contains(&Some(k)))
+    }
+
     fn output_of(&self, pid: i32, nr: u64, args: &[u64; 6], result: i64) -> Vec<(i32, Event)> {
         let name = hindsight_syscalls::name(nr).unwrap_or("");
         if result <= 0 || !matches!(name, "write" | "writev") {
