@@ -146,6 +146,9 @@ struct InfoArgs {
     /// List every event.
     #[arg(long)]
     events: bool,
+    /// Verify every file's checksum and decode every event.
+    #[arg(long)]
+    check: bool,
     /// The trace (default: latest-trace).
     #[arg(value_name = "TRACE")]
     trace: Option<String>,
@@ -351,7 +354,7 @@ fn run(cli: Cli, matches: &ArgMatches) -> anyhow::Result<u8> {
             }
         }
         Command::Ls => hindsight_cli::traces::ls(),
-        Command::Info(a) => hindsight_cli::traces::info(a.trace.as_deref(), a.events),
+        Command::Info(a) => hindsight_cli::traces::info(a.trace.as_deref(), a.events, a.check),
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,
