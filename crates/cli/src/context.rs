@@ -124,11 +124,74 @@ fn scope(s: &Session) -> anyhow::Result<Scope<'_>> {
     })
 }
 
-/// Parses and evaluates `text` in the selected frame.
+/// Parses and evaluates `text` in the selected frame; a call of the program's function
+/// as the whole expression (`f(2)`) runs it ([`crate::call`]).
 pub(crate) fn evaluate(s: &mut Session, text: &str) -> anyhow::Result<Value> {
     let e = expr::parse(text).map_err(|e| anyhow::anyhow!("{e}"))?;
+    evaluate_expr(s, &e)
+}
+
+/// Evaluates a parsed expression in the selected frame. Calls of the program's functions
+/// run first, innermost first ([`crate::call`]); their results stand in the expression as
+/// values after the history's.
+pub(crate) fn evaluate_expr(s: &mut Session, e: &expr::Expr) -> anyhow::Result<Value> {
+    let mut results = Vec::new();
+    let e = lift_calls(s, e, &mut results)?;
+    let mut history = s.history.clone();
+    history.extend(results);
     let sc = scope(s)?;
-    expr::evaluate(&e, &sc, &s.history).map_err(|e| anyhow::anyhow!("{e}"))
+    expr::evaluate(&e, &sc, &history).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// Evaluates an expression without calls against `history`.
+pub(crate) fn evaluate_with(
+    s: &Session,
+    e: &expr::Expr,
+    history: &[Value],
+) -> anyhow::Result<Value> {
+    let sc = scope(s)?;
+    expr::evaluate(e, &sc, history).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// `e` with every call replaced by a reference to its result (appended to `results`, which
+/// follow the value history).
+fn lift_calls(
+    s: &mut Session,
+    e: &expr::Expr,
+    results: &mut Vec<Value>,
+) -> anyhow::Result<expr::Expr> {
+    use expr::Expr as E;
+    let lift = |s: &mut Session, x: &E, results: &mut Vec<Value>| -> anyhow::Result<Box<E>> {
+        Ok(Box::new(lift_calls(s, x, results)?))
+    };
+    Ok(match e {
+        E::Call(f, args) => {
+            let f = lift_calls(s, f, results)?;
+            let mut lifted = Vec::new();
+            for a in args {
+                lifted.push(lift_calls(s, a, results)?);
+            }
+            let v = crate::call::call(s, &f, &lifted, results)?;
+            results.push(v);
+            E::History(expr::parser::HistoryRef::Absolute(
+                s.history.len() + results.len(),
+            ))
+        }
+        E::Unary(op, x) => E::Unary(*op, lift(s, x, results)?),
+        E::Binary(op, a, b) => E::Binary(*op, lift(s, a, results)?, lift(s, b, results)?),
+        E::Ternary(c, a, b) => E::Ternary(
+            lift(s, c, results)?,
+            lift(s, a, results)?,
+            lift(s, b, results)?,
+        ),
+        E::Cast(t, x) => E::Cast(t.clone(), lift(s, x, results)?),
+        E::SizeofExpr(x) => E::SizeofExpr(lift(s, x, results)?),
+        E::Member(x, m) => E::Member(lift(s, x, results)?, m.clone()),
+        E::Arrow(x, m) => E::Arrow(lift(s, x, results)?, m.clone()),
+        E::Index(a, i) => E::Index(lift(s, a, results)?, lift(s, i, results)?),
+        E::Assign(l, r) => E::Assign(lift(s, l, results)?, lift(s, r, results)?),
+        other => other.clone(),
+    })
 }
 
 /// A type by the name a user writes (`struct point`, `point_t`, `int`).

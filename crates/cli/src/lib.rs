@@ -6,6 +6,7 @@
 //! breakpoint table (`hindsight-breakpoints`). Output goes to stdout, errors to stderr, each
 //! error one line, as gdb does.
 
+mod call;
 pub mod commands;
 mod context;
 mod hook;

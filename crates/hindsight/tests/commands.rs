@@ -136,3 +136,57 @@ fn handle_print_nostop_reports_and_goes_on() {
         .line("Thread {n} \"rr_signals\" received signal SIGUSR2, User defined signal 2.")
         .line("[Inferior 1 (process {n}) exited {*}");
 }
+
+/// `print f(x)` and `call f(x)` run the program's functions: live in the program itself
+/// (a global they change stays changed, as in gdb), nested in expressions too.
+#[test]
+fn calls_run_the_programs_functions_live() {
+    let prog = compile("basics", &[]);
+    let r = debug(
+        &prog,
+        &[
+            "break level1",
+            "run",
+            "print square(5)",
+            "call add(2, 3)",
+            "print square(add(1, 2)) + 1",
+            "print counter",
+            "call add(counter, 1)",
+            "print $",
+            "print nosuch(1)",
+            "print square()",
+        ],
+        &[],
+    );
+    r.block(&[
+        "$1 = 25", "$2 = 5", "$3 = 10", "$4 = 13", "$5 = 14", "$6 = 14",
+    ])
+    .err_line("No symbol \"nosuch\" in current context.")
+    .err_line("Too few arguments in function call.");
+}
+
+/// In a replay a call runs in a forked copy of the replayed process: it answers, and the
+/// recording's past is not changed (the global the function increments keeps its value, and
+/// the rest of the run replays as recorded).
+#[test]
+fn calls_in_a_replay_do_not_change_the_past() {
+    let prog = compile("basics", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let r = replay_batch(
+        &trace,
+        &[
+            "break level1",
+            "continue",
+            "print counter",
+            "print square(5)",
+            "print add(counter, 100)",
+            "print counter",
+            "continue",
+        ],
+    );
+    r.clean()
+        .block(&["$1 = 11", "$2 = 25", "$3 = 111", "$4 = 11"])
+        // A divergence from the recording would stop the replay with an error.
+        .line("[Inferior 1 (process {n}) exited normally]");
+    assert!(!r.stderr.contains("diverged"), "{}", r.stderr);
+}

@@ -27,6 +27,18 @@ pub(crate) fn print(s: &mut Session, args: &str, fmt: Option<&str>) -> anyhow::R
     Ok(())
 }
 
+/// `call EXPR`: as `print`, but a void result prints nothing.
+pub(crate) fn call(s: &mut Session, args: &str, fmt: Option<&str>) -> anyhow::Result<()> {
+    let value = context::evaluate(s, args.trim())?;
+    if matches!(value.ty.shape(), hindsight_symbols::value::Shape::Void) {
+        return Ok(());
+    }
+    let shown = context::format(s, &value, fmt)?;
+    s.history.push(value);
+    println!("${} = {shown}", s.history.len());
+    Ok(())
+}
+
 pub(crate) fn output(s: &mut Session, args: &str, fmt: Option<&str>) -> anyhow::Result<()> {
     let value = context::evaluate(s, args.trim())?;
     print!("{}", context::format(s, &value, fmt)?);

@@ -44,6 +44,11 @@ const COMMANDS: &[(&str, Handler, &str)] = &[
         breakpoints::condition,
         "condition N [EXPR]: stop only if EXPR is true",
     ),
+    (
+        "call",
+        data::call,
+        "call FUNCTION(ARGS): run a function of the program",
+    ),
     ("continue", running::continue_, "Continue the program"),
     (
         "delete",

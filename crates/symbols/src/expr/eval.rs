@@ -231,7 +231,10 @@ impl Eval<'_> {
                 self.index(a, i as i64)
             }
             Expr::Assign(l, r) => self.assign(l, r),
-            Expr::Call(_) => Err(ExprError::other("calling functions is not supported")),
+            // A call runs the program: only the front end can (`print f(x)`, `call f(x)`).
+            Expr::Call(..) => Err(ExprError::other(
+                "Function calls are supported only as the whole expression (print f(x), call f(x)).",
+            )),
         }
     }
 
