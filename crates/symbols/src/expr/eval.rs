@@ -231,10 +231,9 @@ impl Eval<'_> {
                 self.index(a, i as i64)
             }
             Expr::Assign(l, r) => self.assign(l, r),
-            // A call runs the program: only the front end can (`print f(x)`, `call f(x)`).
-            Expr::Call(..) => Err(ExprError::other(
-                "Function calls are supported only as the whole expression (print f(x), call f(x)).",
-            )),
+            // A call runs the program: the front end does it before evaluating (`print
+            // f(x)`); where it cannot (breakpoint conditions), a call is refused.
+            Expr::Call(..) => Err(ExprError::other("calling functions is not supported")),
         }
     }
 
