@@ -42,13 +42,15 @@ use hindsight_ptrace::tsc;
 use hindsight_ptrace::{ProcessMemory, Stop, Tid, WaitEvent};
 use hindsight_syscalls::Replay;
 use hindsight_trace::{
-    Event, ExitStatus, Header, MappedFile, MemWrite, ProcessInfo, SignalPoint, Summary, TraceWriter,
+    AsyncPoint, Event, ExitStatus, Header, MappedFile, MemWrite, ProcessInfo, SignalPoint, Summary,
+    TraceWriter,
 };
 
 use crate::error::RecordError;
 use crate::point;
 use crate::settle::{self, Settled};
 use crate::shared::SharedMemory;
+use hindsight_ticks::counter::Counter;
 
 /// What to record and where.
 #[derive(Debug, Clone)]
@@ -80,6 +82,11 @@ pub struct Outcome {
 
 /// How long a thread may sit in a syscall that is not known to block before the others run.
 const SYSCALL_PATIENCE: Duration = Duration::from_millis(1);
+
+/// How long an asynchronous event waits for its thread's next tick before it lands where the
+/// thread is (a thread that runs only code that does not count, or a long `rep` string
+/// instruction).
+const TICK_PATIENCE: Duration = Duration::from_millis(100);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -133,6 +140,22 @@ struct Thread {
     interrupted: bool,
     /// Its time slice: doubled at each preemption, reset by a syscall.
     slice: Duration,
+    /// Asynchronous events waiting for the thread's next tick, where they land.
+    tick_wait: Option<TickWait>,
+}
+
+/// Asynchronous events of a thread held until its next tick (see `Recorder::hold`): landing
+/// on a tick makes their position exact.
+#[derive(Debug)]
+struct TickWait {
+    /// Signals that arrived: the first is delivered at the tick, the others are sent again.
+    signals: Vec<(i32, libc::siginfo_t)>,
+    /// The thread is to give the process to another one.
+    preempt: bool,
+    /// When the first arrived (a thread in code that does not count is given up on).
+    since: Instant,
+    /// The thread was interrupted because no tick came in time.
+    gave_up: bool,
 }
 
 impl Thread {
@@ -157,6 +180,7 @@ impl Thread {
             cpu_ns: 0,
             interrupted: false,
             slice: Duration::ZERO,
+            tick_wait: None,
         }
     }
 }
@@ -178,6 +202,8 @@ struct Process {
     /// Threads back from a sched_yield that nobody has answered yet, waiting for another
     /// thread that is inside its own sched_yield to run first (see `on_syscall_exit`).
     yield_waiters: Vec<i32>,
+    /// The instruction counter (None: the program runs uncounted).
+    counter: Option<Counter>,
 }
 
 impl Process {
@@ -248,7 +274,11 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0),
-        clock: "none".to_string(),
+        clock: if ticks_enabled() {
+            hindsight_ticks::CLOCK.to_string()
+        } else {
+            "none".to_string()
+        },
     };
     let writer = TraceWriter::create(&opts.trace_dir, header, &opts.program)?;
 
@@ -274,6 +304,7 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
     let sp = tid.regs()?.sp();
     hindsight_ptrace::auxv::hide_vdso(&mem, sp)?;
     let random = at_random(&mem, sp);
+    let counter = install_counter(tid, &mem)?;
     install_alarm_handler();
 
     let mut rec = Recorder {
@@ -314,6 +345,7 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
             turns: 0,
             last_runner: None,
             yield_waiters: Vec::new(),
+            counter,
         },
     );
     rec.owner.insert(pid, pid);
@@ -351,6 +383,20 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
         exit,
         incomplete: None,
     })
+}
+
+/// The instruction counter for a program stopped before its first instruction, unless
+/// `HINDSIGHT_NO_TICKS` is set (for hindsight's developers: the old way of finding
+/// asynchronous positions, without ticks).
+fn install_counter(tid: Tid, mem: &ProcessMemory) -> Result<Option<Counter>, RecordError> {
+    if !ticks_enabled() {
+        return Ok(None);
+    }
+    Ok(Some(Counter::install(tid, tid.0, mem)?))
+}
+
+fn ticks_enabled() -> bool {
+    std::env::var_os("HINDSIGHT_NO_TICKS").is_none()
 }
 
 extern "C" fn on_alarm(_: libc::c_int) {}
@@ -455,7 +501,10 @@ impl Recorder {
     /// A periodic timer runs while some process has a ready thread waiting behind a running
     /// or syscall-bound one.
     fn update_timer(&mut self) {
-        let needed = self.procs.values().any(|p| !p.ready.is_empty());
+        let needed = self
+            .procs
+            .values()
+            .any(|p| !p.ready.is_empty() || p.threads.iter().any(|t| t.tick_wait.is_some()));
         if needed != self.timer_armed {
             set_timer(needed.then_some(Duration::from_micros(500)));
             self.timer_armed = needed;
@@ -469,6 +518,14 @@ impl Recorder {
         let mut to_interrupt = Vec::new();
         let mut to_switch = Vec::new();
         for p in self.procs.values_mut() {
+            for t in p.threads.iter_mut() {
+                if let Some(w) = t.tick_wait.as_mut() {
+                    if !w.gave_up && now.duration_since(w.since) >= TICK_PATIENCE {
+                        w.gave_up = true;
+                        to_interrupt.push(t.tid);
+                    }
+                }
+            }
             if p.ready.is_empty() {
                 continue;
             }
@@ -537,6 +594,18 @@ impl Recorder {
     }
 
     fn append(&mut self, pid: i32, event: &Event) -> Result<u64, RecordError> {
+        if std::env::var_os("HINDSIGHT_DEBUG_TICKS").is_some() {
+            if let (Some(t), Some(p)) = (event.tid(), self.procs.get_mut(&pid)) {
+                if let Some(c) = p.counter.as_mut() {
+                    let n = self.writer.event_count(pid);
+                    eprintln!(
+                        "ev {n} tid {t} ticks {:?} {}",
+                        c.ticks(&p.mem, t).ok(),
+                        event.kind_name()
+                    );
+                }
+            }
+        }
         self.events += 1;
         Ok(self.writer.append(pid, event)?)
     }
@@ -614,6 +683,9 @@ impl Recorder {
             let waiters = std::mem::take(&mut p.yield_waiters);
             p.ready.extend(waiters);
         }
+        if let Some(c) = p.counter.as_mut() {
+            c.run(&p.mem, tid)?;
+        }
         let Some(t) = p.thread(tid) else {
             return Ok(());
         };
@@ -660,6 +732,7 @@ impl Recorder {
     }
 
     fn on_syscall_entry(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
+        self.release(pid, tid)?;
         if let Some(t) = self.procs.get_mut(&pid).and_then(|p| p.thread(tid)) {
             t.slice = Duration::ZERO;
         }
@@ -691,6 +764,15 @@ impl Recorder {
             return self.run_user(pid, tid);
         }
         let name = hindsight_syscalls::name(nr).unwrap_or("");
+        if matches!(name, "exit" | "exit_group")
+            && std::env::var_os("HINDSIGHT_DEBUG_TICKS").is_some()
+        {
+            if let Some(p) = self.procs.get_mut(&pid) {
+                if let Some(c) = p.counter.as_mut() {
+                    eprintln!("ticks: thread {tid} at {name}: {:?}", c.ticks(&p.mem, tid));
+                }
+            }
+        }
         if matches!(name, "exit" | "exit_group") {
             self.append(
                 pid,
@@ -845,6 +927,18 @@ impl Recorder {
             self.follow_shared(pid, name, &s.args, result as u64);
         }
         let outputs = self.output_of(pid, s.nr, &s.args, result);
+        if s.exec.is_some() {
+            // The new program, before its first instruction: its counter and patched code.
+            let counter = match self.procs.get(&pid) {
+                Some(p) => install_counter(Tid(tid), &p.mem)?,
+                None => None,
+            };
+            if let Some(p) = self.procs.get_mut(&pid) {
+                p.counter = counter;
+            }
+        } else if !hindsight_syscalls::is_error(result) {
+            self.follow_code(pid, tid, name, &s.args, result as u64)?;
+        }
         let event = if let Some((path, file)) = s.exec.clone() {
             Event::Exec { tid, path, file }
         } else if s.entry_written {
@@ -1020,6 +1114,12 @@ impl Recorder {
             self.threads_seen += 1;
             self.processes_seen += 1;
             let mem = ProcessMemory::open(child)?;
+            // The child has a copy of its parent's counter and patched code.
+            let counter = self
+                .procs
+                .get(&pid)
+                .and_then(|p| p.counter.as_ref())
+                .map(|c| c.for_child(child));
             // The child shares its parent's shared mappings (same addresses).
             let shared = self
                 .procs
@@ -1056,6 +1156,7 @@ impl Recorder {
                     turns: 0,
                     last_runner: None,
                     yield_waiters: Vec::new(),
+                    counter,
                 },
             );
         }
@@ -1128,6 +1229,11 @@ impl Recorder {
         let Some(p) = self.procs.get_mut(&pid) else {
             return Ok(());
         };
+        if sig == libc::SIGTRAP {
+            if let Some(trap) = p.counter.as_ref().and_then(|c| c.trap(regs.pc())) {
+                return self.on_tick(pid, tid, trap);
+            }
+        }
         if sig == libc::SIGSEGV && si.si_code == 0x80 {
             if let Some(read) = tsc::tsc_read_at(&p.mem, regs.pc()) {
                 let (value, aux) = tsc::read_host(read);
@@ -1146,6 +1252,13 @@ impl Recorder {
                 return self.run_user(pid, tid);
             }
         }
+        if std::env::var_os("HINDSIGHT_DEBUG_TICKS").is_some() {
+            eprintln!(
+                "signal {sig} in {tid} at pc {:#x} rsp {:#x}",
+                regs.pc(),
+                regs.sp()
+            );
+        }
         let words = regs.to_words();
         let t = p.thread(tid);
         let resumed_with = t.as_ref().and_then(|t| t.resumed_with);
@@ -1154,6 +1267,9 @@ impl Recorder {
             SignalPoint::Synchronous
         } else if resumed_with.is_some_and(|r| point::same_registers(&r, &words)) {
             SignalPoint::AtStop
+        } else if p.counter.is_some() {
+            // It lands at the thread's next tick.
+            return self.hold(pid, tid, Some((sig, si)), false);
         } else {
             // Delivered a few instructions on, where replay can tell the iteration apart.
             if let Settled::Gone(ev) = settle::settle(pid, Tid(tid), &p.mem)? {
@@ -1167,14 +1283,28 @@ impl Recorder {
                 &p.mem,
                 &regs,
                 cpu.saturating_sub(cpu_before),
+                None,
             )))
         };
+        self.deliver(pid, tid, sig, &si, point)
+    }
+
+    /// Writes signal `sig` down at `point` and delivers it when the thread resumes (it is
+    /// stopped at a signal-delivery stop, with `si` as its siginfo).
+    fn deliver(
+        &mut self,
+        pid: i32,
+        tid: i32,
+        sig: i32,
+        si: &libc::siginfo_t,
+        point: SignalPoint,
+    ) -> Result<(), RecordError> {
         self.append(
             pid,
             &Event::Signal {
                 tid,
                 signo: sig,
-                siginfo: siginfo_bytes(&si),
+                siginfo: siginfo_bytes(si),
                 point,
             },
         )?;
@@ -1193,18 +1323,151 @@ impl Recorder {
         self.run_user(pid, tid)
     }
 
-    fn on_event_stop(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
+    /// Holds an asynchronous event of `tid` (a signal, or its preemption) until the thread's
+    /// next tick, and lets it run there: an event that lands on a tick is named exactly by
+    /// the thread's tick count. The signal is withheld meanwhile (the kernel's copy is
+    /// discarded; the recorder delivers it itself).
+    fn hold(
+        &mut self,
+        pid: i32,
+        tid: i32,
+        signal: Option<(i32, libc::siginfo_t)>,
+        preempt: bool,
+    ) -> Result<(), RecordError> {
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return Ok(());
+        };
+        let first = p.thread(tid).is_some_and(|t| t.tick_wait.is_none());
+        if first {
+            if let Some(c) = p.counter.as_mut() {
+                let now = c.ticks(&p.mem, tid)?;
+                c.arm(&p.mem, tid, now + 1)?;
+            }
+        }
+        if let Some(t) = p.thread(tid) {
+            let w = t.tick_wait.get_or_insert_with(|| TickWait {
+                signals: Vec::new(),
+                preempt: false,
+                since: Instant::now(),
+                gave_up: false,
+            });
+            w.signals.extend(signal);
+            w.preempt |= preempt;
+        }
+        match Tid(tid).cont(0) {
+            Err(e) if e.is_gone() => Ok(()),
+            r => Ok(r?),
+        }
+    }
+
+    /// Drops what `tid` holds for its next tick (it entered a syscall, exits, or execs):
+    /// its signals are sent again so that they reach it as they would have (interrupting the
+    /// syscall), a preemption is no longer needed (another thread may run now).
+    fn release(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return Ok(());
+        };
+        let Some(w) = p.thread(tid).and_then(|t| t.tick_wait.take()) else {
+            return Ok(());
+        };
+        if let Some(c) = p.counter.as_mut() {
+            c.disarm(&p.mem)?;
+        }
+        for (sig, si) in &w.signals {
+            settle::resend(pid, Tid(tid), *sig, si);
+        }
+        Ok(())
+    }
+
+    /// `tid` reached the tick its held events wait for: they land here.
+    fn on_tick(
+        &mut self,
+        pid: i32,
+        tid: i32,
+        trap: hindsight_ticks::assemble::Trap,
+    ) -> Result<(), RecordError> {
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return Ok(());
+        };
+        let mut regs = Tid(tid).regs()?;
+        if std::env::var_os("HINDSIGHT_DEBUG_TICKS").is_some() {
+            eprintln!(
+                "tick trap in {tid} at {:#x} -> resume {:#x} (logical {:#x}) rax {:#x} rsp {:#x}",
+                regs.pc(),
+                trap.resume,
+                trap.logical,
+                regs.0.rax,
+                regs.sp()
+            );
+        }
+        regs.set_pc(trap.resume);
+        Tid(tid).set_regs(&regs)?;
+        let mut ticks = None;
+        if let Some(c) = p.counter.as_mut() {
+            c.disarm(&p.mem)?;
+            ticks = Some(c.ticks(&p.mem, tid)?);
+        }
+        let Some(mut w) = p.thread(tid).and_then(|t| t.tick_wait.take()) else {
+            // A trap nobody waits for (armed for an event that went elsewhere): on.
+            return self.run_user(pid, tid);
+        };
+        let cpu = point::thread_cpu_ns(pid, tid);
+        let before = p.thread(tid).map(|t| t.cpu_ns).unwrap_or(0);
+        let point = point::capture(&p.mem, &regs, cpu.saturating_sub(before), ticks);
+        if !w.signals.is_empty() {
+            let (sig, si) = w.signals.remove(0);
+            for (s, i) in &w.signals {
+                settle::resend(pid, Tid(tid), *s, i);
+            }
+            Tid(tid).set_siginfo(&si)?;
+            return self.deliver(pid, tid, sig, &si, SignalPoint::Async(Box::new(point)));
+        }
+        self.preempt(pid, tid, point)
+    }
+
+    /// Gives the process to another ready thread, `tid` stopped at `point`.
+    fn preempt(&mut self, pid: i32, tid: i32, point: AsyncPoint) -> Result<(), RecordError> {
         let base_slice = self.slice;
+        let counted = point.ticks.is_some();
+        let cpu = point::thread_cpu_ns(pid, tid);
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return Ok(());
+        };
+        if p.ready.is_empty() {
+            // Nobody to give the turn to any more.
+            return self.run_user(pid, tid);
+        }
+        let Some(t) = p.thread(tid) else {
+            return Ok(());
+        };
+        t.cpu_ns = cpu;
+        t.state = State::Ready;
+        // Finding an uncounted position again costs replay far more than a syscall: a
+        // thread preempted there again without a syscall gets a longer slice.
+        if !counted {
+            t.slice = (t.slice.max(base_slice) * 2).min(Duration::from_secs(2));
+        }
+        p.current = None;
+        p.ready.push_back(tid);
+        self.append(pid, &Event::Preempt { tid, point })?;
+        Ok(())
+    }
+
+    fn on_event_stop(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
         let Some(p) = self.procs.get_mut(&pid) else {
             return Ok(());
         };
         let others_ready = !p.ready.is_empty();
+        let counted = p.counter.is_some();
         let Some(t) = p.thread(tid) else {
             return Ok(());
         };
         t.interrupted = false;
         let state = t.state;
+        let gave_up = t.tick_wait.as_ref().is_some_and(|w| w.gave_up);
         match state {
+            State::User if gave_up => self.land_uncounted(pid, tid),
+            State::User if others_ready && counted => self.hold(pid, tid, None, true),
             State::User if others_ready => {
                 // Preempted a few instructions on, where replay can tell the iteration apart.
                 if let Settled::Gone(ev) = settle::settle(pid, Tid(tid), &p.mem)? {
@@ -1212,21 +1475,17 @@ impl Recorder {
                 }
                 let regs = Tid(tid).regs()?;
                 let cpu = point::thread_cpu_ns(pid, tid);
-                let Some(p) = self.procs.get_mut(&pid) else {
+                let before = self
+                    .procs
+                    .get_mut(&pid)
+                    .and_then(|p| p.thread(tid))
+                    .map(|t| t.cpu_ns)
+                    .unwrap_or(0);
+                let Some(p) = self.procs.get(&pid) else {
                     return Ok(());
                 };
-                let Some(t) = p.thread(tid) else {
-                    return Ok(());
-                };
-                let before = t.cpu_ns;
-                t.cpu_ns = cpu;
-                t.state = State::Ready;
-                t.slice = (t.slice.max(base_slice) * 2).min(Duration::from_secs(2));
-                let point = point::capture(&p.mem, &regs, cpu.saturating_sub(before));
-                p.current = None;
-                p.ready.push_back(tid);
-                self.append(pid, &Event::Preempt { tid, point })?;
-                Ok(())
+                let point = point::capture(&p.mem, &regs, cpu.saturating_sub(before), None);
+                self.preempt(pid, tid, point)
             }
             State::User => {
                 // Nobody to give the turn to: the stop is invisible to the program.
@@ -1244,6 +1503,46 @@ impl Recorder {
                 Ok(())
             }
         }
+    }
+
+    /// No tick came in time for what `tid` holds (it runs code that does not count): the
+    /// events land where it is, named by registers and stack as without a counter. The
+    /// thread is first stepped out of any counting code (whose saved registers a signal
+    /// handler would overwrite).
+    fn land_uncounted(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return Ok(());
+        };
+        let Some(mut w) = p.thread(tid).and_then(|t| t.tick_wait.take()) else {
+            return self.run_user(pid, tid);
+        };
+        if let Some(c) = p.counter.as_mut() {
+            c.disarm(&p.mem)?;
+            if let Some(ev) = c.step_to_boundary(Tid(tid))? {
+                return self.handle(tid, ev);
+            }
+        }
+        if let Settled::Gone(ev) = settle::settle(pid, Tid(tid), &p.mem)? {
+            return self.handle(tid, ev);
+        }
+        if let Some(c) = p.counter.as_ref() {
+            if let Some(ev) = c.step_to_boundary(Tid(tid))? {
+                return self.handle(tid, ev);
+            }
+        }
+        let regs = Tid(tid).regs()?;
+        let cpu = point::thread_cpu_ns(pid, tid);
+        let before = p.thread(tid).map(|t| t.cpu_ns).unwrap_or(0);
+        let point = point::capture(&p.mem, &regs, cpu.saturating_sub(before), None);
+        if !w.signals.is_empty() {
+            let (sig, si) = w.signals.remove(0);
+            for (s, i) in &w.signals {
+                settle::resend(pid, Tid(tid), *s, i);
+            }
+            Tid(tid).set_siginfo(&si)?;
+            return self.deliver(pid, tid, sig, &si, SignalPoint::Async(Box::new(point)));
+        }
+        self.preempt(pid, tid, point)
     }
 
     fn on_gone(&mut self, pid: i32, tid: i32, status: ExitStatus) -> Result<(), RecordError> {
@@ -1277,6 +1576,27 @@ impl Recorder {
             p.current = None;
         }
         self.append(pid, &Event::ThreadExit { tid })?;
+        Ok(())
+    }
+
+    /// Patches code that a successful syscall made executable, forgets code it unmapped.
+    fn follow_code(
+        &mut self,
+        pid: i32,
+        tid: i32,
+        name: &str,
+        args: &[u64; 6],
+        result: u64,
+    ) -> Result<(), RecordError> {
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return Ok(());
+        };
+        let Some(c) = p.counter.as_mut() else {
+            return Ok(());
+        };
+        if hindsight_ticks::counter::changes_code(name, args, result, c) {
+            c.patch_new(Tid(tid), &p.mem)?;
+        }
         Ok(())
     }
 

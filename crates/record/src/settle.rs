@@ -120,7 +120,7 @@ fn steppable(mem: &ProcessMemory, pc: u64) -> bool {
 
 /// Sends signal `sig` to the thread again with its siginfo (rt_tgsigqueueinfo), or as a
 /// plain tgkill when the kernel refuses a foreign siginfo (si_code ≥ 0).
-fn resend(pid: i32, tid: Tid, sig: i32, si: &libc::siginfo_t) {
+pub fn resend(pid: i32, tid: Tid, sig: i32, si: &libc::siginfo_t) {
     // SAFETY: plain syscalls on our own tracee with a valid siginfo pointer.
     unsafe {
         let r = libc::syscall(

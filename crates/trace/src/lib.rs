@@ -23,7 +23,7 @@ pub use store::{default_root, list, new_trace_path, resolve, set_latest};
 pub use writer::TraceWriter;
 
 /// The version of the format this hindsight writes (and the newest it reads).
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The first bytes of a trace's `header` file.
 pub const MAGIC: &[u8; 16] = b"HINDSIGHT-TRACE\n";
