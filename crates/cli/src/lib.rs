@@ -106,6 +106,7 @@ pub enum GdbMode {
 pub fn open_replay(opts: &ReplayCliOptions) -> anyhow::Result<(session::Session, PathBuf)> {
     let root = hindsight_trace::default_root()?;
     let trace = hindsight_trace::resolve(&root, opts.trace.as_deref())?;
+    warn_of_cut_streams(&trace);
     let replay = hindsight_replay::ReplayOptions {
         trace: trace.clone(),
         process: opts.process,
@@ -113,6 +114,21 @@ pub fn open_replay(opts: &ReplayCliOptions) -> anyhow::Result<(session::Session,
         pin: opts.session.pin,
     };
     Ok((session::Session::start_replay(replay)?, trace))
+}
+
+/// Says which event streams of the trace were cut off after the recording (the replay of
+/// such a process stops with an error at its last whole frame).
+fn warn_of_cut_streams(trace: &std::path::Path) {
+    let Ok(r) = hindsight_trace::TraceReader::open(trace) else {
+        return;
+    };
+    for (pid, have, listed) in r.cut_streams() {
+        eprintln!(
+            "hindsight: warning: {}: cut off ({have} of the {listed} bytes the trace lists): \
+             the replay of process {pid} ends at its last whole frame",
+            r.dir().join("events").join(pid.to_string()).display()
+        );
+    }
 }
 
 /// Runs `hindsight replay`; returns the process exit status.
