@@ -83,11 +83,6 @@ pub struct Outcome {
 /// How long a thread may sit in a syscall that is not known to block before the others run.
 const SYSCALL_PATIENCE: Duration = Duration::from_millis(1);
 
-/// How long an asynchronous event waits for its thread's next tick before it lands where the
-/// thread is (a thread that runs only code that does not count, or a long `rep` string
-/// instruction).
-const TICK_PATIENCE: Duration = Duration::from_millis(100);
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     /// Stopped, waiting for its turn.
@@ -140,22 +135,6 @@ struct Thread {
     interrupted: bool,
     /// Its time slice: doubled at each preemption, reset by a syscall.
     slice: Duration,
-    /// Asynchronous events waiting for the thread's next tick, where they land.
-    tick_wait: Option<TickWait>,
-}
-
-/// Asynchronous events of a thread held until its next tick (see `Recorder::hold`): landing
-/// on a tick makes their position exact.
-#[derive(Debug)]
-struct TickWait {
-    /// Signals that arrived: the first is delivered at the tick, the others are sent again.
-    signals: Vec<(i32, libc::siginfo_t)>,
-    /// The thread is to give the process to another one.
-    preempt: bool,
-    /// When the first arrived (a thread in code that does not count is given up on).
-    since: Instant,
-    /// The thread was interrupted because no tick came in time.
-    gave_up: bool,
 }
 
 impl Thread {
@@ -180,7 +159,6 @@ impl Thread {
             cpu_ns: 0,
             interrupted: false,
             slice: Duration::ZERO,
-            tick_wait: None,
         }
     }
 }
@@ -505,10 +483,7 @@ impl Recorder {
     /// A periodic timer runs while some process has a ready thread waiting behind a running
     /// or syscall-bound one.
     fn update_timer(&mut self) {
-        let needed = self
-            .procs
-            .values()
-            .any(|p| !p.ready.is_empty() || p.threads.iter().any(|t| t.tick_wait.is_some()));
+        let needed = self.procs.values().any(|p| !p.ready.is_empty());
         if needed != self.timer_armed {
             set_timer(needed.then_some(Duration::from_micros(500)));
             self.timer_armed = needed;
@@ -522,14 +497,6 @@ impl Recorder {
         let mut to_interrupt = Vec::new();
         let mut to_switch = Vec::new();
         for p in self.procs.values_mut() {
-            for t in p.threads.iter_mut() {
-                if let Some(w) = t.tick_wait.as_mut() {
-                    if !w.gave_up && now.duration_since(w.since) >= TICK_PATIENCE {
-                        w.gave_up = true;
-                        to_interrupt.push(t.tid);
-                    }
-                }
-            }
             if p.ready.is_empty() {
                 continue;
             }
@@ -598,18 +565,6 @@ impl Recorder {
     }
 
     fn append(&mut self, pid: i32, event: &Event) -> Result<u64, RecordError> {
-        if std::env::var_os("HINDSIGHT_DEBUG_TICKS").is_some() {
-            if let (Some(t), Some(p)) = (event.tid(), self.procs.get_mut(&pid)) {
-                if let Some(c) = p.counter.as_mut() {
-                    let n = self.writer.event_count(pid);
-                    eprintln!(
-                        "ev {n} tid {t} ticks {:?} {}",
-                        c.ticks(&p.mem, t).ok(),
-                        event.kind_name()
-                    );
-                }
-            }
-        }
         self.events += 1;
         Ok(self.writer.append(pid, event)?)
     }
@@ -736,7 +691,6 @@ impl Recorder {
     }
 
     fn on_syscall_entry(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
-        self.release(pid, tid)?;
         if let Some(t) = self.procs.get_mut(&pid).and_then(|p| p.thread(tid)) {
             t.slice = Duration::ZERO;
         }
@@ -771,15 +725,6 @@ impl Recorder {
             return self.run_user(pid, tid);
         }
         let name = hindsight_syscalls::name(nr).unwrap_or("");
-        if matches!(name, "exit" | "exit_group")
-            && std::env::var_os("HINDSIGHT_DEBUG_TICKS").is_some()
-        {
-            if let Some(p) = self.procs.get_mut(&pid) {
-                if let Some(c) = p.counter.as_mut() {
-                    eprintln!("ticks: thread {tid} at {name}: {:?}", c.ticks(&p.mem, tid));
-                }
-            }
-        }
         if matches!(name, "exit" | "exit_group") {
             self.append(
                 pid,
@@ -1249,11 +1194,6 @@ impl Recorder {
         let Some(p) = self.procs.get_mut(&pid) else {
             return Ok(());
         };
-        if sig == libc::SIGTRAP {
-            if let Some(trap) = p.counter.as_ref().and_then(|c| c.trap(regs.pc())) {
-                return self.on_tick(pid, tid, trap);
-            }
-        }
         if sig == libc::SIGSEGV && si.si_code == 0x80 {
             if let Some(read) = tsc::tsc_read_at(&p.mem, regs.pc()) {
                 let (value, aux) = tsc::read_host(read);
@@ -1272,39 +1212,23 @@ impl Recorder {
                 return self.run_user(pid, tid);
             }
         }
-        if std::env::var_os("HINDSIGHT_DEBUG_TICKS").is_some() {
-            eprintln!(
-                "signal {sig} in {tid} at pc {:#x} rsp {:#x}",
-                regs.pc(),
-                regs.sp()
-            );
-        }
         let words = regs.to_words();
         let t = p.thread(tid);
         let resumed_with = t.as_ref().and_then(|t| t.resumed_with);
-        let cpu_before = t.map(|t| t.cpu_ns).unwrap_or(0);
         let point = if is_synchronous(sig, si.si_code) {
             SignalPoint::Synchronous
         } else if resumed_with.is_some_and(|r| point::same_registers(&r, &words)) {
             SignalPoint::AtStop
-        } else if p.counter.is_some() {
-            // It lands at the thread's next tick.
-            return self.hold(pid, tid, Some((sig, si)), false);
         } else {
-            // Delivered a few instructions on, where replay can tell the iteration apart.
-            if let Settled::Gone(ev) = settle::settle(pid, Tid(tid), &p.mem)? {
-                return self.handle(tid, ev);
+            match self.async_point(pid, tid)? {
+                Ok(point) => {
+                    // The thread now stops at a step's trap (or where the signal stopped it):
+                    // the signal goes in with its own siginfo.
+                    Tid(tid).set_siginfo(&si)?;
+                    SignalPoint::Async(Box::new(point))
+                }
+                Err(ev) => return self.handle(tid, ev),
             }
-            // The thread now stops at a step's trap: the signal goes in with its own siginfo.
-            Tid(tid).set_siginfo(&si)?;
-            let regs = Tid(tid).regs()?;
-            let cpu = point::thread_cpu_ns(pid, tid);
-            SignalPoint::Async(Box::new(point::capture(
-                &p.mem,
-                &regs,
-                cpu.saturating_sub(cpu_before),
-                None,
-            )))
         };
         self.deliver(pid, tid, sig, &si, point)
     }
@@ -1343,106 +1267,40 @@ impl Recorder {
         self.run_user(pid, tid)
     }
 
-    /// Holds an asynchronous event of `tid` (a signal, or its preemption) until the thread's
-    /// next tick, and lets it run there: an event that lands on a tick is named exactly by
-    /// the thread's tick count. The signal is withheld meanwhile (the kernel's copy is
-    /// discarded; the recorder delivers it itself).
-    fn hold(
+    /// Where an asynchronous event (a signal, a preemption) of `tid`, stopped in the middle
+    /// of user code, lands, and that position: a few instructions on, where replay can tell
+    /// the iteration apart even without ticks ([`settle`]), at an instruction of the program
+    /// (not in the middle of the counter's machinery), named by the thread's tick count, pc
+    /// and registers. Err: the thread ended on the way (its wait event).
+    fn async_point(
         &mut self,
         pid: i32,
         tid: i32,
-        signal: Option<(i32, libc::siginfo_t)>,
-        preempt: bool,
-    ) -> Result<(), RecordError> {
+    ) -> Result<Result<AsyncPoint, WaitEvent>, RecordError> {
         let Some(p) = self.procs.get_mut(&pid) else {
-            return Ok(());
+            return Err(RecordError::Ptrace(hindsight_ptrace::PtraceError::Memory(
+                0,
+            )));
         };
-        let first = p.thread(tid).is_some_and(|t| t.tick_wait.is_none());
-        if first {
-            if let Some(c) = p.counter.as_mut() {
-                let now = c.ticks(&p.mem, tid)?;
-                c.arm(&p.mem, tid, now + 1)?;
-            }
+        if let Settled::Gone(ev) = settle::settle(pid, Tid(tid), &p.mem)? {
+            return Ok(Err(ev));
         }
-        if let Some(t) = p.thread(tid) {
-            let w = t.tick_wait.get_or_insert_with(|| TickWait {
-                signals: Vec::new(),
-                preempt: false,
-                since: Instant::now(),
-                gave_up: false,
-            });
-            w.signals.extend(signal);
-            w.preempt |= preempt;
-        }
-        match Tid(tid).cont(0) {
-            Err(e) if e.is_gone() => Ok(()),
-            r => Ok(r?),
-        }
-    }
-
-    /// Drops what `tid` holds for its next tick (it entered a syscall, exits, or execs):
-    /// its signals are sent again so that they reach it as they would have (interrupting the
-    /// syscall), a preemption is no longer needed (another thread may run now).
-    fn release(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
-        let Some(p) = self.procs.get_mut(&pid) else {
-            return Ok(());
-        };
-        let Some(w) = p.thread(tid).and_then(|t| t.tick_wait.take()) else {
-            return Ok(());
-        };
-        if let Some(c) = p.counter.as_mut() {
-            c.disarm(&p.mem)?;
-        }
-        for (sig, si) in &w.signals {
-            settle::resend(pid, Tid(tid), *sig, si);
-        }
-        Ok(())
-    }
-
-    /// `tid` reached the tick its held events wait for: they land here.
-    fn on_tick(
-        &mut self,
-        pid: i32,
-        tid: i32,
-        trap: hindsight_ticks::assemble::Trap,
-    ) -> Result<(), RecordError> {
-        let Some(p) = self.procs.get_mut(&pid) else {
-            return Ok(());
-        };
-        let mut regs = Tid(tid).regs()?;
-        if std::env::var_os("HINDSIGHT_DEBUG_TICKS").is_some() {
-            eprintln!(
-                "tick trap in {tid} at {:#x} -> resume {:#x} (logical {:#x}) rax {:#x} rsp {:#x}",
-                regs.pc(),
-                trap.resume,
-                trap.logical,
-                regs.0.rax,
-                regs.sp()
-            );
-        }
-        regs.set_pc(trap.resume);
-        Tid(tid).set_regs(&regs)?;
         let mut ticks = None;
         if let Some(c) = p.counter.as_mut() {
-            c.disarm(&p.mem)?;
+            if let Some(ev) = c.step_to_boundary(pid, Tid(tid))? {
+                return Ok(Err(ev));
+            }
             ticks = Some(c.ticks(&p.mem, tid)?);
         }
-        let Some(mut w) = p.thread(tid).and_then(|t| t.tick_wait.take()) else {
-            // A trap nobody waits for (armed for an event that went elsewhere): on.
-            return self.run_user(pid, tid);
-        };
+        let regs = Tid(tid).regs()?;
         let cpu = point::thread_cpu_ns(pid, tid);
         let before = p.thread(tid).map(|t| t.cpu_ns).unwrap_or(0);
-        let point = point::capture(&p.mem, &regs, cpu.saturating_sub(before), ticks);
-        if !w.signals.is_empty() {
-            let (sig, si) = w.signals.remove(0);
-            for (s, i) in &w.signals {
-                settle::resend(pid, Tid(tid), *s, i);
-            }
-            Tid(tid).set_siginfo(&si)?;
-            return self.deliver(pid, tid, sig, &si, SignalPoint::Async(Box::new(point)));
-        }
-        self.preempt(pid, tid, point)
+        Ok(Ok(point::capture(
+            &p.mem,
+            &regs,
+            cpu.saturating_sub(before),
+            ticks,
+        )))
     }
 
     /// Gives the process to another ready thread, `tid` stopped at `point`.
@@ -1478,35 +1336,15 @@ impl Recorder {
             return Ok(());
         };
         let others_ready = !p.ready.is_empty();
-        let counted = p.counter.is_some();
         let Some(t) = p.thread(tid) else {
             return Ok(());
         };
         t.interrupted = false;
-        let state = t.state;
-        let gave_up = t.tick_wait.as_ref().is_some_and(|w| w.gave_up);
-        match state {
-            State::User if gave_up => self.land_uncounted(pid, tid),
-            State::User if others_ready && counted => self.hold(pid, tid, None, true),
-            State::User if others_ready => {
-                // Preempted a few instructions on, where replay can tell the iteration apart.
-                if let Settled::Gone(ev) = settle::settle(pid, Tid(tid), &p.mem)? {
-                    return self.handle(tid, ev);
-                }
-                let regs = Tid(tid).regs()?;
-                let cpu = point::thread_cpu_ns(pid, tid);
-                let before = self
-                    .procs
-                    .get_mut(&pid)
-                    .and_then(|p| p.thread(tid))
-                    .map(|t| t.cpu_ns)
-                    .unwrap_or(0);
-                let Some(p) = self.procs.get(&pid) else {
-                    return Ok(());
-                };
-                let point = point::capture(&p.mem, &regs, cpu.saturating_sub(before), None);
-                self.preempt(pid, tid, point)
-            }
+        match t.state {
+            State::User if others_ready => match self.async_point(pid, tid)? {
+                Ok(point) => self.preempt(pid, tid, point),
+                Err(ev) => self.handle(tid, ev),
+            },
             State::User => {
                 // Nobody to give the turn to: the stop is invisible to the program.
                 let _ = Tid(tid).cont(0);
@@ -1523,46 +1361,6 @@ impl Recorder {
                 Ok(())
             }
         }
-    }
-
-    /// No tick came in time for what `tid` holds (it runs code that does not count): the
-    /// events land where it is, named by registers and stack as without a counter. The
-    /// thread is first stepped out of any counting code (whose saved registers a signal
-    /// handler would overwrite).
-    fn land_uncounted(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
-        let Some(p) = self.procs.get_mut(&pid) else {
-            return Ok(());
-        };
-        let Some(mut w) = p.thread(tid).and_then(|t| t.tick_wait.take()) else {
-            return self.run_user(pid, tid);
-        };
-        if let Some(c) = p.counter.as_mut() {
-            c.disarm(&p.mem)?;
-            if let Some(ev) = c.step_to_boundary(Tid(tid))? {
-                return self.handle(tid, ev);
-            }
-        }
-        if let Settled::Gone(ev) = settle::settle(pid, Tid(tid), &p.mem)? {
-            return self.handle(tid, ev);
-        }
-        if let Some(c) = p.counter.as_ref() {
-            if let Some(ev) = c.step_to_boundary(Tid(tid))? {
-                return self.handle(tid, ev);
-            }
-        }
-        let regs = Tid(tid).regs()?;
-        let cpu = point::thread_cpu_ns(pid, tid);
-        let before = p.thread(tid).map(|t| t.cpu_ns).unwrap_or(0);
-        let point = point::capture(&p.mem, &regs, cpu.saturating_sub(before), None);
-        if !w.signals.is_empty() {
-            let (sig, si) = w.signals.remove(0);
-            for (s, i) in &w.signals {
-                settle::resend(pid, Tid(tid), *s, i);
-            }
-            Tid(tid).set_siginfo(&si)?;
-            return self.deliver(pid, tid, sig, &si, SignalPoint::Async(Box::new(point)));
-        }
-        self.preempt(pid, tid, point)
     }
 
     fn on_gone(&mut self, pid: i32, tid: i32, status: ExitStatus) -> Result<(), RecordError> {

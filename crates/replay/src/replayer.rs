@@ -493,19 +493,15 @@ impl Replayer {
         }
         if tracing() {
             if let Some(h) = &self.head {
-                eprintln!("replay: event {} {}", h.index, describe_event(&h.event));
-            }
-        }
-        if std::env::var_os("HINDSIGHT_DEBUG_TICKS").is_some() {
-            if let (Some(h), Some(c)) = (&self.head, self.counter.as_mut()) {
-                if let Some(t) = h.event.tid() {
-                    eprintln!(
-                        "ev {} tid {t} ticks {:?} {}",
-                        h.index,
-                        c.ticks(&self.mem, t).ok(),
-                        h.event.kind_name()
-                    );
-                }
+                let ticks = match (h.event.tid(), self.counter.as_mut()) {
+                    (Some(t), Some(c)) => c.ticks(&self.mem, t).ok(),
+                    _ => None,
+                };
+                eprintln!(
+                    "replay: event {} {} (ticks {ticks:?})",
+                    h.index,
+                    describe_event(&h.event)
+                );
             }
         }
         self.head.take().map(|h| h.event)
@@ -605,29 +601,41 @@ impl Replayer {
                 c.run(&self.mem, runner)?;
             }
             let step = matches!(how, Resume::Step(t) if t == tid);
-            // A position named by ticks: the counter traps when the thread reaches it.
-            let ticked = match (
+            // A position named by ticks: the counter traps when the thread has counted them
+            // (Some(false): on the way there); from there a breakpoint at its pc finds it
+            // (Some(true)), the counter armed one tick further as a guard.
+            let tick_phase = match (
                 async_point(&event).and_then(|p| p.ticks),
                 self.counter.as_mut(),
             ) {
                 (Some(target), Some(c)) => match c.arm(&self.mem, runner, target)? {
-                    Armed::Set => true,
+                    Armed::Set => Some(false),
                     Armed::Reached => {
-                        if let Some(s) = self.at_tick(inf, hook, tid, &event, false)? {
-                            return Ok(s);
+                        let regs = tid.regs()?;
+                        if async_point(&event).is_some_and(|p| at_position(p, inf, &regs)) {
+                            if let Some(s) = self.at_tick(inf, hook, tid, &event, false)? {
+                                return Ok(s);
+                            }
+                            continue;
                         }
-                        continue;
+                        if let Some(c) = self.counter.as_mut() {
+                            c.arm(&self.mem, runner, target + 1)?;
+                        }
+                        Some(true)
                     }
-                    Armed::Passed { now } => return Ok(self.diverged(
-                        runner,
-                        describe_event(&event),
-                        format!(
-                            "the thread counted {now} ticks, past the {target} of that position"
-                        ),
-                    )),
+                    Armed::Passed { now } => {
+                        return Ok(self.diverged(
+                            runner,
+                            describe_event(&event),
+                            format!(
+                                "the thread counted {now} ticks, past the {target} of that position"
+                            ),
+                        ))
+                    }
                 },
-                _ => false,
+                _ => None,
             };
+            let ticked = tick_phase.is_some();
             // A gate takes the thread to an asynchronous position at nearly full speed; a
             // single step would walk into the gate's code, so steps use breakpoint hits.
             let arming = if step || ticked {
@@ -658,7 +666,7 @@ impl Replayer {
             }
             let target = match free_run {
                 Some(_) => None,
-                None if gated || ticked => None,
+                None if gated || tick_phase == Some(false) => None,
                 None => self.arm_async(inf, &event, tid)?,
             };
             let mut wrapper = Wrapper {
@@ -667,7 +675,7 @@ impl Replayer {
                 reached: false,
                 user_stop: false,
             };
-            let give_up = if (wrapper.target.is_some() || gated) && !step {
+            let give_up = if (wrapper.target.is_some() || gated) && !step && !ticked {
                 self.scan_limit(&event, tid)
             } else {
                 None
@@ -1099,6 +1107,9 @@ impl Replayer {
         tid: Tid,
     ) -> Result<Option<ReplayStop>, ReplayError> {
         self.disarm_async(inf)?;
+        if let Some(c) = self.counter.as_mut() {
+            c.disarm(&self.mem)?;
+        }
         // The hit was handled: the thread is not "in" a breakpoint any more.
         inf.forget_trap(tid);
         match self.consume() {
@@ -1723,6 +1734,9 @@ impl Replayer {
                 inf.set_pending_signal(tid, 0);
                 let mut regs = tid.regs()?;
                 regs.set_pc(trap.resume);
+                if trap.set_zf {
+                    regs.0.eflags &= !hindsight_ticks::assemble::ZF;
+                }
                 tid.set_regs(&regs)?;
                 if let Some(c) = self.counter.as_mut() {
                     c.disarm(&self.mem)?;
@@ -1730,12 +1744,28 @@ impl Replayer {
                 let Some(event) = event else {
                     return Ok(Some(self.end_of_recording()));
                 };
-                if async_point(&event).is_some_and(|p| p.ticks.is_some())
-                    && event.tid() == Some(rtid)
-                {
+                let Some(point) = async_point(&event).filter(|_| event.tid() == Some(rtid)) else {
+                    // Armed for an event that another thread's syscall came before: on.
+                    return Ok(None);
+                };
+                let target = point.ticks.unwrap_or(0);
+                let now = match self.counter.as_mut() {
+                    Some(c) => c.ticks(&self.mem, rtid)?,
+                    None => 0,
+                };
+                if now > target {
+                    return Ok(Some(self.diverged(
+                        rtid,
+                        describe_event(&event),
+                        format!(
+                            "the thread ran past that position (it counted {now} ticks, not finding it at its {target}th)"
+                        ),
+                    )));
+                }
+                if at_position(point, inf, &regs) {
                     return self.at_tick(inf, hook, tid, &event, true);
                 }
-                // Armed for an event that another thread's syscall came before: on.
+                // In the position's tick interval, not at it yet: a breakpoint finds it.
                 return Ok(None);
             }
         }

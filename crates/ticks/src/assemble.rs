@@ -65,7 +65,15 @@ pub struct Trap {
     pub resume: u64,
     /// The program address it stands at.
     pub logical: u64,
+    /// The counting code left the flags of its `sub` (they are dead there): the count that
+    /// trapped set ZF, which every other count, and a run without the trap, leaves clear.
+    /// Whoever continues the thread clears it, so that its registers are the same as
+    /// without the trap (see [`TICK`]).
+    pub set_zf: bool,
 }
+
+/// The zero flag in `eflags`.
+pub const ZF: u64 = 0x40;
 
 /// A module's code, patched: what to map and write, and how to translate addresses.
 #[derive(Debug, Clone, Default)]
@@ -166,7 +174,11 @@ pub fn assemble(code: &ModuleCode, scan: &Scan, plan: &Plan, bias: u64, base: u6
                     out.moved.push((logical, addr_of(i)));
                 }
                 Mark::Glue(_) => {}
-                Mark::AfterTrap { cont, logical } => {
+                Mark::AfterTrap {
+                    cont,
+                    logical,
+                    set_zf,
+                } => {
                     // The jump back to the continuation: a glue jump to the program goes
                     // straight there.
                     let resume = match block.index_of(cont) {
@@ -180,6 +192,7 @@ pub fn assemble(code: &ModuleCode, scan: &Scan, plan: &Plan, bias: u64, base: u6
                         at: addr_of(i),
                         resume,
                         logical,
+                        set_zf,
                     });
                 }
             }
@@ -224,10 +237,12 @@ enum Mark {
     /// A jump on to this program address (no count pending).
     Glue(u64),
     /// The instruction after a trap's `int3`: the jump back to `cont` (an instruction ip in
-    /// the block), where the thread stands at program address `logical`.
+    /// the block), where the thread stands at program address `logical`; `set_zf`: see
+    /// [`Trap::set_zf`].
     AfterTrap {
         cont: u64,
         logical: u64,
+        set_zf: bool,
     },
 }
 
@@ -437,6 +452,7 @@ impl Block {
                 Mark::AfterTrap {
                     cont,
                     logical: stub.logical,
+                    set_zf: !stub.flags_live,
                 },
             )?;
         }

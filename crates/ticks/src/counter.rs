@@ -331,28 +331,56 @@ impl Counter {
         &self.code
     }
 
-    /// Single-steps `tid` until it stands at an instruction of the program
-    /// ([`Counter::logical`] is Some). Returns the wait event if the thread stopped for
-    /// anything but the step (a signal it is to get is sent again) or ended.
+    /// Single-steps `tid` (of process `pid`) until it stands at an instruction of the program
+    /// ([`Counter::logical`] is Some): a thread stopped in the middle of the counting code
+    /// must not get a signal there (its handler would run the same code, whose saved rax it
+    /// would overwrite) nor be named by a pc that is no program instruction. A signal that
+    /// arrives meanwhile is sent again; a fault (of a moved instruction) ends the stepping
+    /// where it is. Returns the wait event if the thread ended.
     pub fn step_to_boundary(
         &self,
+        pid: i32,
         tid: Tid,
     ) -> Result<Option<hindsight_ptrace::WaitEvent>, TicksError> {
         use hindsight_ptrace::{wait_tid, Stop, WaitEvent};
-        for _ in 0..64 {
+        // Signals that stop a step are sent again once the stepping is over (sent at once,
+        // the next step would stop for them again, before its instruction).
+        let mut later: Vec<(i32, libc::siginfo_t)> = Vec::new();
+        let mut result = Err(TicksError::Setup(
+            "a thread did not leave the counting code in 256 steps".into(),
+        ));
+        for _ in 0..256 {
             let pc = tid.regs()?.pc();
             if self.logical(pc).is_some() {
-                return Ok(None);
+                result = Ok(None);
+                break;
             }
             tid.step(0)?;
             match wait_tid(tid)? {
                 WaitEvent::Stopped(Stop::Signal(libc::SIGTRAP)) => {}
-                other => return Ok(Some(other)),
+                WaitEvent::Stopped(Stop::Signal(sig)) => {
+                    let si = tid.siginfo()?;
+                    let fault = matches!(
+                        sig,
+                        libc::SIGSEGV | libc::SIGBUS | libc::SIGILL | libc::SIGFPE
+                    ) && si.si_code > 0;
+                    if fault {
+                        result = Ok(None);
+                        break;
+                    }
+                    later.push((sig, si));
+                }
+                WaitEvent::Stopped(_) => {}
+                gone => {
+                    result = Ok(Some(gone));
+                    break;
+                }
             }
         }
-        Err(TicksError::Setup(
-            "a thread did not leave the counting code in 64 steps".into(),
-        ))
+        for (sig, si) in &later {
+            tid.resend_signal(pid, *sig, si);
+        }
+        result
     }
 
     /// The counter of a forked copy of this process: the same page and patched code (the copy
