@@ -161,6 +161,13 @@ impl Replayer {
             libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0);
         }
         let reader = TraceReader::open(&opts.trace)?;
+        let clock = &reader.header().clock;
+        if clock != "none" && clock != hindsight_ticks::CLOCK {
+            return Err(ReplayError::Unsupported(format!(
+                "the trace was recorded with another instruction counter ({clock}; this hindsight counts {}): replay it with the hindsight that recorded it",
+                hindsight_ticks::CLOCK
+            )));
+        }
         // Every file checked against its checksum before any is used.
         reader.verify()?;
         let root = reader
