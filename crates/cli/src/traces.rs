@@ -33,7 +33,7 @@ pub fn exit_code(status: &ExitStatus) -> u8 {
 
 /// Runs `hindsight record`: records the program and returns its exit status.
 pub fn record(opts: RecordCliOptions) -> anyhow::Result<u8> {
-    let program = crate::session::resolve_recordable(&opts.program)?;
+    let program = hindsight_engine::session::resolve_recordable(&opts.program)?;
     let (dir, root) = match &opts.output {
         Some(d) => (d.clone(), None),
         None => {

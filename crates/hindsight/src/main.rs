@@ -72,8 +72,8 @@ fn run(args: Vec<OsString>) -> anyhow::Result<u8> {
                 Some(mode) => {
                     let (mut session, _) = hindsight_cli::open_replay(&opts)?;
                     // -ex/-x: where the replay is when gdb first sees it.
-                    hindsight_cli::remote::run_commands(&mut session, &opts.session.commands)?;
-                    let program = hindsight_cli::remote::program(&session);
+                    hindsight_gdbserver::prepare(&mut session, &opts.session.commands)?;
+                    let program = session.program().to_path_buf();
                     match mode {
                         hindsight_cli::GdbMode::Server(spec) => {
                             hindsight_gdbserver::serve(session, &spec, &program)
