@@ -326,6 +326,45 @@ impl Session {
         }
         self.live()?;
         let (address, len, bytes, ty) = context::watch_target(self, expr)?;
+        self.watch_range(expr, (address, len, bytes, ty), access, condition)
+    }
+
+    /// Watches the memory `value` lives in (as [`Session::add_watchpoint`] does for an
+    /// expression), shown as `label`: for a front end that found the value earlier, in a frame
+    /// that may not be selected now.
+    pub fn add_watchpoint_on(
+        &mut self,
+        label: &str,
+        value: &hindsight_symbols::value::Value,
+        access: WatchAccess,
+        condition: Option<&str>,
+    ) -> anyhow::Result<u32> {
+        let Some(address) = value.address() else {
+            bail!("Cannot watch constant value `{label}'.");
+        };
+        let len = value.size();
+        if len == 0 {
+            bail!("Cannot watch `{label}': it has no size.");
+        }
+        let mut bytes = vec![0u8; len as usize];
+        self.live()?
+            .read_memory(address, &mut bytes)
+            .map_err(|_| anyhow::anyhow!("Cannot access memory at address {address:#x}"))?;
+        self.watch_range(
+            label,
+            (address, len, bytes, value.ty.clone()),
+            access,
+            condition,
+        )
+    }
+
+    fn watch_range(
+        &mut self,
+        expr: &str,
+        (address, len, bytes, ty): (u64, u64, Vec<u8>, hindsight_symbols::value::TypeHandle),
+        access: WatchAccess,
+        condition: Option<&str>,
+    ) -> anyhow::Result<u32> {
         // Everything already watched plus this one must fit in DR0–DR3.
         let mut ranges = watched_ranges(self);
         ranges.push((address, len, access));

@@ -47,8 +47,9 @@ pub(crate) enum Reason {
     EndOfHistory(String),
     /// Going back reached the start of the recording.
     StartOfHistory,
-    /// A `dprintf` breakpoint was hit: print, then go on.
-    Dprintf(u32),
+    /// Only `dprintf` breakpoints were hit (their numbers are in [`Hook::prints`]): print,
+    /// then go on.
+    Dprintf,
     /// The replay reached a time where debugger events are due (quantum, periodic): the
     /// time, and the thread about to run.
     Time(u64, Tid),
@@ -92,6 +93,8 @@ pub(crate) struct Hook<'a> {
     pub(crate) observer: Option<&'a mut dyn Observer>,
     /// The user's interrupt (replay: checked at every event).
     pub(crate) interrupt: Option<&'a crate::session::Interrupter>,
+    /// dprintf breakpoints hit at the stop, to print before anything else happens.
+    pub(crate) prints: Vec<u32>,
 }
 
 impl StopHook for Hook<'_> {
@@ -114,6 +117,7 @@ impl StopHook for Hook<'_> {
             context::eval_condition(symbols, inf, tid, cond)
         });
         let mut stop = None;
+        let mut prints = Vec::new();
         for o in outcomes {
             if !self.engine.admits(o.number, self.time) {
                 // An era breakpoint outside its era.
@@ -124,19 +128,26 @@ impl StopHook for Hook<'_> {
                 stop.get_or_insert(Reason::ConditionError(o.number, e));
             } else if matches!(o.verdict, Verdict::Stop { .. }) {
                 let actions = self.engine.match_breakpoint(o.number, self.time);
-                let prints = actions
+                let is_dprintf = actions
                     .iter()
                     .any(|(_, a)| matches!(a, hindsight_timeline::Action::Print { .. }));
-                if prints {
-                    stop.get_or_insert(Reason::Dprintf(o.number));
+                if is_dprintf {
+                    prints.push(o.number);
                 } else {
                     stop.get_or_insert(Reason::Breakpoint(o.number));
                 }
             }
         }
+        // A dprintf prints even where another breakpoint stops the program (gdb does both).
+        let printing = !prints.is_empty();
+        self.prints.extend(prints);
         match stop {
             Some(r) => {
                 self.reason = Some(r);
+                true
+            }
+            None if printing => {
+                self.reason = Some(Reason::Dprintf);
                 true
             }
             None => false,
@@ -294,6 +305,7 @@ pub(crate) fn resume_raw(
             signals: Some(&mut s.travel.signal_count),
             observer: Some(&mut *obs),
             interrupt: Some(&s.interrupt),
+            prints: Vec::new(),
         };
         let (stop, mut reason) = match s.replay.as_mut() {
             // A live program runs until it stops or the user interrupts (every thread is then
@@ -333,7 +345,11 @@ pub(crate) fn resume_raw(
         if reason.is_none() {
             reason = hook.reason.take();
         }
+        let prints = std::mem::take(&mut hook.prints);
         s.started = true;
+        for n in prints {
+            crate::travel::run_dprintf(s, obs, n, &stop);
+        }
         // Debugger events whose action is not a stop: act, then go on.
         match reason {
             Some(Reason::Checkpoint) => {
@@ -344,8 +360,7 @@ pub(crate) fn resume_raw(
                 }
                 continue;
             }
-            Some(Reason::Dprintf(n)) => {
-                crate::travel::run_dprintf(s, obs, n, &stop);
+            Some(Reason::Dprintf) => {
                 s.travel.here = None;
                 continue;
             }

@@ -39,7 +39,7 @@ mod travel;
 pub mod values;
 
 pub use hindsight_breakpoints::table::{BreakpointKind, WatchAccess};
-pub use hindsight_control::StepOverMode;
+pub use hindsight_control::{StepOverMode, ThreadInfo};
 pub use hindsight_ptrace::Tid;
 pub use hindsight_timeline::Position;
 pub use motion::{LineStep, Place};

@@ -209,21 +209,35 @@ fn access_code(a: WatchAccess) -> u8 {
 /// the end of its history (gdb says "No more reverse-execution history"): from there the
 /// client can still go back. Continuing from that stop lets the program exit.
 pub fn resume(s: &mut Session, obs: &mut dyn Observer) -> anyhow::Result<RemoteStop> {
-    s.travel.forget_selection();
-    // (The recording is read only when the program is at an exit syscall, or exited.)
-    let from_the_end = on_an_exit_syscall(s) && recorded_exit(s).is_some_and(|e| at_exit(s, e));
-    let stop = s.resume(obs)?;
+    let stop = forward(s, obs, |s, obs| s.resume(obs))?;
     if stop.was_interrupted() {
         return Ok(RemoteStop::Interrupted(stop.thread.unwrap_or(Tid(0))));
     }
+    Ok(last_stop(s))
+}
+
+/// Runs a forward motion (`continue`, a step, `finish`…). In a replay, one that runs into the
+/// program's exit stops at the exit syscall instead, as the end of its history (see
+/// [`resume`]); one that starts there lets the program exit.
+pub fn forward(
+    s: &mut Session,
+    obs: &mut dyn Observer,
+    motion: impl FnOnce(&mut Session, &mut dyn Observer) -> anyhow::Result<crate::stop::Stop>,
+) -> anyhow::Result<crate::stop::Stop> {
+    s.travel.forget_selection();
+    // (The recording is read only when the program is at an exit syscall, or exited.)
+    let from_the_end = on_an_exit_syscall(s) && recorded_exit(s).is_some_and(|e| at_exit(s, e));
+    let stop = motion(s, obs)?;
     if matches!(stop.reason, crate::stop::StopReason::Exited { .. }) && !from_the_end {
         if let Some(exit) = recorded_exit(s) {
-            if let Some(stop) = back_to_the_exit(s, obs, exit)? {
-                return Ok(stop);
+            if back_to_the_exit(s, obs, exit)?.is_some() {
+                if let Some(stop) = s.last_stop() {
+                    return Ok(stop.clone());
+                }
             }
         }
     }
-    Ok(last_stop(s))
+    Ok(stop)
 }
 
 /// exit(2) and exit_group(2).

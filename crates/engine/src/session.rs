@@ -60,6 +60,8 @@ pub struct Session {
     pub(crate) replay: Option<hindsight_replay::Replayer>,
     /// `handle SIGNAL stop|nostop`: the user's choices (others: gdb's defaults).
     pub(crate) signal_stops: std::collections::HashMap<i32, bool>,
+    /// The last stop as front ends were told (see [`Session::last_stop`]).
+    pub(crate) last_report: Option<crate::stop::Stop>,
     /// The last stop, and why.
     pub(crate) last_stop: Option<(StopEvent, Option<crate::hook::Reason>)>,
     /// Time travel: debugger events, bookmarks, checkpoints, the current position.
@@ -146,6 +148,7 @@ impl Session {
             replay: None,
             signal_stops: Default::default(),
             last_stop: None,
+            last_report: None,
             travel: Default::default(),
             pending_sites: Vec::new(),
             interrupt: Interrupter::default(),
@@ -224,6 +227,22 @@ impl Session {
     /// Selects frame `index` of the selected thread (the caller checked that it exists).
     pub fn select_frame(&mut self, index: usize) {
         self.frame = index;
+    }
+
+    /// The last stop a motion ended with (also one that a command of a front end's own
+    /// language made, such as `goto` typed in an editor's debug console).
+    pub fn last_stop(&self) -> Option<&crate::stop::Stop> {
+        self.last_report.as_ref()
+    }
+
+    /// The program's threads (gdb's numbers, tids, pthread ids); none when it is not running.
+    pub fn threads(&self) -> Vec<hindsight_control::ThreadInfo> {
+        self.live().map(|i| i.threads()).unwrap_or_default()
+    }
+
+    /// A thread's name (what `/proc/…/comm` says).
+    pub fn thread_name(&self, tid: Tid) -> Option<String> {
+        self.live().ok()?.thread_name(tid)
     }
 
     /// The user breakpoint that caused the last stop (for `continue N`).

@@ -302,6 +302,7 @@ pub(crate) fn finish(s: &mut Session, obs: &mut dyn Observer) -> anyhow::Result<
     let mut stop = arrive(s, &stop, None, true)?;
     if let Some(rt) = func.and_then(|f| f.return_type) {
         stop.returned = Some(crate::context::returned_value(s, tid, rt)?);
+        s.last_report = Some(stop.clone());
     }
     Ok(stop)
 }

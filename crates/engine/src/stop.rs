@@ -122,6 +122,17 @@ pub(crate) fn arrive(
     reason: Option<&Reason>,
     with_frame: bool,
 ) -> anyhow::Result<Stop> {
+    let out = take_in(s, stop, reason, with_frame)?;
+    s.last_report = Some(out.clone());
+    Ok(out)
+}
+
+fn take_in(
+    s: &mut Session,
+    stop: &StopEvent,
+    reason: Option<&Reason>,
+    with_frame: bool,
+) -> anyhow::Result<Stop> {
     let pid = s.user_pid();
     s.stepped_cleanly = matches!(stop, StopEvent::Stepped { .. }) && reason.is_none();
     s.last_stop = Some((stop.clone(), reason.cloned()));

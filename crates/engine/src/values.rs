@@ -76,6 +76,9 @@ fn has_children(sc: &Scope<'_>, v: &Value) -> bool {
         Shape::Struct(_) => struct_members(&v.ty).is_some_and(|m| !m.is_empty()),
         Shape::Array(_, count) => count.unwrap_or(0) > 0,
         Shape::Pointer(Some(pointee)) => {
+            if struct_members(&pointee).is_some_and(|m| m.is_empty()) {
+                return false;
+            }
             let null = v.as_u64().map(|a| a == 0).unwrap_or(true);
             let readable = v
                 .as_u64()
@@ -162,7 +165,7 @@ impl Session {
     /// `expression` (a [`Variable::expression`]) evaluated in the selected frame, as a
     /// variable named `name`.
     pub fn variable(&mut self, name: &str, expression: &str) -> anyhow::Result<Variable> {
-        let value = context::evaluate(self, expression).map_err(|e| e.to_string());
+        let value = self.evaluate(expression).map_err(|e| e.to_string());
         let sc = context::scope(self)?;
         Ok(Variable::new(
             &sc,
@@ -173,10 +176,19 @@ impl Session {
     }
 
     /// The children of the value `expression` evaluates to in the selected frame: a struct's
-    /// members, an array's elements (at most [`MAX_ELEMENTS`]), what a pointer points to.
+    /// members, an array's elements (at most [`MAX_ELEMENTS`]), what a pointer points to (the
+    /// members of a struct it points to).
     pub fn children(&mut self, expression: &str) -> anyhow::Result<Vec<Variable>> {
         let parent = context::evaluate(self, expression)?;
-        let e = format!("({expression})");
+        // A name needs no parentheses around it; anything else does (`(*p).x`, `(a+1)[2]`).
+        let simple = expression
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+        let e = if simple {
+            expression.to_string()
+        } else {
+            format!("({expression})")
+        };
         let names: Vec<(String, String)> = match parent.ty.shape() {
             Shape::Struct(_) => struct_members(&parent.ty)
                 .unwrap_or_default()
@@ -187,7 +199,16 @@ impl Session {
             Shape::Array(_, count) => (0..count.unwrap_or(0).min(MAX_ELEMENTS))
                 .map(|i| (format!("[{i}]"), format!("{e}[{i}]")))
                 .collect(),
-            Shape::Pointer(Some(_)) => vec![(format!("*{expression}"), format!("*{e}"))],
+            // A pointer to a struct shows the struct's members (as editors do); any other
+            // pointer, what it points to.
+            Shape::Pointer(Some(pointee)) => match struct_members(&pointee) {
+                Some(members) => members
+                    .into_iter()
+                    .flatten()
+                    .map(|m| (m.clone(), format!("{e}->{m}")))
+                    .collect(),
+                None => vec![(format!("*{expression}"), format!("*{e}"))],
+            },
             _ => Vec::new(),
         };
         let mut out = Vec::with_capacity(names.len());

@@ -13,6 +13,7 @@ usage: hindsight debug [--batch] [-q] [-ex CMD]... [-x FILE] [--no-pin] -- PROG 
        hindsight replay [TRACE] [--process PID] --gdbserver [HOST:]PORT | --gdb
        hindsight ls
        hindsight info [--events] [TRACE]
+       hindsight dap [--port PORT]
 
 Commands:
   debug   start PROG under the debugger, stopped before its first instruction
@@ -20,6 +21,7 @@ Commands:
   replay  debug a recorded run, as often as you like (default: the latest trace)
   ls      list the traces
   info    show a trace: program, processes, events, size (--events: every event)
+  dap     serve the Debug Adapter Protocol to an editor (stdio; --port: TCP on 127.0.0.1)
 
 Traces live under $HINDSIGHT_DIR (default ~/.local/share/hindsight); the newest is
 `latest-trace`.
@@ -107,6 +109,31 @@ fn run(args: Vec<OsString>) -> anyhow::Result<u8> {
                 }
             }
             hindsight_cli::traces::info(name.as_deref(), events)
+        }
+        Some("dap") => {
+            let mut port = None;
+            let mut it = it;
+            while let Some(a) = it.next() {
+                match a.to_str() {
+                    Some("--port") => {
+                        let p = it
+                            .next()
+                            .ok_or_else(|| anyhow::anyhow!("option --port needs a port number"))?;
+                        let p = p.to_string_lossy();
+                        port = Some(p.parse::<u16>().map_err(|_| {
+                            anyhow::anyhow!("--port wants a port number (0 to 65535), not '{p}'")
+                        })?);
+                    }
+                    _ => anyhow::bail!(
+                        "unknown argument '{}' for dap (usage: hindsight dap [--port PORT])",
+                        a.to_string_lossy()
+                    ),
+                }
+            }
+            match port {
+                None => hindsight_dap::run_stdio(),
+                Some(p) => hindsight_dap::run_tcp(p, || false),
+            }
         }
         Some("help" | "--help" | "-h") => {
             println!("{USAGE}");

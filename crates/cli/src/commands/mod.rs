@@ -277,6 +277,12 @@ fn lookup(word: &str) -> anyhow::Result<Handler> {
     }
 }
 
+/// Whether `line` starts with a command's name (an alias, or a unique prefix of one).
+pub fn is_command(line: &str) -> bool {
+    let (word, _, _) = split_command(line);
+    !word.is_empty() && lookup(word).is_ok()
+}
+
 /// Executes one command line, its output and errors shown on `c` (the failure is also the
 /// result, for the caller to show). Empty lines and `#` comments do nothing.
 pub fn execute(s: &mut Session, c: &mut Console, line: &str) -> anyhow::Result<()> {

@@ -231,6 +231,8 @@ impl StopHook for Scan<'_> {
         }
         if let Some(user) = self.user.as_mut() {
             if user.breakpoint_hit(inf, tid, addr) {
+                // (Scans print nothing: the dprintfs hit on the way are not of now.)
+                user.prints.clear();
                 if let Some(r @ (Reason::Breakpoint(_) | Reason::ConditionError(..))) =
                     user.reason.take()
                 {
@@ -487,6 +489,7 @@ pub(super) fn drive(
             signals: None,
             observer: None,
             interrupt: None,
+            prints: Vec::new(),
         });
     }
     setup(&mut scan);
