@@ -304,7 +304,7 @@ pub(crate) fn resume_raw(
             sites_pending: s.replay.is_some() && !s.pending_sites.is_empty(),
             signals: Some(&mut s.travel.signal_count),
             observer: Some(&mut *obs),
-            interrupt: Some(&s.interrupt),
+            interrupt: s.in_motion.then_some(&s.interrupt),
             prints: Vec::new(),
         };
         let (stop, mut reason) = match s.replay.as_mut() {

@@ -55,7 +55,15 @@ impl Session {
         f: impl FnOnce(&mut Session) -> anyhow::Result<Stop>,
     ) -> anyhow::Result<Stop> {
         self.interrupt.clear();
-        match f(self) {
+        // (A motion inside a motion — a periodic command — keeps the outer one's state.)
+        let outer = std::mem::replace(&mut self.in_motion, true);
+        let r = f(self);
+        self.in_motion = outer;
+        if !outer {
+            // A request that came too late for this motion is not one for the next.
+            self.interrupt.clear();
+        }
+        match r {
             Err(e) if e.is::<crate::Interrupted>() => {
                 let tid = e
                     .downcast_ref::<crate::Interrupted>()

@@ -75,6 +75,9 @@ pub struct Session {
     /// A live program's `continue` watches the interrupter (a front end that can pause it);
     /// otherwise the terminal's ^C reaches the program, which stops with SIGINT.
     pub(crate) live_pause: bool,
+    /// A motion runs (the interrupt is heard only then: a query such as `when`, which replays
+    /// up to now to name it, always gets back to now).
+    pub(crate) in_motion: bool,
 }
 
 /// Asks the motion that runs to stop (from a signal handler or another thread): a replay
@@ -153,6 +156,7 @@ impl Session {
             pending_sites: Vec::new(),
             interrupt: Interrupter::default(),
             live_pause: false,
+            in_motion: false,
         };
         s.spawn()?;
         Ok(s)

@@ -37,7 +37,7 @@ macro_rules! or_stop {
 /// Single-steps `tid`; anything but a plain step end ends the command. The user's interrupt
 /// is heard between two steps.
 fn stepi_raw(s: &mut Session, obs: &mut dyn Observer, tid: Tid) -> anyhow::Result<Outcome> {
-    if s.interrupt.requested() {
+    if s.in_motion && s.interrupt.requested() {
         let stop = StopEvent::Stepped { tid };
         return Ok(Outcome::Interrupted(Box::new(arrive(
             s,

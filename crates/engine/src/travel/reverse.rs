@@ -301,7 +301,7 @@ pub(super) fn steps_to(s: &mut Session, tid: Tid, now: &Instant) -> anyhow::Resu
         if n >= MAX_STEPS {
             bail!("the previous instruction is too far from the last statement start ({MAX_STEPS} instructions)");
         }
-        if s.interrupt.requested() {
+        if s.in_motion && s.interrupt.requested() {
             return Err(crate::Interrupted { tid: Some(tid) }.into());
         }
         step_once(s, tid)?;

@@ -465,6 +465,7 @@ pub(super) fn drive(
         travel,
         pending_sites,
         interrupt,
+        in_motion,
         ..
     } = s;
     let inf = inferior
@@ -493,7 +494,7 @@ pub(super) fn drive(
         });
     }
     setup(&mut scan);
-    scan.interrupt = Some(interrupt.clone());
+    scan.interrupt = in_motion.then(|| interrupt.clone());
     scan.checkpoint_at = travel.checkpoint_deadline();
     scan.sites_pending = !pending_sites.is_empty();
     let ended = loop {
