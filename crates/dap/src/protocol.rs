@@ -450,9 +450,11 @@ mod tests {
 
     #[test]
     fn messages_are_framed_by_their_length() {
-        let text =
-            "Content-Length: 45\r\n\r\n{\"seq\":1,\"type\":\"request\",\"command\":\"threads\"}\
-                    Content-Length: 2\r\n\r\n{}";
+        let first = r#"{"seq":1,"type":"request","command":"threads"}"#;
+        let text = format!(
+            "Content-Length: {}\r\n\r\n{first}Content-Length: 2\r\n\r\n{{}}",
+            first.len()
+        );
         let mut input = std::io::BufReader::new(text.as_bytes());
         let first = read_message(&mut input).expect("reads").expect("a message");
         let r = Request::parse(&first).expect("a request");
