@@ -31,9 +31,11 @@ pub fn exit_code(status: &ExitStatus) -> u8 {
     }
 }
 
-/// Runs `hindsight record`: records the program and returns its exit status.
-pub fn record(opts: RecordCliOptions) -> anyhow::Result<u8> {
-    let program = crate::session::resolve_recordable(&opts.program)?;
+/// Records the program into a new trace (under `$HINDSIGHT_DIR` as `PROG-N`, marked the
+/// latest, unless `-o` names the directory); the program runs with hindsight's stdin, stdout
+/// and stderr. Returns how the recording ended.
+pub fn record_trace(opts: &RecordCliOptions) -> anyhow::Result<hindsight_record::Outcome> {
+    let program = hindsight_engine::session::resolve_recordable(&opts.program)?;
     let (dir, root) = match &opts.output {
         Some(d) => (d.clone(), None),
         None => {
@@ -63,6 +65,12 @@ pub fn record(opts: RecordCliOptions) -> anyhow::Result<u8> {
     if let Some(root) = root {
         hindsight_trace::set_latest(&root, &outcome.trace)?;
     }
+    Ok(outcome)
+}
+
+/// Runs `hindsight record`: records the program and returns its exit status.
+pub fn record(opts: RecordCliOptions) -> anyhow::Result<u8> {
+    let outcome = record_trace(&opts)?;
     if let Some(reason) = &outcome.incomplete {
         eprintln!("hindsight: the recording stopped: {reason}");
         eprintln!(

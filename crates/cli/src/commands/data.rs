@@ -4,37 +4,51 @@
 use anyhow::bail;
 use hindsight_ptrace::regs::GDB_ORDER;
 
-use hindsight_control::StepOverMode;
+use hindsight_engine::{Session, StepOverMode};
 use hindsight_symbols::types::{AggregateKind, Type};
 use hindsight_symbols::value::TypeHandle;
 
-use crate::context;
+use crate::console::{say, Console};
 use crate::report;
-use crate::session::Session;
 
-pub(crate) fn print(s: &mut Session, args: &str, fmt: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn print(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    fmt: Option<&str>,
+) -> anyhow::Result<()> {
     let text = args.trim();
     let value = if text.is_empty() {
-        match s.history.last() {
+        match s.last_value() {
             Some(v) => v.clone(),
             None => bail!("History is empty."),
         }
     } else {
-        context::evaluate(s, text)?
+        s.evaluate(text)?
     };
-    let shown = context::format(s, &value, fmt)?;
-    s.history.push(value);
-    println!("${} = {shown}", s.history.len());
+    let shown = s.format_value(&value, fmt)?;
+    let n = s.record_value(value);
+    say!(c, "${n} = {shown}");
     Ok(())
 }
 
-pub(crate) fn output(s: &mut Session, args: &str, fmt: Option<&str>) -> anyhow::Result<()> {
-    let value = context::evaluate(s, args.trim())?;
-    print!("{}", context::format(s, &value, fmt)?);
+pub(crate) fn output(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    fmt: Option<&str>,
+) -> anyhow::Result<()> {
+    let value = s.evaluate(args.trim())?;
+    c.print(&s.format_value(&value, fmt)?);
     Ok(())
 }
 
-pub(crate) fn set(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn set(
+    s: &mut Session,
+    _: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
     let a = args.trim();
     // gdb's name for how threads get past breakpoints: `on`/`auto` run a relocated copy of
     // the instruction (the trap stays planted); `off` lifts the trap and single-steps with
@@ -45,10 +59,7 @@ pub(crate) fn set(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Resul
             "off" => StepOverMode::NoSwitch,
             other => bail!("\"on\", \"off\" or \"auto\" expected, not \"{other}\"."),
         };
-        s.step_over = mode;
-        if let Some(inf) = s.inferior.as_mut() {
-            inf.set_step_over_mode(mode);
-        }
+        s.set_step_over_mode(mode);
         return Ok(());
     }
     let expr = a
@@ -62,21 +73,31 @@ pub(crate) fn set(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Resul
     if !expr.contains('=') {
         bail!("Undefined set command: \"{expr}\".  Try \"help set\".");
     }
-    context::evaluate(s, expr)?;
+    s.evaluate(expr)?;
     Ok(())
 }
 
-pub(crate) fn examine(s: &mut Session, args: &str, fmt: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn examine(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    fmt: Option<&str>,
+) -> anyhow::Result<()> {
     let text = args.trim();
     if text.is_empty() {
         bail!("Argument required (starting display address).");
     }
-    let out = context::examine(s, text, fmt.unwrap_or(""))?;
-    print!("{out}");
+    let out = s.examine(text, fmt.unwrap_or(""))?;
+    c.print(&out);
     Ok(())
 }
 
-pub(crate) fn echo(_: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn echo(
+    _: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
     let mut out = String::new();
     let mut chars = args.chars();
     while let Some(c) = chars.next() {
@@ -91,33 +112,33 @@ pub(crate) fn echo(_: &mut Session, args: &str, _: Option<&str>) -> anyhow::Resu
             out.push(c);
         }
     }
-    print!("{out}");
+    c.print(&out);
     Ok(())
 }
 
-pub(crate) fn info_locals(s: &mut Session) -> anyhow::Result<()> {
-    let lines = context::locals(s)?;
-    if lines.is_empty() {
-        println!("No locals.");
+pub(crate) fn info_locals(s: &mut Session, c: &mut Console) -> anyhow::Result<()> {
+    let vars = s.locals()?;
+    if vars.is_empty() {
+        say!(c, "No locals.");
     }
-    for l in lines {
-        println!("{l}");
-    }
-    Ok(())
-}
-
-pub(crate) fn info_args(s: &mut Session) -> anyhow::Result<()> {
-    let lines = context::args(s)?;
-    if lines.is_empty() {
-        println!("No arguments.");
-    }
-    for l in lines {
-        println!("{l}");
+    for v in vars {
+        say!(c, "{} = {}", v.name, v.text);
     }
     Ok(())
 }
 
-pub(crate) fn info_registers(s: &mut Session, which: &str) -> anyhow::Result<()> {
+pub(crate) fn info_args(s: &mut Session, c: &mut Console) -> anyhow::Result<()> {
+    let vars = s.frame_parameters()?;
+    if vars.is_empty() {
+        say!(c, "No arguments.");
+    }
+    for v in vars {
+        say!(c, "{} = {}", v.name, v.text);
+    }
+    Ok(())
+}
+
+pub(crate) fn info_registers(s: &mut Session, c: &mut Console, which: &str) -> anyhow::Result<()> {
     let tid = s
         .tid()
         .map_err(|_| anyhow::anyhow!("The program has no registers now."))?;
@@ -135,7 +156,7 @@ pub(crate) fn info_registers(s: &mut Session, which: &str) -> anyhow::Result<()>
     };
     for name in wanted {
         // Outer frames show what unwinding recovered (rip, rsp, rbp and callee-saved ones).
-        let value = if s.frame > 0 {
+        let value = if s.selected_frame_index() > 0 {
             frame_register(&frame, name).or_else(|| regs.by_name(name))
         } else {
             regs.by_name(name)
@@ -144,7 +165,7 @@ pub(crate) fn info_registers(s: &mut Session, which: &str) -> anyhow::Result<()>
             bail!("Invalid register `{name}'");
         };
         let natural = match name {
-            "rip" | "pc" => match s.symbols.function_at(v) {
+            "rip" | "pc" => match s.symbols().function_at(v) {
                 Some(f) if v >= f.low => format!("{v:#x} <{}+{}>", f.name, v - f.low),
                 _ => format!("{v:#x}"),
             },
@@ -152,7 +173,7 @@ pub(crate) fn info_registers(s: &mut Session, which: &str) -> anyhow::Result<()>
             "rbp" | "rsp" | "sp" | "fp" => format!("{v:#x}"),
             _ => format!("{}", v as i64),
         };
-        println!("{name:<15}{:<20}{natural}", format!("{v:#x}"));
+        say!(c, "{name:<15}{:<20}{natural}", format!("{v:#x}"));
     }
     Ok(())
 }
@@ -180,23 +201,24 @@ fn frame_register(frame: &hindsight_symbols::Frame, name: &str) -> Option<u64> {
     frame.regs.get(n)
 }
 
-pub(crate) fn info_line(s: &mut Session) -> anyhow::Result<()> {
+pub(crate) fn info_line(s: &mut Session, c: &mut Console) -> anyhow::Result<()> {
     let f = s.selected_frame()?;
-    let pc = report::lookup_pc(&f, s.frame);
-    let Some(line) = s.symbols.line_at(pc) else {
+    let pc = hindsight_engine::frames::lookup_pc(&f, s.selected_frame_index());
+    let symbols = s.symbols();
+    let Some(line) = symbols.line_at(pc) else {
         bail!("No line number information available for address {pc:#x}");
     };
-    let (start, end) = s
-        .symbols
+    let (start, end) = symbols
         .line_range(pc)
         .unwrap_or((line.address, line.address));
     let sym = |a: u64| {
-        s.symbols
+        symbols
             .function_at(a)
             .map(|f| format!(" <{}+{}>", f.name, a - f.low))
             .unwrap_or_default()
     };
-    println!(
+    say!(
+        c,
         "Line {} of \"{}\" starts at address {start:#x}{} and ends at {end:#x}{}.",
         line.line,
         line.name.clone(),
@@ -206,35 +228,41 @@ pub(crate) fn info_line(s: &mut Session) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub(crate) fn info_sharedlibrary(s: &mut Session) -> anyhow::Result<()> {
+pub(crate) fn info_sharedlibrary(s: &mut Session, c: &mut Console) -> anyhow::Result<()> {
     s.live()?;
-    let modules: Vec<_> = s.symbols.modules().skip(1).collect();
+    let symbols = s.symbols();
+    let modules: Vec<_> = symbols.modules().skip(1).collect();
     if modules.is_empty() {
-        println!("No shared libraries loaded at this time.");
+        say!(c, "No shared libraries loaded at this time.");
         return Ok(());
     }
-    println!("Shared Object Library");
+    say!(c, "Shared Object Library");
     for m in modules {
-        println!("{}", s.symbols.module_path(m).display());
+        say!(c, "{}", symbols.module_path(m).display());
     }
     Ok(())
 }
 
 /// `list`, `list N`, `list FUNCTION`, `list FILE:N`, `list A,B`.
-pub(crate) fn list(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn list(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
     let a = args.trim();
     let (file, first, last) = if a.is_empty() {
-        match (s.list_next.clone(), s.list_center.clone()) {
+        match (c.list_next.clone(), c.list_center.clone()) {
             (Some((f, n)), _) => (f, n, n + 9),
             (None, Some((f, c))) => {
                 let first = c.saturating_sub(5).max(1);
                 (f, first, first + 9)
             }
             (None, None) => {
-                let Some(main) = s.symbols.lookup_functions("main").into_iter().next() else {
+                let Some(main) = s.symbols().lookup_functions("main").into_iter().next() else {
                     bail!("No symbol table is loaded.  Use the \"file\" command.");
                 };
-                let Some(l) = s.symbols.line_at(main.low) else {
+                let Some(l) = s.symbols().line_at(main.low) else {
                     bail!("No line number information available.");
                 };
                 let first = l.line.saturating_sub(4).max(1);
@@ -242,15 +270,15 @@ pub(crate) fn list(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Resu
             }
         }
     } else if let Some((x, y)) = a.split_once(',') {
-        let (f, n) = list_target(s, x.trim())?;
+        let (f, n) = list_target(s, c, x.trim())?;
         let end = y.trim().parse::<u32>().unwrap_or(n + 9);
         (f, n, end)
     } else {
-        let (f, c) = list_target(s, a)?;
-        let first = c.saturating_sub(5).max(1);
+        let (f, center) = list_target(s, c, a)?;
+        let first = center.saturating_sub(5).max(1);
         (f, first, first + 9)
     };
-    let Some(lines) = s.sources.lines(&file).cloned() else {
+    let Some(lines) = c.sources.lines(&file).cloned() else {
         bail!(
             "{}: No such file or directory.",
             report::display_file(&file)
@@ -265,17 +293,17 @@ pub(crate) fn list(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Resu
     }
     let end = (last as usize).min(lines.len());
     for n in first as usize..=end {
-        println!("{n}\t{}", lines[n - 1]);
+        say!(c, "{n}\t{}", lines[n - 1]);
     }
-    s.list_next = Some((file, end as u32 + 1));
+    c.list_next = Some((file, end as u32 + 1));
     Ok(())
 }
 
 /// The (file, line) a `list` argument names.
-fn list_target(s: &mut Session, a: &str) -> anyhow::Result<(std::path::PathBuf, u32)> {
-    let current_file = s.list_center.clone().map(|(f, _)| f).or_else(|| {
-        let main = s.symbols.lookup_functions("main").into_iter().next()?;
-        s.symbols.line_at(main.low).map(|l| l.file)
+fn list_target(s: &mut Session, c: &Console, a: &str) -> anyhow::Result<(std::path::PathBuf, u32)> {
+    let current_file = c.list_center.clone().map(|(f, _)| f).or_else(|| {
+        let main = s.symbols().lookup_functions("main").into_iter().next()?;
+        s.symbols().line_at(main.low).map(|l| l.file)
     });
     if let Ok(n) = a.parse::<u32>() {
         let Some(f) = current_file else {
@@ -286,7 +314,7 @@ fn list_target(s: &mut Session, a: &str) -> anyhow::Result<(std::path::PathBuf, 
     // FILE:LINE names a line of text, with or without code.
     if let Some((file, line)) = a.rsplit_once(':') {
         if let Ok(n) = line.trim().parse::<u32>() {
-            let Some(f) = s.symbols.find_source(file.trim()) else {
+            let Some(f) = s.symbols().find_source(file.trim()) else {
                 bail!("No source file named {}.", file.trim());
             };
             return Ok((f, n));
@@ -294,15 +322,14 @@ fn list_target(s: &mut Session, a: &str) -> anyhow::Result<(std::path::PathBuf, 
     }
     // A function is listed around the line where its code starts (its opening brace),
     // not around the breakpoint position after the prologue.
-    let funcs = s.symbols.lookup_functions(a);
-    if let Some(l) = funcs.first().and_then(|f| s.symbols.line_at(f.low)) {
+    let funcs = s.symbols().lookup_functions(a);
+    if let Some(l) = funcs.first().and_then(|f| s.symbols().line_at(f.low)) {
         return Ok((l.file, l.line));
     }
-    let loc = super::breakpoints::resolve_location(s, a)?;
-    match loc
-        .addresses
+    let addresses = s.resolve_location(a, c.default_file())?;
+    match addresses
         .first()
-        .and_then(|&addr| s.symbols.line_at(addr))
+        .and_then(|&addr| s.symbols().line_at(addr))
     {
         Some(l) => Ok((l.file, l.line)),
         None => bail!("No line number known for {a}."),
@@ -311,20 +338,30 @@ fn list_target(s: &mut Session, a: &str) -> anyhow::Result<(std::path::PathBuf, 
 
 /// The type of an expression, or a type named directly (`whatis struct point`).
 fn type_of(s: &mut Session, text: &str) -> anyhow::Result<TypeHandle> {
-    match context::evaluate(s, text) {
+    match s.evaluate(text) {
         Ok(v) => Ok(v.ty),
-        Err(e) => context::lookup_type(s, text).ok_or(e),
+        Err(e) => s.lookup_type(text).ok_or(e),
     }
 }
 
-pub(crate) fn whatis(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn whatis(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
     let ty = type_of(s, args.trim())?;
-    println!("type = {}", ty.name());
+    say!(c, "type = {}", ty.name());
     Ok(())
 }
 
 /// `ptype`: the type with typedefs resolved and structs, unions and enums spelled out.
-pub(crate) fn ptype(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn ptype(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
     let ty = type_of(s, args.trim())?;
     // Pointers and arrays keep their declarator around the expanded aggregate: `} *`.
     let mut suffix = String::new();
@@ -341,7 +378,7 @@ pub(crate) fn ptype(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Res
         suffix.insert_str(0, " *");
         t = inner;
     }
-    println!("type = {}{suffix}", expand(&t));
+    say!(c, "type = {}{suffix}", expand(&t));
     Ok(())
 }
 

@@ -1,19 +1,23 @@
 //! Stack commands: backtrace, frame, up, down, info frame.
 
 use anyhow::bail;
+use hindsight_engine::frames::MAX_FRAMES;
+use hindsight_engine::Session;
 
+use crate::console::{say, Console};
 use crate::report::{self, PcShown};
-use crate::session::Session;
-
-/// The most frames a backtrace walks (a corrupt stack must not loop forever).
-const MAX_FRAMES: usize = 4096;
 
 /// The selected thread, or gdb's "No stack." when there is no process.
-fn stack_tid(s: &Session) -> anyhow::Result<hindsight_ptrace::Tid> {
+fn stack_tid(s: &Session) -> anyhow::Result<hindsight_engine::Tid> {
     s.tid().map_err(|_| anyhow::anyhow!("No stack."))
 }
 
-pub(crate) fn backtrace(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn backtrace(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
     let tid = stack_tid(s)?;
     let limit = match args.trim() {
         "" | "full" => None,
@@ -30,90 +34,112 @@ pub(crate) fn backtrace(s: &mut Session, args: &str, _: Option<&str>) -> anyhow:
         } else {
             PcShown::Always
         };
-        println!("#{i:<2} {}", report::frame_line(s, f, i, pcs));
+        say!(
+            c,
+            "#{i:<2} {}",
+            report::frame_line(&s.frame_info(f, i), pcs)
+        );
     }
     if shown < frames.len() {
-        println!("(More stack frames follow...)");
+        say!(c, "(More stack frames follow...)");
     }
     Ok(())
 }
 
 /// Prints the selected frame as `frame` does: `#1  0x… in main () at t.c:12` and its line.
-pub(crate) fn print_selected(s: &mut Session) -> anyhow::Result<()> {
+pub(crate) fn print_selected(s: &mut Session, c: &mut Console) -> anyhow::Result<()> {
     let tid = stack_tid(s)?;
-    let frames = s.frames(tid, s.frame + 1)?;
-    let Some(f) = frames.get(s.frame).cloned() else {
+    let index = s.selected_frame_index();
+    let frames = s.frames(tid, index + 1)?;
+    let Some(f) = frames.get(index).cloned() else {
         bail!("No stack.");
     };
-    let pcs = if s.frame == 0 {
+    let pcs = if index == 0 {
         PcShown::IfMidLine
     } else {
         PcShown::Always
     };
-    println!(
-        "#{:<2} {}",
-        s.frame,
-        report::frame_line(s, &f, s.frame, pcs)
-    );
-    if let Some(src) = report::source_line(s, &f, s.frame) {
-        println!("{src}");
+    let info = s.frame_info(&f, index);
+    say!(c, "#{:<2} {}", index, report::frame_line(&info, pcs));
+    if let Some(src) = report::source_line(c, &info) {
+        say!(c, "{src}");
     }
     Ok(())
 }
 
-fn select(s: &mut Session, index: usize) -> anyhow::Result<()> {
+fn select(s: &mut Session, c: &mut Console, index: usize) -> anyhow::Result<()> {
     let tid = stack_tid(s)?;
     let depth = s.frames(tid, index + 1)?.len();
     if index >= depth {
         bail!("No frame at level {index}.");
     }
-    s.frame = index;
-    print_selected(s)
+    s.select_frame(index);
+    print_selected(s, c)
 }
 
-pub(crate) fn frame(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn frame(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
     let a = args.trim();
     if a.is_empty() {
-        return print_selected(s);
+        return print_selected(s, c);
     }
     let a = a.strip_prefix("level ").unwrap_or(a).trim();
     match a.parse::<usize>() {
-        Ok(n) => select(s, n),
+        Ok(n) => select(s, c, n),
         Err(_) => bail!("Invalid frame specification \"{a}\"."),
     }
 }
 
-pub(crate) fn up(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn up(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
     let n: usize = args.trim().parse().unwrap_or(1);
     let tid = stack_tid(s)?;
-    let depth = s.frames(tid, s.frame + n + 1)?.len();
-    if s.frame + 1 >= depth {
+    let index = s.selected_frame_index();
+    let depth = s.frames(tid, index + n + 1)?.len();
+    if index + 1 >= depth {
         bail!("Initial frame selected; you cannot go up.");
     }
-    select(s, (s.frame + n).min(depth - 1))
+    select(s, c, (index + n).min(depth - 1))
 }
 
-pub(crate) fn down(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn down(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
     let n: usize = args.trim().parse().unwrap_or(1);
     stack_tid(s)?;
-    if s.frame == 0 {
+    let index = s.selected_frame_index();
+    if index == 0 {
         bail!("Bottom (innermost) frame selected; you cannot go down.");
     }
-    select(s, s.frame.saturating_sub(n))
+    select(s, c, index.saturating_sub(n))
 }
 
-pub(crate) fn info_frame(s: &mut Session) -> anyhow::Result<()> {
+pub(crate) fn info_frame(s: &mut Session, c: &mut Console) -> anyhow::Result<()> {
     stack_tid(s)?;
     let f = s.selected_frame()?;
-    let pc = f.regs.pc().unwrap_or(0);
-    println!(
-        "Stack level {}, frame at {:#x}:",
-        s.frame,
+    let index = s.selected_frame_index();
+    let info = s.frame_info(&f, index);
+    say!(
+        c,
+        "Stack level {index}, frame at {:#x}:",
         f.cfa.unwrap_or(0)
     );
-    println!(
-        " rip = {pc:#x} in {}",
-        report::frame_line(s, &f, s.frame, PcShown::IfMidLine)
+    say!(
+        c,
+        " rip = {:#x} in {}",
+        info.pc,
+        report::frame_line(&info, PcShown::IfMidLine)
     );
     Ok(())
 }
