@@ -21,6 +21,8 @@ pub struct RecordCliOptions {
     /// `--time-slice MS`: how long a thread runs without a syscall before another ready
     /// thread gets the turn.
     pub time_slice_ms: u64,
+    /// `--chaos`: random time slices and thread choices (rr's chaos mode).
+    pub chaos: bool,
 }
 
 /// The shell's convention: the exit code, or 128 + the signal that killed the program.
@@ -58,6 +60,7 @@ pub fn record(opts: RecordCliOptions) -> anyhow::Result<u8> {
         trace_dir: dir.clone(),
         pin: opts.pin,
         time_slice: Duration::from_millis(opts.time_slice_ms),
+        chaos: opts.chaos,
     })
     .context("recording")?;
     if let Some(root) = root {

@@ -153,6 +153,14 @@ fn threads_racing_without_syscalls_replay_their_lost_updates_exactly() {
 }
 
 #[test]
+fn chaos_mode_recordings_replay_exactly() {
+    // Random time slices and thread choices: other orders, the same exactness.
+    let prog = compile("tick_racers", &["-O1"]);
+    let lines = replays_are_exact("racers-chaos", &prog, &["300000"], &["--chaos"], "shared", 6);
+    varied(&lines, "tick_racers --chaos");
+}
+
+#[test]
 fn timer_signals_in_a_loop_whose_state_is_in_memory_replay_on_the_same_iteration() {
     for (opt, args) in [("-O0", vec![]), ("-O2", vec![]), ("-O2", vec!["prof"])] {
         let prog = compile("tick_alarms", &[opt]);
