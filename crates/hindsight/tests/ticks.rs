@@ -201,7 +201,7 @@ fn info_tells_the_counter_what_runs_uncounted_and_where_events_landed() {
     let events = hs(&dir, &["info", "--events", "t"]);
     events.code(0);
     assert!(
-        events.count("  {n}  [{n}] a thread switch at {hex} (tick {n})") >= 2,
+        events.count("{*}[{n}] a thread switch at {hex} (tick {n})") >= 2,
         "thread switches with their ticks\n{}",
         events.stdout
     );

@@ -78,7 +78,7 @@ pub fn survey(bytes: &[u8]) -> Option<Survey> {
         *by.entry(u.why).or_default() += 1;
     }
     let mut uncounted: Vec<(&'static str, usize)> = by.into_iter().collect();
-    uncounted.sort_by(|a, b| b.1.cmp(&a.1));
+    uncounted.sort_by_key(|u| std::cmp::Reverse(u.1));
     Some(Survey {
         patched: plan.sites.len(),
         uncounted,
