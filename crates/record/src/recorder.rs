@@ -67,6 +67,9 @@ pub struct RecordOptions {
     pub pin: bool,
     /// How long a thread runs without a syscall before another ready thread gets its turn.
     pub time_slice: Duration,
+    /// rr's chaos mode: random time slices and a random ready thread at each turn, so that
+    /// orders that are rare in a normal run show up in recordings (the replay is as exact).
+    pub chaos: bool,
 }
 
 /// How a recording ended.
@@ -171,6 +174,8 @@ struct Process {
     current: Option<i32>,
     /// When the current thread started its turn.
     since: Instant,
+    /// How long the current thread's turn may last (chaos mode draws it; else its slice).
+    turn: Option<Duration>,
     /// Its shared mappings, whose changes are written down before its threads run.
     shared: SharedMemory,
     /// How many times user code started running in another thread than before, and the
@@ -224,6 +229,8 @@ struct Recorder {
     failure: Option<String>,
     slice: Duration,
     timer_armed: bool,
+    /// Random choices of chaos mode (None: a normal recording).
+    chaos: Option<fastrand::Rng>,
 }
 
 /// Records `opts.program` into a new trace. The program's stdin, stdout and stderr are
@@ -301,6 +308,7 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
         failure: None,
         slice: opts.time_slice,
         timer_armed: false,
+        chaos: opts.chaos.then(fastrand::Rng::new),
     };
     rec.writer.add_process(ProcessInfo {
         pid,
@@ -320,6 +328,7 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
             ready: VecDeque::from([pid]),
             current: None,
             since: Instant::now(),
+            turn: None,
             shared: SharedMemory::default(),
             turns: 0,
             last_runner: None,
@@ -485,7 +494,8 @@ impl Recorder {
     fn update_timer(&mut self) {
         let needed = self.procs.values().any(|p| !p.ready.is_empty());
         if needed != self.timer_armed {
-            set_timer(needed.then_some(Duration::from_micros(500)));
+            let period = if self.chaos.is_some() { 100 } else { 500 };
+            set_timer(needed.then_some(Duration::from_micros(period)));
             self.timer_armed = needed;
         }
     }
@@ -503,8 +513,9 @@ impl Recorder {
             match p.current {
                 Some(cur) => {
                     let since = p.since;
+                    let turn = p.turn;
                     if let Some(t) = p.thread(cur) {
-                        if now.duration_since(since) >= t.slice.max(slice)
+                        if now.duration_since(since) >= turn.unwrap_or(t.slice.max(slice))
                             && t.state == State::User
                             && !t.interrupted
                         {
@@ -590,7 +601,11 @@ impl Recorder {
         if p.threads.iter().any(|t| t.unannounced_syscall().is_some()) {
             return Ok(());
         }
-        let Some(tid) = p.ready.pop_front() else {
+        let pick = match self.chaos.as_mut() {
+            Some(rng) => rng.usize(..p.ready.len()),
+            None => 0,
+        };
+        let Some(tid) = p.ready.remove(pick) else {
             return Ok(());
         };
         let Some(t) = p.thread(tid) else {
@@ -635,6 +650,16 @@ impl Recorder {
         };
         p.current = Some(tid);
         p.since = Instant::now();
+        // Chaos: anything from a tenth of a millisecond to forty (log-uniform), now and then
+        // a long one that starves the others.
+        p.turn = self.chaos.as_mut().map(|rng| {
+            let us = if rng.u8(..16) == 0 {
+                200_000
+            } else {
+                (100.0 * 400f64.powf(rng.f64())) as u64
+            };
+            Duration::from_micros(us)
+        });
         if p.last_runner != Some(tid) {
             p.turns += 1;
             p.last_runner = Some(tid);
@@ -1117,6 +1142,7 @@ impl Recorder {
                     ready: VecDeque::from([child]),
                     current: None,
                     since: Instant::now(),
+                    turn: None,
                     shared,
                     turns: 0,
                     last_runner: None,
