@@ -1,19 +1,23 @@
 //! Stack commands: backtrace, frame, up, down, info frame.
 
 use anyhow::bail;
+use hindsight_engine::frames::MAX_FRAMES;
+use hindsight_engine::Session;
 
+use crate::console::{say, Console};
 use crate::report::{self, PcShown};
-use crate::session::Session;
-
-/// The most frames a backtrace walks (a corrupt stack must not loop forever).
-const MAX_FRAMES: usize = 4096;
 
 /// The selected thread, or gdb's "No stack." when there is no process.
-fn stack_tid(s: &Session) -> anyhow::Result<hindsight_ptrace::Tid> {
+fn stack_tid(s: &Session) -> anyhow::Result<hindsight_engine::Tid> {
     s.tid().map_err(|_| anyhow::anyhow!("No stack."))
 }
 
-pub(crate) fn backtrace(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn backtrace(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
     let tid = stack_tid(s)?;
     let limit = match args.trim() {
         "" | "full" => None,
@@ -30,157 +34,169 @@ pub(crate) fn backtrace(s: &mut Session, args: &str, _: Option<&str>) -> anyhow:
         } else {
             PcShown::Always
         };
-        println!("#{i:<2} {}", report::frame_line(s, f, i, pcs));
+        say!(
+            c,
+            "#{i:<2} {}",
+            report::frame_line(&s.frame_info(f, i), pcs)
+        );
     }
     if shown < frames.len() {
-        println!("(More stack frames follow...)");
+        say!(c, "(More stack frames follow...)");
     }
     Ok(())
 }
 
 /// Prints the selected frame as `frame` does: `#1  0x… in main () at t.c:12` and its line.
-pub(crate) fn print_selected(s: &mut Session) -> anyhow::Result<()> {
+pub(crate) fn print_selected(s: &mut Session, c: &mut Console) -> anyhow::Result<()> {
     let tid = stack_tid(s)?;
-    let frames = s.frames(tid, s.frame + 1)?;
-    let Some(f) = frames.get(s.frame).cloned() else {
+    let index = s.selected_frame_index();
+    let frames = s.frames(tid, index + 1)?;
+    let Some(f) = frames.get(index).cloned() else {
         bail!("No stack.");
     };
-    let pcs = if s.frame == 0 {
+    let pcs = if index == 0 {
         PcShown::IfMidLine
     } else {
         PcShown::Always
     };
-    println!(
-        "#{:<2} {}",
-        s.frame,
-        report::frame_line(s, &f, s.frame, pcs)
-    );
-    if let Some(src) = report::source_line(s, &f, s.frame) {
-        println!("{src}");
+    let info = s.frame_info(&f, index);
+    say!(c, "#{:<2} {}", index, report::frame_line(&info, pcs));
+    if let Some(src) = report::source_line(c, &info) {
+        say!(c, "{src}");
     }
     Ok(())
 }
 
-fn select(s: &mut Session, index: usize) -> anyhow::Result<()> {
+fn select(s: &mut Session, c: &mut Console, index: usize) -> anyhow::Result<()> {
     let tid = stack_tid(s)?;
     let depth = s.frames(tid, index + 1)?.len();
     if index >= depth {
         bail!("No frame at level {index}.");
     }
-    s.frame = index;
-    print_selected(s)
+    s.select_frame(index);
+    print_selected(s, c)
 }
 
-pub(crate) fn frame(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn frame(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
     let a = args.trim();
     if a.is_empty() {
-        return print_selected(s);
+        return print_selected(s, c);
     }
     let a = a.strip_prefix("level ").unwrap_or(a).trim();
     match a.parse::<usize>() {
-        Ok(n) => select(s, n),
+        Ok(n) => select(s, c, n),
         Err(_) => bail!("Invalid frame specification \"{a}\"."),
     }
 }
 
-pub(crate) fn up(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn up(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
     let n: usize = args.trim().parse().unwrap_or(1);
     let tid = stack_tid(s)?;
-    let depth = s.frames(tid, s.frame + n + 1)?.len();
-    if s.frame + 1 >= depth {
+    let index = s.selected_frame_index();
+    let depth = s.frames(tid, index + n + 1)?.len();
+    if index + 1 >= depth {
         bail!("Initial frame selected; you cannot go up.");
     }
-    select(s, (s.frame + n).min(depth - 1))
+    select(s, c, (index + n).min(depth - 1))
 }
 
-pub(crate) fn down(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn down(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
     let n: usize = args.trim().parse().unwrap_or(1);
     stack_tid(s)?;
-    if s.frame == 0 {
+    let index = s.selected_frame_index();
+    if index == 0 {
         bail!("Bottom (innermost) frame selected; you cannot go down.");
     }
-    select(s, s.frame.saturating_sub(n))
+    select(s, c, index.saturating_sub(n))
 }
 
 /// `info frame`: the selected frame's addresses as gdb lists them.
-pub(crate) fn info_frame(s: &mut Session) -> anyhow::Result<()> {
+pub(crate) fn info_frame(s: &mut Session, c: &mut Console) -> anyhow::Result<()> {
     let tid = stack_tid(s)?;
-    let frames = s.frames(tid, s.frame + 2)?;
+    let index = s.selected_frame_index();
+    let frames = s.frames(tid, index + 2)?;
     let f = frames
-        .get(s.frame)
+        .get(index)
         .cloned()
         .ok_or_else(|| anyhow::anyhow!("No stack."))?;
-    let pc = f.regs.pc().unwrap_or(0);
-    let at = report::lookup_pc(&f, s.frame);
+    let info = s.frame_info(&f, index);
     let cfa = f.cfa.unwrap_or(0);
-    println!("Stack level {}, frame at {cfa:#x}:", s.frame);
-    let func = s.symbols.function_at(at);
-    let name = match (&f.inline, &func) {
-        (Some(i), _) => i.name.clone(),
-        (None, Some(func)) => func.name.clone(),
-        (None, None) => "??".into(),
-    };
-    let line = f
-        .inline
+    say!(c, "Stack level {index}, frame at {cfa:#x}:");
+    let name = info
+        .function
         .as_ref()
-        .and_then(|i| i.call_site.clone())
-        .or_else(|| s.symbols.line_at(at))
-        .filter(|_| func.as_ref().is_some_and(|f| f.has_debug_info));
-    let place = match &line {
+        .map(|f| f.name.clone())
+        .unwrap_or_else(|| "??".into());
+    let place = match &info.line {
         Some(l) => format!(" ({}:{})", l.name, l.line),
         None => String::new(),
     };
-    // The return address: the next machine frame's pc.
-    let machine = |g: &hindsight_symbols::Frame| (g.regs.pc(), g.cfa);
-    let caller = frames[s.frame + 1..]
-        .iter()
-        .find(|g| machine(g) != machine(&f));
-    let saved = if f.inline.as_ref().is_some_and(|i| i.is_inlined()) {
+    let inlined = f.inline.as_ref().is_some_and(|i| i.is_inlined());
+    let saved = if inlined {
         Vec::new()
     } else {
-        s.symbols.saved_registers(&f)
+        s.symbols().saved_registers(&f)
     };
-    // The return address: the caller's pc, or what the frame's return slot holds (the
-    // outermost frame shown, `main`, has a caller too).
+    // The return address: the next machine frame's pc, or what the frame's return slot
+    // holds (the outermost frame shown, `main`, has a caller too).
+    let machine = |g: &hindsight_symbols::Frame| (g.regs.pc(), g.cfa);
+    let caller = frames[index + 1..]
+        .iter()
+        .find(|g| machine(g) != machine(&f));
     let slot = saved.iter().find(|(r, _)| *r == 16).and_then(|&(_, a)| {
         let mut b = [0u8; 8];
-        s.live().ok()?.read_memory(a, &mut b).ok()?;
+        s.read_memory(a, &mut b).ok()?;
         Some(u64::from_le_bytes(b))
     });
     let saved_rip = caller
-        .and_then(|c| c.regs.pc())
+        .and_then(|g| g.regs.pc())
         .or(slot)
         .map(|r| format!("; saved rip = {r:#x}"))
         .unwrap_or_default();
-    println!(" rip = {pc:#x} in {name}{place}{saved_rip}");
-    let inlined = f.inline.as_ref().is_some_and(|i| i.is_inlined());
+    say!(c, " rip = {:#x} in {name}{place}{saved_rip}", info.pc);
     if inlined {
-        println!(" inlined into frame {}", s.frame + 1);
+        say!(c, " inlined into frame {}", index + 1);
     } else {
-        let called_by = frames.get(s.frame + 1).and_then(|c| c.cfa);
-        let caller_of = s
-            .frame
+        let called_by = frames.get(index + 1).and_then(|g| g.cfa);
+        let caller_of = index
             .checked_sub(1)
             .and_then(|i| frames.get(i))
-            .and_then(|c| c.cfa);
+            .and_then(|g| g.cfa);
         let mut parts = Vec::new();
-        if let Some(c) = called_by {
-            parts.push(format!(" called by frame at {c:#x}"));
+        if let Some(a) = called_by {
+            parts.push(format!(" called by frame at {a:#x}"));
         }
-        if let Some(c) = caller_of {
-            parts.push(format!(" caller of frame at {c:#x}"));
+        if let Some(a) = caller_of {
+            parts.push(format!(" caller of frame at {a:#x}"));
         }
         if !parts.is_empty() {
-            println!("{}", parts.join(","));
+            say!(c, "{}", parts.join(","));
         }
     }
-    if let Some(facts) = s.symbols.unit_facts(at) {
-        let lang = match facts.language {
-            hindsight_symbols::types::Language::C => "c",
-            hindsight_symbols::types::Language::Cpp => "c++",
-            hindsight_symbols::types::Language::Rust => "rust",
-        };
-        println!(" source language {lang}.");
+    if let Some(facts) = s
+        .symbols()
+        .unit_facts(info.pc.saturating_sub(u64::from(index > 0)))
+    {
+        say!(
+            c,
+            " source language {}.",
+            super::data::language_name(facts.language)
+        );
     }
     // The frame pointer where the function keeps one: gdb's argument and local base.
     let base = saved
@@ -190,20 +206,23 @@ pub(crate) fn info_frame(s: &mut Session) -> anyhow::Result<()> {
         .filter(|_| !inlined);
     match base {
         Some(b) => {
-            let args = if func.as_ref().is_some_and(|f| f.has_debug_info) {
-                crate::context::frame_args(s, &f)
-            } else {
-                String::new()
-            };
-            println!(" Arglist at {b:#x}, args: {args}");
-            println!(" Locals at {b:#x}, Previous frame's sp is {cfa:#x}");
+            let args: Vec<String> = info
+                .args
+                .iter()
+                .map(|a| format!("{}={}", a.name, a.text))
+                .collect();
+            say!(c, " Arglist at {b:#x}, args: {}", args.join(", "));
+            say!(c, " Locals at {b:#x}, Previous frame's sp is {cfa:#x}");
         }
         None => {
-            println!(" Arglist at unknown address.");
+            say!(c, " Arglist at unknown address.");
             if inlined {
-                println!(" Locals at unknown address, Previous frame's sp in rsp");
+                say!(c, " Locals at unknown address, Previous frame's sp in rsp");
             } else {
-                println!(" Locals at unknown address, Previous frame's sp is {cfa:#x}");
+                say!(
+                    c,
+                    " Locals at unknown address, Previous frame's sp is {cfa:#x}"
+                );
             }
         }
     }
@@ -235,8 +254,8 @@ pub(crate) fn info_frame(s: &mut Session) -> anyhow::Result<()> {
                 Some(format!("{name} at {a:#x}"))
             })
             .collect();
-        println!(" Saved registers:");
-        println!("  {}", list.join(", "));
+        say!(c, " Saved registers:");
+        say!(c, "  {}", list.join(", "));
     }
     Ok(())
 }

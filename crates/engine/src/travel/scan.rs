@@ -119,6 +119,10 @@ pub(super) struct Scan<'a> {
     pub(super) wants_checkpoint: bool,
     /// Breakpoint sites wait for their code to be mapped: stop at every event to try.
     pub(super) sites_pending: bool,
+    /// The user's interrupt, heard at every event.
+    pub(super) interrupt: Option<crate::session::Interrupter>,
+    /// The user interrupted the scan (at an event; `stop_tid` is the thread about to run).
+    pub(super) interrupted: bool,
 }
 
 impl<'a> Scan<'a> {
@@ -143,6 +147,8 @@ impl<'a> Scan<'a> {
             checkpoint_at: std::time::Instant::now() + CHECKPOINT_INTERVAL,
             wants_checkpoint: false,
             sites_pending: false,
+            interrupt: None,
+            interrupted: false,
         }
     }
 
@@ -225,6 +231,8 @@ impl StopHook for Scan<'_> {
         }
         if let Some(user) = self.user.as_mut() {
             if user.breakpoint_hit(inf, tid, addr) {
+                // (Scans print nothing: the dprintfs hit on the way are not of now.)
+                user.prints.clear();
                 if let Some(r @ (Reason::Breakpoint(_) | Reason::ConditionError(..))) =
                     user.reason.take()
                 {
@@ -300,6 +308,11 @@ impl StopHook for Scan<'_> {
         }
         if let Some(user) = self.user.as_mut() {
             user.time = events;
+        }
+        if self.interrupt.as_ref().is_some_and(|i| i.requested()) {
+            self.interrupted = true;
+            self.stop_tid = Some(tid);
+            return true;
         }
         match &self.goal {
             Goal::Instant(i) if i.event == events && i.matches(inf, tid) => self.reach(tid),
@@ -453,6 +466,8 @@ pub(super) fn drive(
         signal_pass,
         travel,
         pending_sites,
+        interrupt,
+        in_motion,
         ..
     } = s;
     let inf = inferior
@@ -478,15 +493,22 @@ pub(super) fn drive(
             sites_pending: false,
             signals: None,
             library_event: None,
+            observer: None,
+            interrupt: None,
+            prints: Vec::new(),
         });
     }
     setup(&mut scan);
+    scan.interrupt = in_motion.then(|| interrupt.clone());
     scan.checkpoint_at = travel.checkpoint_deadline();
     scan.sites_pending = !pending_sites.is_empty();
     let ended = loop {
         let stop = replay
             .resume(inf, Resume::Continue, &mut scan)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
+        if scan.interrupted {
+            return Err(crate::Interrupted { tid: scan.stop_tid }.into());
+        }
         if scan.reached {
             if let ReplayStop::Program(StopEvent::Signal { tid, .. }) = stop {
                 scan.stop_tid.get_or_insert(tid);
@@ -588,7 +610,7 @@ pub(super) fn restart_from(s: &mut Session, start: Start) -> anyhow::Result<()> 
     s.replay = Some(replay);
     s.started = true;
     s.keep_symbols();
-    crate::commands::breakpoints::replant_all(s)?;
+    crate::breakpoints::replant_all(s)?;
     Ok(())
 }
 
@@ -612,7 +634,7 @@ pub(super) fn restart(s: &mut Session) -> anyhow::Result<()> {
 
 /// After a seek: the program's output shows again as the user asked, the session looks at
 /// the thread that stopped, and the debugger events are as they were at that time.
-pub(super) fn arrived(s: &mut Session, tid: Option<Tid>, at: Option<Position>) {
+pub(crate) fn arrived(s: &mut Session, tid: Option<Tid>, at: Option<Position>) {
     let quiet = s.replay_opts.as_ref().map(|o| o.quiet).unwrap_or(false);
     if let Some(r) = s.replay.as_mut() {
         r.set_quiet(quiet);
@@ -680,9 +702,9 @@ pub(super) fn back_to(s: &mut Session, now: &Instant) -> anyhow::Result<(Tid, Po
     Ok((tid, at.context("no position")?))
 }
 
-/// Goes to the start of the recording (the replay as it begins) and reports it, saying
-/// `No more reverse-execution history.` when a reverse command ran into it.
-pub(super) fn go_to_start(s: &mut Session, ran_into: bool) -> anyhow::Result<()> {
+/// Goes to the start of the recording (the replay as it begins); the stop says
+/// `StartOfHistory` when a reverse command ran into it.
+pub(super) fn go_to_start(s: &mut Session, ran_into: bool) -> anyhow::Result<Stop> {
     restart(s)?;
     let tid = s.pid().map(Tid);
     let pos = start_position(s)?;
@@ -691,7 +713,7 @@ pub(super) fn go_to_start(s: &mut Session, ran_into: bool) -> anyhow::Result<()>
         tid: tid.unwrap_or(Tid(0)),
     };
     let reason = ran_into.then_some(Reason::StartOfHistory);
-    crate::hook::report_stop(s, &stop, reason.as_ref(), true)
+    arrive(s, &stop, reason.as_ref(), true)
 }
 
 pub(super) fn start_position(s: &Session) -> anyhow::Result<Position> {

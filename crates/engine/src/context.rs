@@ -1,18 +1,21 @@
 //! The bridge between the session and the symbol layer: memory access for unwinding and
 //! location expressions, and the evaluation context of `print`, conditions and watchpoints.
+//!
+//! Invariant: an expression is evaluated in one frame of one thread ([`Scope`]), reading the
+//! process as it is now; outer frames see the registers that unwinding recovered.
 
 use anyhow::bail;
 use hindsight_control::Inferior;
 use hindsight_ptrace::Tid;
 use hindsight_symbols::expr::{self, EvalContext, Place, TypeHandle};
 use hindsight_symbols::show::At;
-use hindsight_symbols::shown::Shown;
 use hindsight_symbols::target::{AccessError, DwarfRegs, ReadMemory};
 use hindsight_symbols::types::Language;
 use hindsight_symbols::value::{Shape, TypeHandle as Ty, Value};
 use hindsight_symbols::{format, Frame, Location, Program, TypeRef};
 
 use crate::session::Session;
+use crate::values::Variable;
 
 /// The live process's memory as the symbol layer reads it.
 pub(crate) struct Memory<'a>(pub &'a Inferior);
@@ -106,12 +109,12 @@ impl EvalContext for Scope<'_> {
     }
 }
 
-fn handle(symbols: &Program, t: TypeRef) -> TypeHandle {
+pub(crate) fn handle(symbols: &Program, t: TypeRef) -> TypeHandle {
     TypeHandle::new(symbols.types(t.module), t.id)
 }
 
 /// The scope of the selected frame.
-fn scope(s: &Session) -> anyhow::Result<Scope<'_>> {
+pub(crate) fn scope(s: &Session) -> anyhow::Result<Scope<'_>> {
     let inferior = s.live()?;
     let tid = s.tid()?;
     let frame = s.selected_frame().ok();
@@ -282,7 +285,7 @@ pub(crate) fn examine(s: &mut Session, text: &str, fmt: &str) -> anyhow::Result<
     format::format_examine(&sc, addr, fmt).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
-fn variables(s: &Session, params: bool) -> anyhow::Result<Vec<String>> {
+fn variables(s: &Session, params: bool) -> anyhow::Result<Vec<Variable>> {
     if s.pid().is_none() {
         bail!("No frame selected.");
     }
@@ -290,7 +293,7 @@ fn variables(s: &Session, params: bool) -> anyhow::Result<Vec<String>> {
     let Some(frame) = sc.frame.clone() else {
         bail!("No frame selected.");
     };
-    let pc = crate::report::lookup_pc(&frame, s.frame);
+    let pc = crate::frames::lookup_pc(&frame, s.frame);
     if !s
         .symbols
         .function_at(pc)
@@ -304,36 +307,37 @@ fn variables(s: &Session, params: bool) -> anyhow::Result<Vec<String>> {
     } else {
         s.symbols.locals(&frame)
     };
-    Ok(vars
-        .iter()
-        .map(|v| format!("{} = {}", v.name, variable_text(s, &sc, v)))
-        .collect())
+    Ok(vars.iter().map(|v| variable(&sc, v)).collect())
 }
 
-fn variable_text(s: &Session, sc: &Scope<'_>, v: &hindsight_symbols::Variable) -> String {
-    match expr::evaluate(&expr::Expr::variable(&v.name), sc, &[]) {
-        Ok(val) => format::render_value(&val, sc, &s.print, At::Bare),
-        Err(e) => format!("<error: {e}>"),
-    }
+/// A variable of the scope's frame, evaluated.
+fn variable(sc: &Scope<'_>, v: &hindsight_symbols::Variable) -> Variable {
+    let value = expr::evaluate(&expr::Expr::variable(&v.name), sc, &[]);
+    Variable::new(
+        sc,
+        v.name.clone(),
+        v.name.clone(),
+        value.map_err(|e| e.to_string()),
+    )
 }
 
-/// `info locals`.
-pub(crate) fn locals(s: &Session) -> anyhow::Result<Vec<String>> {
+/// `info locals`: the selected frame's local variables.
+pub(crate) fn locals(s: &Session) -> anyhow::Result<Vec<Variable>> {
     variables(s, false)
 }
 
-/// `info args`.
-pub(crate) fn args(s: &Session) -> anyhow::Result<Vec<String>> {
+/// `info args`: the selected frame's parameters.
+pub(crate) fn args(s: &Session) -> anyhow::Result<Vec<Variable>> {
     variables(s, true)
 }
 
-/// `a=1, b=2` for a frame line.
-pub(crate) fn frame_args(s: &Session, frame: &Frame) -> String {
+/// The parameters of `frame` of the selected thread (for a frame line), evaluated in it.
+pub(crate) fn frame_args(s: &Session, frame: &Frame) -> Vec<Variable> {
     let Ok(inferior) = s.live() else {
-        return String::new();
+        return Vec::new();
     };
     let Some(tid) = s.thread else {
-        return String::new();
+        return Vec::new();
     };
     let sc = Scope {
         symbols: &s.symbols,
@@ -341,30 +345,11 @@ pub(crate) fn frame_args(s: &Session, frame: &Frame) -> String {
         frame: Some(frame.clone()),
         regs: inferior.regs(tid).ok(),
     };
-    // gdb's `print frame-arguments scalars`: aggregates show as `...` in frame lines (a
-    // formatter's summary stays: `std::vector of length 2, capacity 2 = {...}`).
     s.symbols
         .params(frame)
         .iter()
-        .map(|v| {
-            let value = match expr::evaluate(&expr::Expr::variable(&v.name), &sc, &[]) {
-                Ok(val) => val,
-                Err(e) => return format!("{}=<error: {e}>", v.name),
-            };
-            let shown = format::show_value(&value, &sc, &s.print, At::Bare);
-            let text = match &shown {
-                Shown::Composite {
-                    summary: Some(sum), ..
-                } if !sum.ends_with(':') => format!("{sum} = {{...}}"),
-                Shown::Composite { .. } => "...".to_string(),
-                Shown::Text(_) => {
-                    hindsight_symbols::shown::render(&shown, &format::style(&sc, &s.print))
-                }
-            };
-            format!("{}={text}", v.name)
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+        .map(|v| variable(&sc, v))
+        .collect()
 }
 
 /// Evaluates a breakpoint condition in frame 0 of `tid`.
@@ -421,29 +406,13 @@ pub(crate) fn watch_target(s: &mut Session, text: &str) -> anyhow::Result<(u64, 
     Ok((addr, len, bytes, v.ty))
 }
 
-/// A watched value's bytes formatted as the watched expression's type.
-pub(crate) fn format_watch_bytes(
-    symbols: &Program,
-    ty: &Ty,
-    bytes: &[u8],
-    inferior: &Inferior,
-) -> String {
-    let tid = Tid(inferior.pid());
-    let sc = Scope {
-        symbols,
-        inferior,
-        frame: None,
-        regs: inferior.regs(tid).ok(),
-    };
-    format::format_value(&Value::from_bytes(ty.clone(), bytes.to_vec()), &sc, None)
-}
-
-/// The value a function returned (rax / xmm0), recorded in the history: `$1 = 3`.
+/// The value a function returned (rax / xmm0), recorded in the history: its number there
+/// (`$1`) and the value.
 pub(crate) fn returned_value(
     s: &mut Session,
     tid: Tid,
     ty: TypeRef,
-) -> anyhow::Result<Option<String>> {
+) -> anyhow::Result<(usize, Value)> {
     let inf = s.live()?;
     let regs = inf.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
     let h = handle(&s.symbols, ty);
@@ -466,7 +435,6 @@ pub(crate) fn returned_value(
         b
     };
     let v = Value::from_bytes(h, bytes);
-    let text = format(s, &v, None)?;
-    s.history.push(v);
-    Ok(Some(format!("${} = {text}", s.history.len())))
+    s.history.push(v.clone());
+    Ok((s.history.len(), v))
 }

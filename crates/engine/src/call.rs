@@ -150,14 +150,15 @@ fn in_place(
         targets: vec![(entry, ret_slot)],
         tid,
     };
-    let outcome = hook::resume_raw(s, hindsight_control::Resume::Continue, Some(sr));
+    // What happens during the call (threads starting, say) is not the user's business.
+    let mut quiet = crate::observer::Quiet;
+    let outcome = hook::resume_raw(s, &mut quiet, hindsight_control::Resume::Continue, Some(sr));
     if let Some(inf) = s.inferior.as_mut().filter(|i| i.is_alive()) {
         let _ = inf.remove_site(entry);
     }
-    let (stop, reason) = outcome?;
+    let (_, reason) = outcome?;
     if !matches!(reason, Some(Reason::StepResume)) {
         // gdb leaves the program where the call stopped, and says so.
-        hook::report_stop(s, &stop, reason.as_ref(), true)?;
         let name = s
             .symbols
             .function_at(regs.0.rip)
@@ -225,7 +226,7 @@ fn run_copy(copy: Tid, regs: &Regs, ret_slot: u64, entry: u64) -> anyhow::Result
             // run for real.
             WaitEvent::Stopped(Stop::Signal(libc::SIGSTOP)) => {}
             WaitEvent::Stopped(Stop::Signal(sig)) => {
-                let (name, desc) = crate::report::signal_name(sig);
+                let (name, desc) = crate::signals::signal_name(sig);
                 bail!(
                     "The program being debugged was signaled while in a function called from GDB.\n\
                      GDB remains in the frame where the signal was received.\n\
