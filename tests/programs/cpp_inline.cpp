@@ -22,10 +22,11 @@ int (*volatile indirect)(int) = scale;
 int main() {
     std::vector<std::thread> ts;
     int results[2] = {0, 0};
-    for (int t = 0; t < 2; t++)
+    // One thread after the other: the first breakpoint hit is always work(10)'s.
+    for (int t = 0; t < 2; t++) {
         ts.emplace_back([&results, t] { results[t] = work(10 + t); });
-    for (auto &t : ts)
-        t.join();
+        ts.back().join();
+    }
     int direct = indirect(5);
     std::printf("%d %d %d %d\n", results[0], results[1], direct, calls);
     return 0;
