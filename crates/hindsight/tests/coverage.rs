@@ -163,3 +163,17 @@ fn lines_of_threads_replay_in_the_order_they_were_printed() {
         replays_the_same(&rec);
     }
 }
+
+#[test]
+fn the_program_does_not_see_the_recorders_settings() {
+    let prog = compile("unrecorded_look", &[]);
+    let native = native(&prog, &[]);
+    assert_eq!(
+        native,
+        "tsc mode 1, seccomp mode 0\nset tsc: 0\ntsc mode 1, rdtsc goes forward: 1\n\
+         own filter: 0\nseccomp mode 2\n"
+    );
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, native);
+    replays_the_same(&rec);
+}

@@ -45,6 +45,7 @@ use hindsight_trace::{
     Event, ExitStatus, Header, MappedFile, MemWrite, ProcessInfo, SignalPoint, Summary, TraceWriter,
 };
 
+use crate::disguise::Disguise;
 use crate::error::RecordError;
 use crate::point;
 use crate::settle::{self, Settled};
@@ -220,6 +221,8 @@ struct Recorder {
     failure: Option<String>,
     slice: Duration,
     timer_armed: bool,
+    /// The answers that would show the recorder, made those of an unrecorded program.
+    disguise: Disguise,
 }
 
 /// Records `opts.program` into a new trace. The program's stdin, stdout and stderr are
@@ -292,6 +295,7 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
         failure: None,
         slice: opts.time_slice,
         timer_armed: false,
+        disguise: Disguise::default(),
     };
     rec.writer.add_process(ProcessInfo {
         pid,
@@ -681,6 +685,7 @@ impl Recorder {
             }
         };
         if let Replay::Deny(errno) = class {
+            self.disguise.answered(pid, nr, &args, errno);
             regs.0.orig_rax = u64::MAX;
             regs.0.rax = (-(errno as i64)) as u64;
             Tid(tid).set_regs(&regs)?;
@@ -785,6 +790,9 @@ impl Recorder {
             t.restart_block = Some((effects_nr, effects_args));
         }
         let mem = &p.mem;
+        let result = self
+            .disguise
+            .at_exit(mem, pid, tid, effects_nr, &effects_args, result);
         let mut writes = Vec::new();
         let mut mapped = None;
         let mut failure = None;
@@ -1048,6 +1056,7 @@ impl Recorder {
                 .unwrap_or_default();
             self.owner.insert(child, child);
             self.parents.insert(child, pid);
+            self.disguise.fork(pid, child);
             let (program, args) = process_identity(child);
             if let Some(s) = self
                 .procs

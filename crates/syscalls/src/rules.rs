@@ -1229,9 +1229,11 @@ fn prctl_rule(a: &[u64; 6]) -> Result<(Replay, Effect), SyscallError> {
     let (arg2, arg3, arg5) = (a[1], a[2], a[4]);
     let option = a[0] & 0xffff_ffff;
     Ok(match option {
-        // PR_SET_NAME, PR_SET_SECCOMP, PR_SET_TSC, PR_SET_NO_NEW_PRIVS,
-        // PR_SET_SYSCALL_USER_DISPATCH, PR_SET_MDWE, PR_SET_VMA: shape the process.
-        15 | 22 | 26 | 38 | 59 | 65 | 0x5356_4d41 => (Exec, nothing()),
+        // PR_SET_NAME, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS, PR_SET_SYSCALL_USER_DISPATCH,
+        // PR_SET_MDWE, PR_SET_VMA: shape the process.
+        15 | 22 | 38 | 59 | 65 | 0x5356_4d41 => (Exec, nothing()),
+        // PR_SET_TSC: answered without running (success), so that rdtsc stays recorded.
+        26 => (Replay::Deny(0), nothing()),
         // PR_SET_MM: PR_SET_MM_MAP_SIZE (14) only reports a size.
         35 if arg2 == 14 => (Emu, eff!(|o| { o.fixed(arg3, 4) })),
         35 => (Exec, nothing()),
