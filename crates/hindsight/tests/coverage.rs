@@ -177,3 +177,16 @@ fn the_program_does_not_see_the_recorders_settings() {
     assert_eq!(rec.out, native);
     replays_the_same(&rec);
 }
+
+#[test]
+fn semaphore_arrays_and_file_system_names() {
+    let prog = compile("sysv_sem", &[]);
+    let rec = record(&prog, &[]);
+    assert!(
+        rec.out
+            .starts_with("GETALL: 0\nvalues: 3 1 4 1 5, guard 9\nsysfs: 0, first type named "),
+        "{}",
+        rec.out
+    );
+    replays_the_same(&rec);
+}

@@ -660,6 +660,15 @@ pub(crate) fn rule(nr: u64, args: &[u64; 6]) -> Result<Rule, SyscallError> {
         ),
         "msgctl" => ipc_ctl_rule(name, a[1], a[2], &MSGCTL)?,
         "shmctl" => ipc_ctl_rule(name, a[1], a[2], &SHMCTL)?,
+        // GETALL: one unsigned short per semaphore of the set.
+        "semctl" if a[2] & 0xffff_ffff & !0x100 == 13 => (
+            Emu,
+            eff!(|o| {
+                if o.ok() {
+                    o.put(a[3], 2 * semaphores(a[0])?);
+                }
+            }),
+        ),
         "semctl" => ipc_ctl_rule(name, a[2], a[3], &SEMCTL)?,
         "shmat" | "shmdt" => {
             return Err(unsupported(
@@ -684,6 +693,23 @@ pub(crate) fn rule(nr: u64, args: &[u64; 6]) -> Result<Rule, SyscallError> {
         "quotactl_fd" => (Emu, quotactl_rule(a[1], a[3], name)?),
         "sysfs" => match a[0] {
             1 | 3 => (Emu, nothing()),
+            // The name of file system type a[1]: a string of at most 16 bytes (the kernel's
+            // longest names are shorter), its length seen in what was written.
+            2 => (
+                Emu,
+                eff!(|o| {
+                    if o.ok() {
+                        let mut b = [0u8; 256];
+                        o.read(a[2], &mut b[..1], "the file system name")?;
+                        let mut n = 1;
+                        while n < b.len() && b[n - 1] != 0 {
+                            o.read(a[2] + n as u64, &mut b[n..n + 1], "the file system name")?;
+                            n += 1;
+                        }
+                        o.put(a[2], n as u64);
+                    }
+                }),
+            ),
             _ => return Err(unknown_request("sysfs option", a[0], name)),
         },
         "seccomp" => match a[0] {
@@ -1135,6 +1161,17 @@ fn ioctl_rule(req: u64, arg: u64) -> Result<Effect, SyscallError> {
         | 0x1268 // BLKSSZGET
         | 0x8004_5200 // RNDGETENTCNT
         => Io::Fixed(4),
+        0x5459 // TIOCSERGETLSR
+        | 0x5600 // VT_OPENQRY
+        | 0x4B44 // KDGKBMODE
+        => Io::Fixed(4),
+        0x545D => Io::Fixed(80), // TIOCGICOUNT: struct serial_icounter_struct
+        0x5603 => Io::Fixed(6),  // VT_GETSTATE: struct vt_stat
+        // Interface, route and bridge setters: the kernel only reads.
+        0x890B | 0x890C // SIOCADDRT, SIOCDELRT
+        | 0x8914 | 0x8916 | 0x8918 | 0x891A | 0x891C | 0x891E | 0x8922 | 0x8924 // SIOCSIF*
+        | 0x89A0..=0x89A3 // SIOCBRADDBR, SIOCBRDELBR, SIOCBRADDIF, SIOCBRDELIF
+        => Io::Nothing,
         0x5460 // FIOQSIZE
         | 0x1260 // BLKGETSIZE
         | 0x8008_1272 // BLKGETSIZE64
@@ -1370,6 +1407,28 @@ const SEMCTL: IpcCtl = IpcCtl {
     nothing: &[0, 1, 11, 12, 14, 15, 16, 17],
     sized: &[(&[2, 18, 20], 104), (&[3, 19], 40)],
 };
+
+/// The number of semaphores of set `semid`, asked of the kernel (the recorder is in the
+/// program's IPC namespace unless the program made its own).
+fn semaphores(semid: u64) -> Result<u64, SyscallError> {
+    // SAFETY: semid_ds is plain data; IPC_STAT fills it or fails.
+    let mut ds: libc::semid_ds = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::semctl(
+            semid as i32,
+            0,
+            libc::IPC_STAT,
+            &mut ds as *mut libc::semid_ds,
+        )
+    };
+    if r != 0 {
+        return Err(SyscallError::Unknown(format!(
+            "semctl GETALL of semaphore set {semid}: its size cannot be known ({})",
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(ds.sem_nsems as u64)
+}
 
 fn ipc_ctl_rule(
     name: &'static str,
