@@ -190,3 +190,17 @@ fn semaphore_arrays_and_file_system_names() {
     );
     replays_the_same(&rec);
 }
+
+#[test]
+fn a_failed_waitid_still_writes_its_siginfo() {
+    let prog = compile("waitid_errors", &[]);
+    let native = native(&prog, &[]);
+    assert_eq!(
+        native,
+        "no child: -1 (No child processes): 0 0 0 0 0 0, then 286331153\n\
+         bad pidfd: -1 (Bad file descriptor): 0 0 0 0 0 0, then 572662306\n"
+    );
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, native);
+    replays_the_same(&rec);
+}

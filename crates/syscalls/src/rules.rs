@@ -512,11 +512,31 @@ pub(crate) fn rule(nr: u64, args: &[u64; 6]) -> Result<Rule, SyscallError> {
                 }
             }),
         ),
+        // IPT_SO_SET_REPLACE, IP6T_SO_SET_REPLACE: the kernel hands back the old table's
+        // counters through the pointer of struct ipt_replace (num_counters at 84, counters
+        // at 88), 16 bytes each. Every other option only reads.
+        "setsockopt" if a[2] & 0xffff_ffff == 64 && matches!(a[1] & 0xffff_ffff, 0 | 41) => (
+            Emu,
+            eff!(|o| {
+                if o.ok() {
+                    let n = u64::from(o.u32_at(a[3] + 84, "struct ipt_replace")?);
+                    let mut p = [0u8; 8];
+                    o.read(a[3] + 88, &mut p, "struct ipt_replace")?;
+                    o.put(u64::from_ne_bytes(p), n * 16);
+                }
+            }),
+        ),
+        "setsockopt" => (Emu, nothing()),
         "waitid" => (
             Emu,
             eff!(|o| {
                 o.fixed(a[2], SIGINFO);
                 o.fixed(a[4], RUSAGE);
+                // Even when it fails the kernel fills in the siginfo's first six fields
+                // (si_signo … si_status: zeros), unless the buffer was bad.
+                if !o.ok() && !o.failed_with(EFAULT) {
+                    o.put(a[2], 28);
+                }
             }),
         ),
         "rt_sigtimedwait" => (
@@ -832,7 +852,6 @@ pub(crate) fn rule(nr: u64, args: &[u64; 6]) -> Result<Rule, SyscallError> {
         | "shutdown"
         | "sendto"
         | "sendmsg"
-        | "setsockopt"
         | "kill"
         | "tkill"
         | "tgkill"
