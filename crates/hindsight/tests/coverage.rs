@@ -204,3 +204,17 @@ fn a_failed_waitid_still_writes_its_siginfo() {
     assert_eq!(rec.out, native);
     replays_the_same(&rec);
 }
+
+#[test]
+fn socket_name_lengths_without_a_buffer() {
+    let prog = compile("sockname_len", &[]);
+    let native = native(&prog, &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, native);
+    assert!(
+        rec.out.starts_with("getsockname: 0, length 2\n"),
+        "{}",
+        rec.out
+    );
+    replays_the_same(&rec);
+}

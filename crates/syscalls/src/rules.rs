@@ -165,9 +165,11 @@ impl<'m> Out<'m> {
     /// A socket address returned through `addr` with its value-result length
     /// word at `lenp` (as the kernel's `move_addr_to_user` writes them).
     fn sockaddr(&mut self, addr: u64, lenp: u64) -> Result<(), SyscallError> {
-        if addr == 0 || lenp == 0 {
+        if lenp == 0 {
             return Ok(());
         }
+        // The full length goes back even when there is no buffer (a null address with a
+        // length of 0 asks for the length alone).
         let klen = u64::from(self.u32_at(lenp, "the address length")?);
         self.put(lenp, 4);
         let len = klen.min(self.original_len(lenp));
@@ -586,10 +588,12 @@ pub(crate) fn rule(nr: u64, args: &[u64; 6]) -> Result<Rule, SyscallError> {
         "futex" => futex_rule(&a, name, nr)?,
 
         // ---- sockets ----
+        // accept leaves the length alone without an address buffer; getsockname and
+        // getpeername write it back always.
         "accept" | "accept4" | "getsockname" | "getpeername" => (
             Emu,
             eff!(|o| {
-                if o.ok() {
+                if o.ok() && (a[1] != 0 || matches!(name, "getsockname" | "getpeername")) {
                     o.sockaddr(a[1], a[2])?;
                 }
             }),
@@ -1185,6 +1189,9 @@ fn ioctl_rule(req: u64, arg: u64) -> Result<Effect, SyscallError> {
         | 0x4B44 // KDGKBMODE
         => Io::Fixed(4),
         0x545D => Io::Fixed(80), // TIOCGICOUNT: struct serial_icounter_struct
+        // TUNSETIFF and TUNGETIFF copy the whole struct ifreq back, whatever their numbers
+        // say (_IOW/_IOR of an int).
+        0x4004_54CA | 0x8004_54D2 => Io::Fixed(40),
         0x5603 => Io::Fixed(6),  // VT_GETSTATE: struct vt_stat
         // Interface, route and bridge setters: the kernel only reads.
         0x890B | 0x890C // SIOCADDRT, SIOCDELRT
