@@ -218,3 +218,27 @@ fn socket_name_lengths_without_a_buffer() {
     );
     replays_the_same(&rec);
 }
+
+#[test]
+fn a_32_bit_syscall_is_refused_by_name() {
+    let prog = compile("int80", &[]);
+    let trace = scratch().join(format!("int80-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&trace);
+    let r = hindsight(&[
+        "record".as_ref(),
+        "-o".as_ref(),
+        trace.as_os_str(),
+        prog.as_os_str(),
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stdout, "before int 0x80\n");
+    assert_eq!(
+        r.stderr.lines().next(),
+        Some(
+            "hindsight: the recording stopped: unsupported syscall: a 32-bit syscall \
+             (int $0x80, number 20) in a 64-bit program"
+        ),
+        "{}",
+        r.stderr
+    );
+}

@@ -674,6 +674,10 @@ impl Recorder {
         let mut regs = Tid(tid).regs()?;
         let nr = regs.0.orig_rax;
         let args = regs.syscall_args();
+        if let Some(why) = self.compat_syscall(pid, &regs) {
+            self.failure = Some(why);
+            return Ok(());
+        }
         let class = match hindsight_syscalls::classify(nr, &args) {
             Ok(c) => c,
             // A request whose effects are not known runs: most are ones the kernel refuses
@@ -965,6 +969,22 @@ impl Recorder {
     /// Output events for a write to the terminal (or whatever stdout/stderr were when the
     /// recording started): one in this process's stream and one in each ancestor's, so
     /// that replaying any of them shows it.
+    /// A 32-bit syscall (`int $0x80` in a 64-bit program) has numbers and arguments of
+    /// another table: it is refused by name rather than recorded as the x86-64 syscall of
+    /// the same number.
+    fn compat_syscall(&self, pid: i32, regs: &hindsight_ptrace::Regs) -> Option<String> {
+        let p = self.procs.get(&pid)?;
+        let mut insn = [0u8; 2];
+        p.mem.read(regs.pc().wrapping_sub(2), &mut insn).ok()?;
+        (insn == [0xcd, 0x80]).then(|| {
+            format!(
+                "unsupported syscall: a 32-bit syscall (int $0x80, number {}) in a 64-bit \
+                 program",
+                regs.0.orig_rax
+            )
+        })
+    }
+
     /// Whether syscall `nr` writes to the terminal outputs (what stdout or stderr was when
     /// recording started). Such a write keeps its turn (unless it takes longer than the
     /// syscall patience): two threads writing there at once would reach the terminal in an
