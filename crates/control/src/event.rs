@@ -113,6 +113,9 @@ pub trait StopHook {
     fn at_event(&mut self, _inferior: &crate::Inferior, _events: u64, _tid: Tid) -> bool {
         false
     }
+    /// Replay only: the running thread's tick count now (the instruction counter), told just
+    /// before each of the calls above (None: the trace counts no ticks).
+    fn clock(&mut self, _ticks: Option<u64>) {}
 }
 
 /// gdb's default `handle` table: these signals pass to the program silently (32 and 33 are

@@ -383,6 +383,10 @@ pub(crate) fn resume_raw(
                 ),
                 hindsight_replay::ReplayStop::Divergence(d) => anyhow::bail!("{d}"),
                 hindsight_replay::ReplayStop::AtEvent(_) => (StopEvent::Interrupted, None),
+                // A tick stop (set for a checkpoint in a long stretch): go on.
+                hindsight_replay::ReplayStop::AtTick(_) => {
+                    (StopEvent::Interrupted, Some(Reason::Checkpoint))
+                }
             },
         };
         if reason.is_none() {

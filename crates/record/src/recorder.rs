@@ -924,6 +924,13 @@ impl Recorder {
             self.follow_shared(pid, name, &s.args, result as u64);
         }
         let outputs = self.output_of(pid, s.nr, &s.args, result);
+        if let Some(p) = self.procs.get(&pid) {
+            if let Some(c) = p.counter.as_ref() {
+                if shares_memory_with_child(name, &s.args, &p.mem) {
+                    c.restore_word(&p.mem)?;
+                }
+            }
+        }
         if s.exec.is_some() {
             // The new program, before its first instruction: its counter and patched code.
             let counter = match self.procs.get(&pid) {
@@ -1137,7 +1144,7 @@ impl Recorder {
                 .procs
                 .get(&pid)
                 .and_then(|p| p.counter.as_ref())
-                .map(|c| c.for_child(child));
+                .map(|c| c.for_child(child, &mem));
             // The child shares its parent's shared mappings (same addresses).
             let shared = self
                 .procs
@@ -1518,6 +1525,20 @@ impl Recorder {
         while let Ok((_, _)) = hindsight_ptrace::wait_any() {}
         self.procs.clear();
     }
+}
+
+/// Whether syscall `name(args)` makes a child process that shares the caller's memory (vfork,
+/// clone with CLONE_VM but not CLONE_THREAD).
+fn shares_memory_with_child(name: &str, args: &[u64; 6], mem: &ProcessMemory) -> bool {
+    let vm = libc::CLONE_VM as u64;
+    let thread = libc::CLONE_THREAD as u64;
+    let flags = match name {
+        "vfork" => return true,
+        "clone" => args[0],
+        "clone3" => mem.read_u64(args[0]).unwrap_or(0),
+        _ => return false,
+    };
+    flags & vm != 0 && flags & thread == 0
 }
 
 /// What the kernel wrote for CLONE_PARENT_SETTID / CLONE_CHILD_SETTID (the child's tid): replay
