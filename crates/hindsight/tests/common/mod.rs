@@ -26,9 +26,34 @@ pub fn programs() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/programs")
 }
 
-/// A per-test-process scratch directory.
+/// A per-test-process scratch directory (see [`process_dir`]).
 pub fn scratch() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hindsight-tests-{}", std::process::id()));
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| process_dir("hindsight-tests")).clone()
+}
+
+/// The per-process scratch directory `PREFIX-PID` under the system's temporary directory,
+/// created on first use after removing those of test processes that are gone (each holds
+/// compiled programs and recordings: hundreds of MB left behind by every test binary).
+fn process_dir(prefix: &str) -> PathBuf {
+    let tmp = std::env::temp_dir();
+    if let Ok(entries) = std::fs::read_dir(&tmp) {
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let Some(pid) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(prefix))
+                .and_then(|n| n.strip_prefix('-'))
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+    let d = tmp.join(format!("{prefix}-{}", std::process::id()));
     std::fs::create_dir_all(&d).expect("scratch dir");
     d
 }
