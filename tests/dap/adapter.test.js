@@ -10,6 +10,7 @@
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
+const { spawn } = require('node:child_process');
 const { DebugClient } = require('@vscode/debugadapter-testsupport');
 
 const HINDSIGHT = process.env.HINDSIGHT_BIN;
@@ -448,4 +449,72 @@ test('live debugging to the end: exited and terminated; disconnect ends the adap
   const gone = new Promise((resolve) => dc._adapterProcess.on('exit', (code) => resolve(code)));
   await dc.disconnectRequest();
   assert.equal(await gone, 0, 'the adapter exits after disconnect');
+});
+
+test('threads: a stop in each worker, their stacks, the same thread ids after going back', async () => {
+  const dc = await adapter();
+  try {
+    const started = [];
+    dc.on('thread', (e) => started.push(e.body));
+    await launch(dc, { mode: 'record', program: PROGRAM, args: ['threads'] });
+    await dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'work' }] });
+    const first = await stopAfter(dc, () => dc.configurationDoneRequest());
+    assert.equal(first.reason, 'breakpoint');
+    const threads = (await dc.threadsRequest()).body.threads;
+    assert.equal(threads.length, 2, JSON.stringify(threads));
+    const [main, worker] = threads;
+    assert.match(main.name, /^Thread 1 /);
+    assert.equal(first.threadId, worker.id, 'the worker stopped, not main');
+    assert.ok(started.some((t) => t.reason === 'started' && t.threadId === worker.id), JSON.stringify(started));
+    const st = await dc.stackTraceRequest({ threadId: first.threadId });
+    assert.deepEqual(st.body.stackFrames.slice(0, 2).map((f) => f.name), ['work', 'worker']);
+    assert.equal(st.body.stackFrames[0].line, line('work'));
+    assert.equal((await scope(dc, st.body.stackFrames[0].id, 'Arguments')).id.value, '0');
+    const mainStack = await dc.stackTraceRequest({ threadId: main.id });
+    assert.ok(mainStack.body.stackFrames.some((f) => f.name === 'main'), JSON.stringify(mainStack.body));
+    // The second worker: another thread.
+    const second = await stopAfter(dc, () => dc.continueRequest({ threadId: first.threadId }));
+    assert.notEqual(second.threadId, first.threadId);
+    const s2 = await dc.stackTraceRequest({ threadId: second.threadId });
+    assert.equal((await scope(dc, s2.body.stackFrames[0].id, 'Arguments')).id.value, '1');
+    // Back to the first hit: the same thread, by the same id (its recorded tid).
+    const back = await stopAfter(dc, () => dc.reverseContinueRequest({ threadId: second.threadId }));
+    assert.equal(back.reason, 'breakpoint');
+    assert.equal(back.threadId, first.threadId);
+    const b = await dc.stackTraceRequest({ threadId: back.threadId });
+    assert.equal((await scope(dc, b.body.stackFrames[0].id, 'Arguments')).id.value, '0');
+  } finally {
+    await dc.stop();
+  }
+});
+
+test('hindsight dap --port serves clients over TCP, one after the other', async () => {
+  const server = spawn(HINDSIGHT, ['dap', '--port', '0'], { env: process.env, stdio: ['ignore', 'ignore', 'pipe'] });
+  try {
+    const port = await new Promise((resolve, reject) => {
+      let text = '';
+      server.stderr.on('data', (d) => {
+        text += d;
+        const m = text.match(/Debug Adapter Protocol on 127\.0\.0\.1:(\d+)/);
+        if (m) resolve(Number(m[1]));
+      });
+      server.on('exit', (code) => reject(new Error(`the server ended (${code}): ${text}`)));
+    });
+    for (const round of [1, 2]) {
+      const dc = new DebugClient(HINDSIGHT, 'dap', 'hindsight');
+      dc.outputs = [];
+      dc.on('output', (e) => dc.outputs.push(e.body));
+      await dc.start(port);
+      try {
+        const stopped = await replayAt(dc, 'bump3');
+        assert.equal(stopped.reason, 'breakpoint', `client ${round}`);
+        const f = await topFrame(dc, stopped);
+        assert.equal(await repl(dc, 'counter', f.id), '3');
+      } finally {
+        await dc.stop();
+      }
+    }
+  } finally {
+    server.kill();
+  }
 });
