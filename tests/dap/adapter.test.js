@@ -116,6 +116,13 @@ test('a recording stops at a source breakpoint with its stack and expandable var
     assert.match(s.name.value, /"triangle"$/);
     const corners = await children(dc, s.corners.variablesReference);
     assert.deepEqual(Object.keys(corners), ['[0]', '[1]', '[2]']);
+    assert.equal(s.corners.indexedVariables, 3);
+    const named = await dc.variablesRequest({ variablesReference: s.corners.variablesReference, filter: 'named' });
+    assert.deepEqual(named.body.variables, []);
+    const page = await dc.variablesRequest({ variablesReference: s.corners.variablesReference, filter: 'indexed', start: 1, count: 1 });
+    assert.deepEqual(page.body.variables.map((v) => [v.name, v.value]), [['[1]', '{x = 3, y = 4}']]);
+    // In the console, a variable named like a command (`s` is `step`) is the variable.
+    assert.match(await repl(dc, 's', frames[0].id), /^0x[0-9a-f]+$/);
     const c1 = await children(dc, corners['[1]'].variablesReference);
     assert.equal(c1.x.value, '3');
     assert.equal(c1.y.value, '4');

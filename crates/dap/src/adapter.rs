@@ -589,6 +589,12 @@ impl Adapter {
                 (frame, self.session()?.children(&expression).map_err(msg)?)
             }
         };
+        // Array elements are `indexed` children (the client pages through them); an array
+        // has no `named` ones.
+        let indexed = vars.first().is_some_and(|v| v.name.starts_with('['));
+        if a.filter.as_deref() == Some("named") && indexed {
+            return Ok(json!({ "variables": [] }));
+        }
         let start = a.start.unwrap_or(0).max(0) as usize;
         let count = match a.count {
             Some(n) if n > 0 => n as usize,
@@ -670,7 +676,17 @@ impl Adapter {
             self.select(f)?;
         }
         if a.context.as_deref() == Some("repl") && is_command(&a.expression) {
-            return self.command(&a.expression, after);
+            // A lone word that names a variable here (`s`, `n`, `c`…) is that variable, not
+            // the command it abbreviates: the console shows values, the toolbar steps.
+            let word = a.expression.trim();
+            let variable = word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && self
+                    .session
+                    .as_mut()
+                    .is_some_and(|s| s.evaluate(word).is_ok());
+            if !variable {
+                return self.command(&a.expression, after);
+            }
         }
         let frame = a.frame_id.unwrap_or(0);
         let s = self.session()?;
@@ -709,7 +725,11 @@ impl Adapter {
         let mut text = events.captured.take();
         let moved = (hindsight_engine::remote::instant(s), s.last_stop().cloned()) != before;
         if moved {
-            let stop = s.last_stop().cloned();
+            // The program gone without an end of its own (`kill`): the session ends.
+            let stop = s
+                .last_stop()
+                .cloned()
+                .filter(|stop| s.pid().is_some() || stop.ended());
             self.forget_stop();
             *after = Some(Box::new(move |a| match stop {
                 Some(stop) => a.tell_stop(&stop, None),
