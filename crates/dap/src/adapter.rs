@@ -102,7 +102,7 @@ fn ignore_count(hit: &str) -> Result<u32, String> {
     } else if let Some(r) = h.strip_prefix('>') {
         (r, 0)
     } else {
-        (h.strip_prefix("==").unwrap_or(h), 1)
+        (h, 1)
     };
     match n.trim().parse::<u32>() {
         Ok(n) if n >= skip => Ok(n - skip),
@@ -1295,7 +1295,10 @@ mod tests {
         assert_eq!(ignore_count("3"), Ok(2));
         assert_eq!(ignore_count(">= 3"), Ok(2));
         assert_eq!(ignore_count("> 3"), Ok(3));
-        assert_eq!(ignore_count("== 1"), Ok(0));
+        assert!(
+            ignore_count("== 3").is_err(),
+            "only the 3rd hit: not an ignore count"
+        );
         assert!(ignore_count("% 2").is_err());
         assert!(ignore_count("0").is_err());
     }
