@@ -161,6 +161,7 @@ fn run_session(mut session: Session, mut console: Console, opts: &DebugOptions) 
             if console.quit_requested() {
                 break;
             }
+            session.interrupter().forget();
             if let Err(e) = commands::execute(&mut session, &mut console, &line) {
                 console.eprintln(&e.to_string());
                 failed = true;

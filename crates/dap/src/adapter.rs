@@ -247,6 +247,11 @@ impl Adapter {
 
     /// Handles one request: its response, then the events it causes.
     pub fn handle(&mut self, req: &Request) {
+        // A pause that came while nothing ran was for nothing; one that comes from now on is
+        // for what this request runs (even if the client sends it before the motion begins).
+        if let Some(s) = self.session.as_ref() {
+            s.interrupter().forget();
+        }
         let mut after: After = None;
         let reply = self.dispatch(req, &mut after);
         if let Ok(mut w) = self.writer.lock() {

@@ -52,6 +52,7 @@ impl BlockingEventLoop for ReplayLoop {
             }
         }
         // gdb's ^C while the motion runs interrupts it at the next event.
+        target.session.interrupter().forget();
         let watch = conn.watch_interrupt(target.session.interrupter());
         let (reason, failure) = target.run_motion();
         drop(watch);

@@ -78,21 +78,34 @@ fn ctrl_c_at_the_prompt_stops_a_long_continue_and_a_long_reverse_continue() {
             .write_all(format!("{cmd}\n").as_bytes())
             .expect("a command");
     };
-    let interrupt = || {
-        std::thread::sleep(Duration::from_millis(800));
-        // ^C at a terminal: SIGINT to hindsight.
-        let ok = Command::new("kill")
-            .args(["-INT", &pid.to_string()])
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok, "kill -INT {pid}");
+    // ^C at a terminal: SIGINT to hindsight, again every 300 ms until the motion says where
+    // it stopped (a signal that comes between two commands is not meant for the next one).
+    let interrupt = |from: usize, goal: &str| -> usize {
+        let start = Instant::now();
+        loop {
+            std::thread::sleep(Duration::from_millis(300));
+            {
+                let t = out.lock().expect("lock");
+                let rest = &t[from.min(t.len())..];
+                if let Some(i) = rest.find("Program received signal SIGINT, Interrupt.") {
+                    return from + i;
+                }
+                assert!(
+                    !rest.contains(goal),
+                    "the motion reached {goal:?} without being interrupted:\n{t}"
+                );
+                assert!(start.elapsed() < TIMEOUT, "no stop after ^C:\n{t}");
+            }
+            // SAFETY: a signal to the child this test started.
+            unsafe { libc::kill(pid, libc::SIGINT) };
+        }
     };
     let after_loop = line("bump4");
     let before_loop = line("print");
     say(&format!("break dap.c:{after_loop}"));
     say("continue");
     let at = wait_for(&out, 0, "Continuing.");
-    interrupt();
+    let at = interrupt(at, "Breakpoint 1, main (");
     let at = wait_for(&out, at, "Program received signal SIGINT, Interrupt.");
     // Where it stopped is a place like any other: `when` names it, the breakpoint is ahead.
     say("when");
@@ -104,7 +117,7 @@ fn ctrl_c_at_the_prompt_stops_a_long_continue_and_a_long_reverse_continue() {
     say(&format!("break dap.c:{before_loop}"));
     say("reverse-continue");
     let at = wait_for(&out, at, "Continuing.");
-    interrupt();
+    let at = interrupt(at, "Breakpoint 2, main (");
     let at = wait_for(&out, at, "Program received signal SIGINT, Interrupt.");
     say("reverse-continue");
     let at = wait_for(&out, at, "Breakpoint 2, main (");
