@@ -3,6 +3,7 @@
 // crates/hindsight/tests/dap.rs, which compiles the program and sets:
 //   HINDSIGHT_BIN     the hindsight binary
 //   DAP_PROGRAM       tests/programs/dap.c, compiled with -g
+//   DAP_PROGRAM_ELSEWHERE  the same, compiled from tests/dap as ../programs/dap.c
 //   DAP_SOURCE        that source file (lines are found by their `// @name` markers)
 //   HINDSIGHT_DIR     where recordings go
 'use strict';
@@ -523,5 +524,20 @@ test('hindsight dap --port serves clients over TCP, one after the other', async 
     }
   } finally {
     server.kill();
+  }
+});
+
+test('a program compiled from another directory: breakpoints by the path the editor has', async () => {
+  const dc = await adapter();
+  try {
+    await launch(dc, { mode: 'live', program: process.env.DAP_PROGRAM_ELSEWHERE });
+    const bp = await dc.setBreakpointsRequest({ source: { path: SOURCE }, breakpoints: [{ line: line('bump3') }] });
+    assert.equal(bp.body.breakpoints[0].verified, true, JSON.stringify(bp.body));
+    const stopped = await stopAfter(dc, () => dc.configurationDoneRequest());
+    const f = await topFrame(dc, stopped);
+    assert.equal(f.source.path, SOURCE);
+    assert.equal(f.line, line('bump3'));
+  } finally {
+    await dc.stop();
   }
 });

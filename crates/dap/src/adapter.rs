@@ -484,7 +484,11 @@ impl Adapter {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .or(Some(l.name.clone())),
-            path: Some(l.file.display().to_string()),
+            path: Some(
+                hindsight_symbols::lines::normalize(&l.file)
+                    .display()
+                    .to_string(),
+            ),
         });
         let line = f.line.as_ref().map(|l| self.line(l.line)).unwrap_or(0);
         to_value(protocol::StackFrame {
