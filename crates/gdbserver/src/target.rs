@@ -66,6 +66,8 @@ pub struct ReplayTarget {
     /// What motions tell on the way (threads, dprintf text, periodic commands): the server's
     /// log, on stdout as the command line shows them.
     pub(crate) log: hindsight_cli::Console,
+    /// Watches the client's connection for its ^C while a motion runs.
+    pub(crate) watch: Option<crate::conn::InterruptWatch>,
 }
 
 impl ReplayTarget {
@@ -80,6 +82,7 @@ impl ReplayTarget {
             chatty: true,
             monitor: Default::default(),
             log: hindsight_cli::Console::terminal(),
+            watch: None,
         }
     }
 
@@ -95,8 +98,10 @@ impl ReplayTarget {
         *self.tls.borrow_mut() = remote::tls_blocks(&self.session);
     }
 
-    /// The client disconnected: its breakpoints go, the replay stays where it is.
+    /// The client disconnected: its breakpoints go (and the watch on its connection), the
+    /// replay stays where it is.
     pub fn forget_client(&mut self) {
+        self.watch = None;
         self.client.clear(&mut self.session);
     }
 
