@@ -116,6 +116,10 @@ fn no_symbols_note(s: &Session, c: &mut Console) {
 pub fn open_replay(opts: &ReplayCliOptions) -> anyhow::Result<(Session, PathBuf)> {
     let root = hindsight_trace::default_root()?;
     let trace = hindsight_trace::resolve(&root, opts.trace.as_deref())?;
+    let mut console = Console::terminal();
+    for w in cut_streams(&trace) {
+        console.eprintln(&w);
+    }
     let replay = hindsight_replay::ReplayOptions {
         trace: trace.clone(),
         process: opts.process,
@@ -123,8 +127,26 @@ pub fn open_replay(opts: &ReplayCliOptions) -> anyhow::Result<(Session, PathBuf)
         pin: opts.session.pin,
     };
     let session = Session::start_replay(replay)?;
-    no_symbols_note(&session, &mut Console::terminal());
+    no_symbols_note(&session, &mut console);
     Ok((session, trace))
+}
+
+/// Warnings about the event streams of the trace that were cut off after the recording (the
+/// replay of such a process stops with an error at its last whole frame).
+pub fn cut_streams(trace: &std::path::Path) -> Vec<String> {
+    let Ok(r) = hindsight_trace::TraceReader::open(trace) else {
+        return Vec::new();
+    };
+    r.cut_streams()
+        .into_iter()
+        .map(|(pid, have, listed)| {
+            format!(
+                "hindsight: warning: {}: cut off ({have} of the {listed} bytes the trace lists): \
+                 the replay of process {pid} ends at its last whole frame",
+                r.dir().join("events").join(pid.to_string()).display()
+            )
+        })
+        .collect()
 }
 
 /// Runs `hindsight replay`; returns the process exit status.

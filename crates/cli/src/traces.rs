@@ -166,12 +166,31 @@ pub fn ls() -> anyhow::Result<u8> {
     Ok(0)
 }
 
-/// Runs `hindsight info [--events] [TRACE]`.
-pub fn info(name: Option<&str>, events: bool) -> anyhow::Result<u8> {
+/// Runs `hindsight info [--events] [--check] [TRACE]`. Opening the trace checks that every
+/// file is there with its size; `check` verifies every checksum and decodes every event.
+pub fn info(name: Option<&str>, events: bool, check: bool) -> anyhow::Result<u8> {
     let root = hindsight_trace::default_root()?;
     let dir = hindsight_trace::resolve(&root, name)?;
     let r = TraceReader::open(&dir)?;
     print_info(&dir, &r)?;
+    if check {
+        let c = r.check()?;
+        let cut = if c.cut_off.is_empty() {
+            String::new()
+        } else {
+            let pids: Vec<String> = c.cut_off.iter().map(|p| p.to_string()).collect();
+            format!(
+                "; the recording was cut off inside the last frame of process {}",
+                pids.join(", ")
+            )
+        };
+        println!(
+            "Check:      whole: {} files ({}) match their checksums, {} events decoded{cut}",
+            c.files,
+            size_text(c.bytes),
+            c.events
+        );
+    }
     if events {
         for p in r.processes() {
             println!("Events of process {}:", p.pid);

@@ -141,6 +141,7 @@ pub fn start(args: &LaunchArgs) -> anyhow::Result<Started> {
             hindsight_trace::resolve(&root, args.trace.as_deref())?
         }
     };
+    notes.extend(hindsight_cli::cut_streams(&trace));
     let session = Session::start_replay(hindsight_replay::ReplayOptions {
         trace: trace.clone(),
         process: args.process,

@@ -9,6 +9,7 @@ pub mod point;
 pub mod recorder;
 pub mod settle;
 pub mod shared;
+pub mod stop;
 
 pub use error::RecordError;
 pub use recorder::{record, Outcome, RecordOptions};

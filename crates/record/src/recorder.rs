@@ -226,6 +226,7 @@ struct Recorder {
 /// hindsight's. Returns when the program (and every process it created) has ended.
 pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
     let started = Instant::now();
+    crate::stop::install();
     let cwd = std::env::current_dir().unwrap_or_default();
     let mut argv: Vec<Vec<u8>> = vec![opts.argv0.as_bytes().to_vec()];
     argv.extend(opts.args.iter().map(|a| a.as_bytes().to_vec()));
@@ -435,6 +436,9 @@ fn is_synchronous(sig: i32, si_code: i32) -> bool {
 impl Recorder {
     fn run(&mut self) -> Result<(), RecordError> {
         loop {
+            if let Some(sig) = crate::stop::requested() {
+                self.failure.get_or_insert_with(|| crate::stop::reason(sig));
+            }
             if self.procs.is_empty() || self.failure.is_some() {
                 return Ok(());
             }
@@ -668,6 +672,9 @@ impl Recorder {
         let args = regs.syscall_args();
         let class = match hindsight_syscalls::classify(nr, &args) {
             Ok(c) => c,
+            // A request whose effects are not known runs: most are ones the kernel refuses
+            // (no effect but their error), and its result decides at its exit.
+            Err(hindsight_syscalls::SyscallError::Unknown(_)) => Replay::Emulate,
             Err(e) => {
                 self.failure = Some(format!("unsupported syscall: {e}"));
                 return Ok(());
@@ -722,7 +729,7 @@ impl Recorder {
             return Ok(());
         }
         let event_index = self.writer.event_count(pid);
-        let blocking = may_block(nr, &args);
+        let blocking = may_block(nr, &args) && !self.writes_to_outputs(pid, nr, &args);
         let Some(p) = self.procs.get_mut(&pid) else {
             return Ok(());
         };
@@ -789,6 +796,14 @@ impl Recorder {
                         writes.push(MemWrite { addr: w.addr, data });
                     }
                 }
+            }
+            // An unknown request that failed: the kernel refused it, nothing was written.
+            Err(hindsight_syscalls::SyscallError::Unknown(_))
+                if hindsight_syscalls::is_error(result) => {}
+            Err(hindsight_syscalls::SyscallError::Unknown(e)) => {
+                failure = Some(format!(
+                    "unsupported syscall: {e} (the call succeeded: the recording cannot go on)"
+                ))
             }
             Err(e) => failure = Some(format!("unsupported syscall: {e}")),
         }
@@ -922,24 +937,17 @@ impl Recorder {
             }
             self.run_user(pid, tid)
         } else {
-            // Its turn comes later; other processes' copies of the output are written now.
+            // Its turn comes later. Its output is written now, in every stream that shows it:
+            // replay shows output in the order it reached the terminal (an `Output` belongs
+            // to no thread, so it may come before its thread's turn).
             let Some(t) = p.thread(tid) else {
                 return Ok(());
             };
             t.state = State::Ready;
             t.cpu_ns = cpu;
             t.pending.push(event);
-            let mut others = Vec::new();
-            for (owner, e) in outputs {
-                if owner == pid {
-                    t.pending.push(e);
-                } else {
-                    others.push((owner, e));
-                }
-            }
             p.ready.push_back(tid);
-            // Ancestors show a child's output when they are replayed: in their order now.
-            for (owner, e) in others {
+            for (owner, e) in outputs {
                 self.append(owner, &e)?;
             }
             Ok(())
@@ -949,6 +957,18 @@ impl Recorder {
     /// Output events for a write to the terminal (or whatever stdout/stderr were when the
     /// recording started): one in this process's stream and one in each ancestor's, so
     /// that replaying any of them shows it.
+    /// Whether syscall `nr` writes to the terminal outputs (what stdout or stderr was when
+    /// recording started). Such a write keeps its turn (unless it takes longer than the
+    /// syscall patience): two threads writing there at once would reach the terminal in an
+    /// order the recorder cannot see, and replay shows output in the recorded order.
+    fn writes_to_outputs(&self, pid: i32, nr: u64, args: &[u64; 6]) -> bool {
+        matches!(
+            hindsight_syscalls::name(nr),
+            Some("write" | "writev" | "pwrite64" | "pwritev" | "pwritev2")
+        ) && file_key(format!("/proc/{pid}/fd/{}", args[0] as i32))
+            .is_some_and(|k| self.outputs.contains(&Some(k)))
+    }
+
     fn output_of(&self, pid: i32, nr: u64, args: &[u64; 6], result: i64) -> Vec<(i32, Event)> {
         let name = hindsight_syscalls::name(nr).unwrap_or("");
         if result <= 0 || !matches!(name, "write" | "writev") {
@@ -1265,6 +1285,7 @@ impl Recorder {
             self.writer.flush()?;
             if pid == self.root {
                 self.root_exit = Some(status);
+                self.kill_leftovers();
             }
             return Ok(());
         }
@@ -1299,6 +1320,18 @@ impl Recorder {
             }
             "munmap" | "mremap" => p.shared.forget(args[0], args[1]),
             _ => {}
+        }
+    }
+
+    /// The recorded program has ended: the processes it left behind (daemons, orphans) would
+    /// keep the recording open forever. As rr does, they are killed; their deaths are recorded
+    /// as they come.
+    fn kill_leftovers(&self) {
+        for pid in self.procs.keys() {
+            // SAFETY: plain kill of our own tracees.
+            unsafe {
+                libc::kill(*pid, libc::SIGKILL);
+            }
         }
     }
 

@@ -157,6 +157,8 @@ impl Replayer {
             libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0);
         }
         let reader = TraceReader::open(&opts.trace)?;
+        // Every file checked against its checksum before any is used.
+        reader.verify()?;
         let root = reader
             .processes()
             .first()
@@ -1375,6 +1377,13 @@ impl Replayer {
                 let mut r = regs;
                 r.0.rdi = addr;
                 r.0.r10 = (args[3] & !0x10_0000) | libc::MAP_FIXED as u64;
+                if args[3] & libc::MAP_ANONYMOUS as u64 == 0 {
+                    // A mapping of /dev/zero (the one file the recorder maps without a copy):
+                    // the descriptor is not there in replay, and anonymous memory is the same.
+                    r.0.r10 |= libc::MAP_ANONYMOUS as u64;
+                    r.0.r8 = u64::MAX;
+                    r.0.r9 = 0;
+                }
                 tid.set_regs(&r)?;
                 self.run_to_exit(tid)?
             }

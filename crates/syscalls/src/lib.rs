@@ -24,14 +24,20 @@
 //! * Null pointers are never reported.
 //!
 //! Coverage: every syscall of the x86-64 table is either modeled or refused
-//! by name. Refused (an [`SyscallError::Unknown`] saying why): `ptrace`,
-//! `restart_syscall` (see [`classify`]), Linux AIO (`io_setup`, …),
-//! `io_uring_*`, System V `shmat`/`shmdt`, `modify_ldt`,
+//! by name. `ptrace` is [`SyscallError::Refused`]: it must not run at all.
+//! Not modeled (an [`SyscallError::Unknown`] saying why; a recorder may let
+//! such a call run and keep it if the kernel refused it, as a failed call
+//! writes nothing): System V `shmat`/`shmdt`, `modify_ldt`,
 //! `set_thread_area`/`get_thread_area`, `iopl`/`ioperm`, `uselib`,
 //! `vmsplice`, `process_vm_writev`, `process_madvise`, `perf_event_open`,
 //! `bpf`, `userfaultfd`, `uretprobe`/`uprobe`, and unknown requests of the
 //! multiplexers (`ioctl`, `fcntl`, `prctl`, `arch_prctl`, `futex`, `keyctl`,
-//! `syslog`, `quotactl`, `sysfs`, `seccomp`, `msgctl`/`shmctl`/`semctl`).
+//! `syslog`, `quotactl`, `sysfs`, `seccomp`, `msgctl`/`shmctl`/`semctl`). An
+//! `ioctl` request that is not in the table but encodes its direction and size
+//! (`_IOR`/`_IOWR`: the kernel writes that many bytes at the argument; `_IOW`:
+//! it writes nothing) is modeled from those bits, except the requests known to
+//! write more than their size says. Linux AIO and `io_uring` are denied with
+//! `ENOSYS`, so that programs fall back to plain syscalls.
 //! Syscalls the kernel no longer implements (`_sysctl`, `create_module`, …)
 //! are accepted only when they return `-ENOSYS`.
 
@@ -100,6 +106,10 @@ pub enum SyscallError {
     /// number)` or `ioctl request 0xc0186201 on syscall ioctl (unknown)`.
     #[error("{0}")]
     Unknown(String),
+    /// A syscall that must not run while the program is recorded (`ptrace`: the recorder is
+    /// already its tracer); the message says why.
+    #[error("{0}")]
+    Refused(String),
     /// Reading an indirect structure from the program's memory failed, e.g.
     /// `reading the iovec array of readv at 0x7ffc1000: Bad address`.
     #[error("{0}")]

@@ -960,11 +960,10 @@ pub(crate) fn rule(nr: u64, args: &[u64; 6]) -> Result<Rule, SyscallError> {
 
         // ---- known, but recording them is not supported ----
         "ptrace" => {
-            return Err(unsupported(
-                name,
-                nr,
-                "the program is already traced by the recorder",
-            ))
+            return Err(SyscallError::Refused(format!(
+                "syscall {name} ({nr}) is not supported: the program is traced by the recorder, \
+                 and cannot trace another process"
+            )))
         }
         // The kernel resumes a sleep interrupted by a signal (nanosleep, clock_nanosleep,
         // poll, futex with a timeout): its result is recorded; what it writes (a remaining
@@ -1083,6 +1082,7 @@ enum Io {
     Nothing,
     Fixed(u64),
     Ifconf,
+    Fiemap,
 }
 
 fn ioctl_rule(req: u64, arg: u64) -> Result<Effect, SyscallError> {
@@ -1145,7 +1145,15 @@ fn ioctl_rule(req: u64, arg: u64) -> Result<Effect, SyscallError> {
         0x8910 | 0x8913 | 0x8915 | 0x8917 | 0x8919 | 0x891B | 0x891D | 0x8921 | 0x8927
         | 0x8933 | 0x8942 => Io::Fixed(40),
         0x8912 => Io::Ifconf, // SIOCGIFCONF
-        _ => return Err(unknown_request("ioctl request", req, "ioctl")),
+        0xC020_660B => Io::Fiemap, // FS_IOC_FIEMAP
+        // Requests whose size field understates what the kernel writes (buffers it points
+        // to): never modeled from their bits.
+        0xC018_6201 // BINDER_WRITE_READ
+        => return Err(unknown_request("ioctl request", req, "ioctl")),
+        _ => match ioc_bits(req) {
+            Some(io) => io,
+            None => return Err(unknown_request("ioctl request", req, "ioctl")),
+        },
     };
     Ok(match io {
         Io::Nothing => nothing(),
@@ -1159,7 +1167,41 @@ fn ioctl_rule(req: u64, arg: u64) -> Result<Effect, SyscallError> {
                 o.put(u64::from_ne_bytes(b), u64::from(len));
             }
         }),
+        // struct fiemap (32 bytes), then fm_mapped_extents (at 20) extents of 56 bytes
+        // (none are written when fm_extent_count is 0: only the count).
+        Io::Fiemap => eff!(|o| {
+            if o.ok() && arg != 0 {
+                let wanted = u64::from(o.u32_at(arg + 24, "struct fiemap")?);
+                let mapped = u64::from(o.u32_at(arg + 20, "struct fiemap")?);
+                o.put(arg, 32);
+                if wanted > 0 {
+                    o.put(arg + 32, mapped.min(wanted) * 56);
+                }
+            }
+        }),
     })
+}
+
+/// What an ioctl request's own encoding says it writes (`_IOC(dir, type, nr, size)`): with
+/// `_IOC_READ` (the program reads: the kernel writes), `size` bytes at the argument; with
+/// `_IOC_WRITE` alone, nothing. Requests without a direction or a size (the old ones, such
+/// as the tty requests `0x54xx`, encode neither) say nothing.
+fn ioc_bits(req: u64) -> Option<Io> {
+    const IOC_WRITE: u64 = 1;
+    const IOC_READ: u64 = 2;
+    if req > u64::from(u32::MAX) {
+        return None;
+    }
+    let dir = (req >> 30) & 3;
+    let size = (req >> 16) & 0x3fff;
+    if size == 0 {
+        return None;
+    }
+    match dir {
+        IOC_WRITE => Some(Io::Nothing),
+        d if d & IOC_READ != 0 => Some(Io::Fixed(size)),
+        _ => None,
+    }
 }
 
 fn fcntl_rule(cmd: u64, arg: u64) -> Result<Effect, SyscallError> {

@@ -208,6 +208,34 @@ fn unknown_things_are_named() {
     assert!(e.to_string().contains("futex operation 0x2a"), "{e}");
     let e = writes(nr("ioctl"), &args(&[3, 0xdead]), 0, &NoMem).unwrap_err();
     assert!(e.to_string().contains("0xdead"), "{e}");
+    // ptrace must never run under the recorder.
+    assert!(matches!(
+        classify(nr("ptrace"), &z),
+        Err(SyscallError::Refused(_))
+    ));
+}
+
+#[test]
+fn ioctls_encode_what_they_write() {
+    // _IOR('X', 31, struct fsxattr): 28 bytes written at the argument, when it succeeds.
+    let a = args(&[3, 0x801c_581f, 0x5000]);
+    assert_eq!(classify(nr("ioctl"), &a), Ok(Replay::Emulate));
+    assert_eq!(
+        writes(nr("ioctl"), &a, 0, &NoMem).unwrap(),
+        vec![Written {
+            addr: 0x5000,
+            len: 28
+        }]
+    );
+    assert!(writes(nr("ioctl"), &a, -25, &NoMem).unwrap().is_empty());
+    // _IOWR: the same; _IOW: the kernel only reads.
+    let a = args(&[3, 0xc008_1234, 0x5000]);
+    assert_eq!(writes(nr("ioctl"), &a, 0, &NoMem).unwrap().len(), 1);
+    let a = args(&[3, 0x4008_1234, 0x5000]);
+    assert!(writes(nr("ioctl"), &a, 0, &NoMem).unwrap().is_empty());
+    // No direction or no size (the old requests): unknown.
+    assert!(classify(nr("ioctl"), &args(&[3, 0x0000_5499])).is_err());
+    assert!(classify(nr("ioctl"), &args(&[3, 0x8000_1234])).is_err());
 }
 
 #[test]

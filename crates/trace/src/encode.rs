@@ -2,7 +2,9 @@
 //! length-prefixed byte strings, one tag byte per enum variant. Decoding never trusts a
 //! length: every read is checked against the bytes that are there.
 
+use crate::checksum::Sum;
 use crate::event::*;
+use crate::manifest::{Ending, Listed, Manifest, Part};
 
 /// Appends encoded values to a buffer.
 #[derive(Default)]
@@ -233,6 +235,39 @@ impl Enc {
         self.u64(s.events);
         self.u64(u64::from(s.threads));
         self.u64(u64::from(s.processes));
+    }
+
+    /// The manifest.
+    pub fn manifest(&mut self, m: &Manifest) {
+        match &m.ending {
+            Ending::Recording => self.u64(0),
+            Ending::Finished(s) => {
+                self.u64(1);
+                self.summary(s);
+            }
+            Ending::Abandoned(reason) => {
+                self.u64(2);
+                self.bytes(reason.as_bytes());
+            }
+        }
+        self.u64(m.parts.len() as u64);
+        for l in &m.parts {
+            match &l.part {
+                Part::Processes => self.u64(0),
+                Part::Events(pid) => {
+                    self.u64(1);
+                    self.i64(i64::from(*pid));
+                }
+                Part::Copy(id, name) => {
+                    self.u64(2);
+                    self.u64(u64::from(*id));
+                    self.bytes(name.as_bytes());
+                }
+            }
+            self.u64(l.sum.size);
+            self.u64(l.sum.hash);
+            self.u64(l.records);
+        }
     }
 }
 
@@ -514,6 +549,43 @@ impl<'a> Dec<'a> {
             processes: self.u32()?,
         })
     }
+
+    /// The manifest.
+    pub fn manifest(&mut self) -> R<Manifest> {
+        let ending = match self.u64()? {
+            0 => Ending::Recording,
+            1 => Ending::Finished(self.summary()?),
+            2 => Ending::Abandoned(self.string()?),
+            _ => return self.err("unknown ending"),
+        };
+        let n = self.u64()?;
+        let mut parts = Vec::new();
+        for _ in 0..n {
+            let part = match self.u64()? {
+                0 => Part::Processes,
+                1 => Part::Events(self.i32()?),
+                2 => {
+                    let id = self.u32()?;
+                    let name = self.string()?;
+                    // A name is one component: never a way out of the trace directory.
+                    if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+                        return self.err("bad file name");
+                    }
+                    Part::Copy(id, name)
+                }
+                _ => return self.err("unknown part"),
+            };
+            parts.push(Listed {
+                part,
+                sum: Sum {
+                    size: self.u64()?,
+                    hash: self.u64()?,
+                },
+                records: self.u64()?,
+            });
+        }
+        Ok(Manifest { ending, parts })
+    }
 }
 
 #[cfg(test)]
@@ -587,6 +659,7 @@ mod tests {
             let _ = Dec::new(&buf).process_record();
             let _ = Dec::new(&buf).header(1);
             let _ = Dec::new(&buf).summary();
+            let _ = Dec::new(&buf).manifest();
         }
     }
 }

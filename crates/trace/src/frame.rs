@@ -1,8 +1,9 @@
 //! Frames: how records reach the disk.
 //!
-//! A frame is a 24-byte header — magic `HSFR`, payload length, uncompressed length, record
-//! count, crc32 of the payload, crc32 of the 20 header bytes before it — and an lz4 payload
-//! holding the encoded records. A file is a sequence of frames.
+//! A frame is a 32-byte header — magic `HSFR`, payload length, uncompressed length, record
+//! count, index (in its file) of the first record it holds, crc32 of the payload, crc32 of the
+//! 28 header bytes before it — and an lz4 payload holding the encoded records. A file is a
+//! sequence of frames.
 //!
 //! Invariants:
 //! - Every byte of a frame is covered by a checksum, so a damaged length can never pass for a
@@ -13,14 +14,18 @@
 //! - A frame with a record count of 0 is a *continuation*: its bytes are the beginning of what
 //!   the next frames hold (one record too large for a single frame is cut into several). The
 //!   records of a chain of frames are the concatenation of their bytes, counted by the count of
-//!   the chain's last frame; a chain is never longer than [`MAX_CHAIN`] bytes.
+//!   the chain's last frame; a chain is never longer than [`MAX_CHAIN`] bytes. Every frame of
+//!   a chain carries the index of the chain's first record.
+//! - A frame's first-record index is the count of the records before it in its file: a frame
+//!   that was moved, repeated or left out is noticed by whoever counts ([`read_from`]'s
+//!   `first`), even though each frame checks out on its own.
 
 use std::io::Read as _;
 
 /// The first bytes of every frame.
 const MAGIC: &[u8; 4] = b"HSFR";
 /// Size of a frame header.
-pub const HEADER: usize = 24;
+pub const HEADER: usize = 32;
 /// No frame is larger than this, compressed or not.
 pub const MAX_FRAME: usize = 64 << 20;
 /// The writer cuts what it writes into frames of at most this many uncompressed bytes (lz4 may
@@ -29,29 +34,31 @@ pub const CHUNK: usize = 32 << 20;
 /// No chain of continued frames holds more than this many bytes (uncompressed).
 pub const MAX_CHAIN: usize = 4 << 30;
 
-/// Makes the frames holding `raw`, the encoding of `count` records (`count` ≥ 1): one frame,
-/// or a chain of continued frames when `raw` is larger than [`CHUNK`].
-pub fn encode(raw: &[u8], count: u32) -> Vec<u8> {
+/// Makes the frames holding `raw`, the encoding of `count` records (`count` ≥ 1) that come
+/// after `first` records in their file: one frame, or a chain of continued frames when `raw`
+/// is larger than [`CHUNK`].
+pub fn encode(raw: &[u8], count: u32, first: u64) -> Vec<u8> {
     let mut out = Vec::new();
     let mut chunks = raw.chunks(CHUNK).peekable();
     if chunks.peek().is_none() {
-        encode_one(&mut out, &[], count);
+        encode_one(&mut out, &[], count, first);
     }
     while let Some(c) = chunks.next() {
         let last = chunks.peek().is_none();
-        encode_one(&mut out, c, if last { count } else { 0 });
+        encode_one(&mut out, c, if last { count } else { 0 }, first);
     }
     out
 }
 
 /// Appends one frame holding `raw` to `out`.
-fn encode_one(out: &mut Vec<u8>, raw: &[u8], count: u32) {
+fn encode_one(out: &mut Vec<u8>, raw: &[u8], count: u32, first: u64) {
     let payload = lz4_flex::compress(raw);
     let start = out.len();
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
     out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
     out.extend_from_slice(&count.to_le_bytes());
+    out.extend_from_slice(&first.to_le_bytes());
     out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
     let head_crc = crc32fast::hash(&out[start..]);
     out.extend_from_slice(&head_crc.to_le_bytes());
@@ -62,7 +69,7 @@ fn encode_one(out: &mut Vec<u8>, raw: &[u8], count: u32) {
 #[derive(Debug)]
 pub enum Read {
     /// Whole frames (one, or a chain): their records' bytes, the records' count, and how
-    /// many bytes of the file they took.
+    /// many bytes of the file they took. Their first record is the one that was expected.
     Frame(Vec<u8>, u32, u64),
     /// Nothing more: the file ends between frames.
     End,
@@ -105,9 +112,10 @@ fn word(b: &[u8], i: usize) -> u32 {
     u32::from_le_bytes(w)
 }
 
-/// One frame as read: its bytes, its count (0: continued), its length in the file.
+/// One frame as read: its bytes, its count (0: continued), its first record's index, its
+/// length in the file.
 enum One {
-    Frame(Vec<u8>, u32, u64),
+    Frame(Vec<u8>, u32, u64, u64),
     End,
     Truncated,
 }
@@ -128,14 +136,15 @@ fn read_one(r: &mut impl std::io::Read, at: u64) -> Result<One, FrameError> {
     if &head[..4] != MAGIC {
         return Err(bad("not a frame (bad magic)"));
     }
-    if crc32fast::hash(&head[..20]) != word(&head, 20) {
+    if crc32fast::hash(&head[..28]) != word(&head, 28) {
         return Err(bad("checksum mismatch in the frame header"));
     }
-    let (len, raw_len, count, crc) = (
+    let (len, raw_len, count, first, crc) = (
         word(&head, 4) as usize,
         word(&head, 8) as usize,
         word(&head, 12),
-        word(&head, 16),
+        u64::from(word(&head, 16)) | u64::from(word(&head, 20)) << 32,
+        word(&head, 24),
     );
     if len > MAX_FRAME || raw_len > MAX_FRAME {
         return Err(bad(&format!(
@@ -159,12 +168,12 @@ fn read_one(r: &mut impl std::io::Read, at: u64) -> Result<One, FrameError> {
     if raw.len() != raw_len {
         return Err(bad("decompressed length differs from the declared one"));
     }
-    Ok(One::Frame(raw, count, (HEADER + len) as u64))
+    Ok(One::Frame(raw, count, first, (HEADER + len) as u64))
 }
 
-/// Reads the next frame (or chain of continued frames) from `r`; `at` is its offset in the
-/// file, for error messages only.
-pub fn read_from(r: &mut impl std::io::Read, at: u64) -> Result<Read, FrameError> {
+/// Reads the next frame (or chain of continued frames) from `r`, which must hold the records
+/// from index `first` on; `at` is its offset in the file, for error messages only.
+pub fn read_from(r: &mut impl std::io::Read, at: u64, first: u64) -> Result<Read, FrameError> {
     let mut raw: Vec<u8> = Vec::new();
     let mut taken = 0u64;
     loop {
@@ -172,7 +181,15 @@ pub fn read_from(r: &mut impl std::io::Read, at: u64) -> Result<Read, FrameError
             One::End if taken == 0 => return Ok(Read::End),
             // A chain cut off: the recording stopped while writing it.
             One::End | One::Truncated => return Ok(Read::Truncated),
-            One::Frame(bytes, count, len) => {
+            One::Frame(bytes, count, from, len) => {
+                if from != first {
+                    return Err(FrameError::Corrupt {
+                        at: at + taken,
+                        what: format!(
+                            "a frame out of place: it holds the records from {from} on, {first} was expected"
+                        ),
+                    });
+                }
                 taken += len;
                 if raw.is_empty() && count != 0 {
                     return Ok(Read::Frame(bytes, count, taken));
@@ -194,7 +211,7 @@ pub fn read_from(r: &mut impl std::io::Read, at: u64) -> Result<Read, FrameError
 
 /// Reads the frame (or chain) at the start of `data`.
 pub fn decode(data: &[u8]) -> Result<Read, FrameError> {
-    read_from(&mut &data[..], 0)
+    read_from(&mut &data[..], 0, 0)
 }
 
 #[cfg(test)]
@@ -202,7 +219,7 @@ mod tests {
     use super::*;
 
     fn frame(raw: &[u8], count: u32) -> Vec<u8> {
-        encode(raw, count)
+        encode(raw, count, 0)
     }
 
     #[test]
@@ -233,6 +250,7 @@ mod tests {
         f.extend_from_slice(&(payload.len() as u32).to_le_bytes());
         f.extend_from_slice(&1000u32.to_le_bytes());
         f.extend_from_slice(&1u32.to_le_bytes());
+        f.extend_from_slice(&0u64.to_le_bytes());
         f.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
         let c = crc32fast::hash(&f);
         f.extend_from_slice(&c.to_le_bytes());
@@ -247,6 +265,7 @@ mod tests {
         f.extend_from_slice(&u32::MAX.to_le_bytes());
         f.extend_from_slice(&u32::MAX.to_le_bytes());
         f.extend_from_slice(&1u32.to_le_bytes());
+        f.extend_from_slice(&0u64.to_le_bytes());
         f.extend_from_slice(&0u32.to_le_bytes());
         let c = crc32fast::hash(&f);
         f.extend_from_slice(&c.to_le_bytes());
@@ -259,7 +278,7 @@ mod tests {
     #[test]
     fn a_cut_off_chain_is_a_truncation() {
         let raw: Vec<u8> = (0..CHUNK + 100).map(|i| (i * 7 % 251) as u8).collect();
-        let f = encode(&raw, 1);
+        let f = encode(&raw, 1, 0);
         match decode(&f) {
             Ok(Read::Frame(back, 1, len)) => {
                 assert!(back == raw);
@@ -270,5 +289,27 @@ mod tests {
         // Only the first (continued) frame: the chain is cut off.
         let first = HEADER + word(&f, 4) as usize;
         assert!(matches!(decode(&f[..first]), Ok(Read::Truncated)));
+    }
+
+    #[test]
+    fn a_frame_out_of_place_is_an_error() {
+        let mut f = encode(b"a", 1, 0);
+        let second = f.len() as u64;
+        f.extend_from_slice(&encode(b"b", 2, 1));
+        let mut r = &f[..];
+        assert!(matches!(read_from(&mut r, 0, 0), Ok(Read::Frame(_, 1, _))));
+        assert!(matches!(
+            read_from(&mut r, second, 1),
+            Ok(Read::Frame(_, 2, _))
+        ));
+        // The second frame where the first was expected (the first one lost).
+        let mut r = &f[second as usize..];
+        match read_from(&mut r, second, 0) {
+            Err(FrameError::Corrupt { at, what }) => {
+                assert_eq!(at, second);
+                assert!(what.contains("out of place"), "{what}");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -23,10 +23,20 @@ pub fn default_root() -> Result<PathBuf, TraceError> {
 }
 
 /// A fresh trace path under `root` for a recording of `program_basename`:
-/// `root/<basename>-<N>` with N the smallest number not in use. Creates `root`, not the trace
-/// directory itself (whoever creates it must still refuse an existing one).
+/// `root/<basename>-<N>` with N the smallest number not in use. Creates `root` (readable by
+/// its owner only when it is created here), not the trace directory itself (whoever creates
+/// it must still refuse an existing one).
 pub fn new_trace_path(root: &Path, program_basename: &str) -> Result<PathBuf, TraceError> {
-    std::fs::create_dir_all(root).map_err(|e| TraceError::io(root, "creating", e))?;
+    if !root.is_dir() {
+        if let Some(parent) = root.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| TraceError::io(parent, "creating", e))?;
+        }
+        match crate::writer::create_private_dir(root) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(TraceError::io(root, "creating", e)),
+        }
+    }
     let mut base: String = program_basename
         .chars()
         .map(|c| if c == '/' || c.is_control() { '_' } else { c })

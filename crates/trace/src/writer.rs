@@ -2,56 +2,98 @@
 //!
 //! Invariants:
 //! - The directory is created here, never an existing one (nothing is ever overwritten); if
-//!   the trace cannot be started, the directory is removed again.
-//! - The `incomplete` marker exists from before the header until `finish` has written the
-//!   summary, so a recording cut off at any moment never looks complete. A writer dropped
-//!   without `finish` or `abandon` writes out its buffers and leaves the trace incomplete.
-//! - Every byte of a stream belongs to a whole frame, or to the last, cut-off one.
-//! - The header and the copies of files are written under hidden names and renamed when
-//!   whole: what bears their name is never partial.
+//!   the trace cannot be started, the directory is removed again. It and everything in it are
+//!   readable by their owner only (0700/0600): a trace holds the program's environment and
+//!   everything it read.
+//! - The `header` file (the header, then the [`Manifest`]) is replaced whole, by a rename,
+//!   whenever the manifest changes; its ending says whether the recording ended and how. A
+//!   recording cut off at any moment (the recorder killed) has a manifest whose ending is
+//!   [`Ending::Recording`], listing what had been written by then.
+//! - Buffered events reach the disk at least once a second: a thread of the writer writes them
+//!   out every [`FLUSH_EVERY`] even when the recorder is busy or waiting, then lists them.
+//! - Every byte of a stream belongs to a whole frame, or to the last, cut-off one (a write
+//!   that fails half-way is cut back to the last whole frame).
+//! - The copies of files are written under hidden names and renamed when whole, then listed:
+//!   what bears their name is never partial. They are copied sparse (holes stay holes).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::Write as _;
-use std::os::unix::fs::MetadataExt;
+use std::io::{Read as _, Write as _};
+use std::os::unix::fs::{DirBuilderExt as _, FileExt as _, MetadataExt, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
+use crate::checksum::{self, Summer, BLOCK};
 use crate::encode::{Enc, ProcessRecord};
 use crate::error::TraceError;
 use crate::event::*;
+use crate::manifest::{Ending, Listed, Manifest, Part};
 use crate::{frame, FORMAT_VERSION, MAGIC};
 
 /// Events are written out when this many bytes are buffered.
 const FLUSH_AT: usize = 256 << 10;
 
+/// The writer's thread writes buffered events out this often.
+pub const FLUSH_EVERY: Duration = Duration::from_millis(500);
+
+/// Creates a file readable and writable by its owner only (`exec`: and executable by them).
+fn create_private(path: &Path, exec: bool) -> Result<File, TraceError> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(if exec { 0o700 } else { 0o600 })
+        .open(path)
+        .map_err(|e| TraceError::io(path, "creating", e))
+}
+
+/// Creates a directory accessible by its owner only.
+pub(crate) fn create_private_dir(path: &Path) -> std::io::Result<()> {
+    std::fs::DirBuilder::new().mode(0o700).create(path)
+}
+
+/// A file that grows by whole frames: an event stream or the process journal.
 struct Stream {
     path: PathBuf,
     file: File,
+    /// Records not yet written, and their count.
     buf: Enc,
     buffered: u32,
+    /// Records appended, written or not.
     total: u64,
+    /// Records written, and the sum of the bytes written.
+    written: u64,
+    summer: Summer,
 }
 
 impl Stream {
     fn create(path: PathBuf) -> Result<Stream, TraceError> {
-        let file = File::create_new(&path).map_err(|e| TraceError::io(&path, "creating", e))?;
+        let file = create_private(&path, false)?;
         Ok(Stream {
             path,
             file,
             buf: Enc::default(),
             buffered: 0,
             total: 0,
+            written: 0,
+            summer: Summer::default(),
         })
     }
 
+    /// Writes the buffered records out as one frame (or chain).
     fn flush(&mut self) -> Result<(), TraceError> {
         if self.buffered == 0 {
             return Ok(());
         }
-        let f = frame::encode(&self.buf.0, self.buffered);
-        self.file
-            .write_all(&f)
-            .map_err(|e| TraceError::io(&self.path, "writing", e))?;
+        let f = frame::encode(&self.buf.0, self.buffered, self.written);
+        if let Err(e) = self.file.write_all(&f) {
+            // Nothing of a frame that is not whole stays behind.
+            let _ = self.file.set_len(self.summer.sum().size);
+            return Err(TraceError::io(&self.path, "writing", e));
+        }
+        self.summer.update(&f);
+        self.written += u64::from(self.buffered);
         self.buf.0.clear();
         self.buffered = 0;
         Ok(())
@@ -65,24 +107,183 @@ impl Stream {
         }
         Ok(())
     }
+
+    fn listed(&self, part: Part) -> Listed {
+        Listed {
+            part,
+            sum: self.summer.sum(),
+            records: self.written,
+        }
+    }
+}
+
+/// What the writer and its flushing thread share.
+struct Inner {
+    dir: PathBuf,
+    /// The header's frame, as written first in the `header` file.
+    header_frame: Vec<u8>,
+    streams: BTreeMap<i32, Stream>,
+    processes: Stream,
+    copies: Vec<Listed>,
+    files: HashMap<(u64, u64, u64, i64, i64), FileId>,
+    next_file: FileId,
+    /// What the manifest on disk lists is out of date.
+    dirty: bool,
+    /// A failure of the flushing thread, reported by the writer's next call.
+    failed: Option<TraceError>,
+}
+
+impl Inner {
+    fn flush(&mut self) -> Result<(), TraceError> {
+        for s in self.streams.values_mut() {
+            if s.buffered > 0 {
+                s.flush()?;
+                self.dirty = true;
+            }
+        }
+        if self.processes.buffered > 0 {
+            self.processes.flush()?;
+            self.dirty = true;
+        }
+        Ok(())
+    }
+
+    fn manifest(&self, ending: Ending) -> Manifest {
+        let mut parts = vec![self.processes.listed(Part::Processes)];
+        parts.extend(
+            self.streams
+                .iter()
+                .map(|(pid, s)| s.listed(Part::Events(*pid))),
+        );
+        parts.extend(self.copies.iter().cloned());
+        Manifest { ending, parts }
+    }
+
+    /// Replaces the `header` file with one listing what is written now.
+    fn write_manifest(&mut self, ending: Ending) -> Result<(), TraceError> {
+        let mut enc = Enc::default();
+        enc.manifest(&self.manifest(ending));
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        bytes.extend_from_slice(&self.header_frame);
+        bytes.extend_from_slice(&frame::encode(&enc.0, 1, 1));
+        let partial = self.dir.join(".header.partial");
+        let p = self.dir.join("header");
+        let _ = std::fs::remove_file(&partial);
+        let write = || -> std::io::Result<()> {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&partial)?
+                .write_all(&bytes)
+        };
+        if let Err(e) = write() {
+            let _ = std::fs::remove_file(&partial);
+            return Err(TraceError::io(&partial, "writing", e));
+        }
+        std::fs::rename(&partial, &p).map_err(|e| TraceError::io(&p, "replacing", e))?;
+        self.dirty = false;
+        Ok(())
+    }
+
+    fn stream(&mut self, pid: i32) -> Result<&mut Stream, TraceError> {
+        match self.streams.entry(pid) {
+            std::collections::btree_map::Entry::Occupied(o) => Ok(o.into_mut()),
+            std::collections::btree_map::Entry::Vacant(v) => {
+                self.dirty = true;
+                Ok(v.insert(Stream::create(
+                    self.dir.join("events").join(pid.to_string()),
+                )?))
+            }
+        }
+    }
+
+    fn check(&mut self) -> Result<(), TraceError> {
+        match self.failed.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The thread that writes buffered events out while the recorder works.
+struct Flusher {
+    stop: mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Flusher {
+    fn start(inner: Arc<Mutex<Inner>>) -> Result<Flusher, TraceError> {
+        let (stop, stopped) = mpsc::channel::<()>();
+        // The recorder's signals (its timer, SIGCHLD, SIGTERM…) must reach the recorder's own
+        // thread, which waits for them: this one is started with every signal blocked.
+        let thread = with_signals_blocked(|| {
+            std::thread::Builder::new()
+                .name("trace-flush".into())
+                .spawn(move || loop {
+                    match stopped.recv_timeout(FLUSH_EVERY) {
+                        Err(RecvTimeoutError::Timeout) => {}
+                        Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
+                    }
+                    let mut g = lock(&inner);
+                    if g.failed.is_some() {
+                        continue;
+                    }
+                    let r = g.flush().and_then(|()| {
+                        if g.dirty {
+                            g.write_manifest(Ending::Recording)
+                        } else {
+                            Ok(())
+                        }
+                    });
+                    if let Err(e) = r {
+                        g.failed = Some(e);
+                    }
+                })
+        })
+        .map_err(|e| TraceError::io("", "starting the trace's writer thread", e))?;
+        Ok(Flusher { stop, thread })
+    }
+
+    fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = self.thread.join();
+    }
+}
+
+/// Runs `f` with every signal blocked in this thread (threads it starts inherit the mask).
+fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
+    // SAFETY: sigset_t is plain data, filled by sigfillset; pthread_sigmask only changes this
+    // thread's mask, restored below.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+        let r = f();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        r
+    }
+}
+
+fn lock(m: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
+    // A panic while holding the lock leaves the state as consistent as any failure does.
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// A trace being recorded.
 pub struct TraceWriter {
     dir: PathBuf,
-    streams: HashMap<i32, Stream>,
-    processes: Stream,
-    files: HashMap<(u64, u64, u64, i64, i64), FileId>,
-    next_file: FileId,
-    /// Set once `finish` or `abandon` ran: dropping the writer then does nothing.
-    ended: bool,
+    inner: Arc<Mutex<Inner>>,
+    flusher: Option<Flusher>,
 }
 
 impl TraceWriter {
-    /// Creates the trace directory `dir` (which must not exist), writes the header with `exe`
-    /// copied in as file 0, and marks the trace incomplete.
+    /// Creates the trace directory `dir` (which must not exist), copies `exe` in as file 0 and
+    /// writes the header, listing it.
     pub fn create(dir: &Path, header: Header, exe: &Path) -> Result<TraceWriter, TraceError> {
-        match std::fs::create_dir(dir) {
+        match create_private_dir(dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 return Err(TraceError::Exists(dir.to_path_buf()))
@@ -95,35 +296,37 @@ impl TraceWriter {
         })
     }
 
-    /// Fills the new directory `dir`: the marker first, then the streams, the executable's
-    /// copy, and the header last (written under another name and renamed, so that a header
-    /// is always whole).
     fn start(dir: &Path, mut header: Header, exe: &Path) -> Result<TraceWriter, TraceError> {
-        let marker = dir.join("incomplete");
-        std::fs::write(&marker, b"").map_err(|e| TraceError::io(&marker, "writing", e))?;
         for sub in ["events", "files"] {
             let p = dir.join(sub);
-            std::fs::create_dir(&p).map_err(|e| TraceError::io(&p, "creating", e))?;
+            create_private_dir(&p).map_err(|e| TraceError::io(&p, "creating", e))?;
         }
-        let mut w = TraceWriter {
+        header.format_version = FORMAT_VERSION;
+        let inner = Inner {
             dir: dir.to_path_buf(),
-            streams: HashMap::new(),
+            header_frame: Vec::new(),
+            streams: BTreeMap::new(),
             processes: Stream::create(dir.join("processes"))?,
+            copies: Vec::new(),
             files: HashMap::new(),
             next_file: 0,
-            ended: false,
+            dirty: true,
+            failed: None,
         };
-        header.executable = w.add_file(exe)?;
-        header.format_version = FORMAT_VERSION;
+        let mut w = TraceWriter {
+            dir: dir.to_path_buf(),
+            inner: Arc::new(Mutex::new(inner)),
+            flusher: None,
+        };
+        header.executable = w.add_file_unlisted(exe)?;
         let mut enc = Enc::default();
         enc.header(&header);
-        let mut bytes = MAGIC.to_vec();
-        bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        bytes.extend_from_slice(&frame::encode(&enc.0, 1));
-        let partial = dir.join(".header.partial");
-        let p = dir.join("header");
-        std::fs::write(&partial, bytes).map_err(|e| TraceError::io(&partial, "writing", e))?;
-        std::fs::rename(&partial, &p).map_err(|e| TraceError::io(&p, "renaming", e))?;
+        {
+            let mut g = lock(&w.inner);
+            g.header_frame = frame::encode(&enc.0, 1, 0);
+            g.write_manifest(Ending::Recording)?;
+        }
+        w.flusher = Some(Flusher::start(w.inner.clone())?);
         Ok(w)
     }
 
@@ -132,36 +335,70 @@ impl TraceWriter {
         &self.dir
     }
 
-    /// Copies a file into the trace; the same file (device, inode, size, mtime) is copied once
-    /// and keeps its id. The copy is made under a hidden name and renamed when whole, so a
-    /// copy cut off by a crash never passes for the file.
+    /// Copies a file into the trace and lists it; the same file (device, inode, size, mtime)
+    /// is copied once and keeps its id. The copy is made under a hidden name and renamed when
+    /// whole, so a copy cut off by a crash never passes for the file.
     pub fn add_file(&mut self, path: &Path) -> Result<FileId, TraceError> {
-        let m = std::fs::metadata(path).map_err(|e| TraceError::io(path, "reading", e))?;
-        let key = (m.dev(), m.ino(), m.size(), m.mtime(), m.mtime_nsec());
-        if let Some(id) = self.files.get(&key) {
-            return Ok(*id);
+        let id = self.add_file_unlisted(path)?;
+        let mut g = lock(&self.inner);
+        if g.dirty {
+            g.write_manifest(Ending::Recording)?;
         }
-        let id = self.next_file;
-        let name = file_name(id, path);
-        let dest = self.dir.join("files").join(&name);
-        let partial = self.dir.join("files").join(format!(".{name}.partial"));
-        if let Err(e) = std::fs::copy(path, &partial) {
-            let _ = std::fs::remove_file(&partial);
-            return Err(TraceError::io(path, "copying into the trace", e));
-        }
-        std::fs::rename(&partial, &dest).map_err(|e| TraceError::io(&dest, "renaming", e))?;
-        self.next_file += 1;
-        self.files.insert(key, id);
         Ok(id)
     }
 
-    /// Registers a process (in creation order; the first is the root).
+    fn add_file_unlisted(&mut self, path: &Path) -> Result<FileId, TraceError> {
+        let m = std::fs::metadata(path).map_err(|e| TraceError::io(path, "reading", e))?;
+        let key = (m.dev(), m.ino(), m.size(), m.mtime(), m.mtime_nsec());
+        let (id, dest, partial, name) = {
+            let mut g = lock(&self.inner);
+            g.check()?;
+            if let Some(id) = g.files.get(&key) {
+                return Ok(*id);
+            }
+            let id = g.next_file;
+            let name = file_name(id, path);
+            let dest = g.dir.join("files").join(&name);
+            let partial = g.dir.join("files").join(format!(".{name}.partial"));
+            (id, dest, partial, name)
+        };
+        // Copied without the lock: the flushing thread goes on meanwhile.
+        let exec = m.mode() & 0o111 != 0;
+        let sum = match copy_sparse(path, &partial, exec) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = std::fs::remove_file(&partial);
+                return Err(e);
+            }
+        };
+        std::fs::rename(&partial, &dest).map_err(|e| TraceError::io(&dest, "renaming", e))?;
+        let mut g = lock(&self.inner);
+        g.next_file += 1;
+        g.files.insert(key, id);
+        g.copies.push(Listed {
+            part: Part::Copy(id, name),
+            sum,
+            records: 0,
+        });
+        g.dirty = true;
+        Ok(id)
+    }
+
+    fn journal(&mut self, r: &ProcessRecord) -> Result<(), TraceError> {
+        let mut g = lock(&self.inner);
+        g.check()?;
+        g.processes.buf.process_record(r);
+        g.processes.pushed()?;
+        g.processes.flush()?;
+        g.dirty = true;
+        Ok(())
+    }
+
+    /// Registers a process (in creation order; the first is the root). Its events file is
+    /// created now, so that a registered process always has one.
     pub fn add_process(&mut self, info: ProcessInfo) -> Result<(), TraceError> {
-        self.processes
-            .buf
-            .process_record(&ProcessRecord::Started(info));
-        self.processes.pushed()?;
-        self.processes.flush()
+        lock(&self.inner).stream(info.pid)?;
+        self.journal(&ProcessRecord::Started(info))
     }
 
     /// Records that process `pid` executed a new program.
@@ -171,32 +408,23 @@ impl TraceWriter {
         program: &[u8],
         args: Vec<Vec<u8>>,
     ) -> Result<(), TraceError> {
-        self.processes.buf.process_record(&ProcessRecord::Exec {
+        self.journal(&ProcessRecord::Exec {
             pid,
             program: program.to_vec(),
             args,
-        });
-        self.processes.pushed()?;
-        self.processes.flush()
+        })
     }
 
     /// Records how process `pid` ended.
     pub fn note_process_end(&mut self, pid: i32, status: ExitStatus) -> Result<(), TraceError> {
-        self.processes
-            .buf
-            .process_record(&ProcessRecord::Ended { pid, status });
-        self.processes.pushed()?;
-        self.processes.flush()
+        self.journal(&ProcessRecord::Ended { pid, status })
     }
 
     /// Appends an event to process `pid`'s stream; returns its index there.
     pub fn append(&mut self, pid: i32, event: &Event) -> Result<u64, TraceError> {
-        let s = match self.streams.entry(pid) {
-            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
-            std::collections::hash_map::Entry::Vacant(v) => v.insert(Stream::create(
-                self.dir.join("events").join(pid.to_string()),
-            )?),
-        };
+        let mut g = lock(&self.inner);
+        g.check()?;
+        let s = g.stream(pid)?;
         s.buf.event(event);
         let index = s.total;
         s.pushed()?;
@@ -205,57 +433,101 @@ impl TraceWriter {
 
     /// Number of events appended to `pid`'s stream so far.
     pub fn event_count(&self, pid: i32) -> u64 {
-        self.streams.get(&pid).map(|s| s.total).unwrap_or(0)
+        lock(&self.inner)
+            .streams
+            .get(&pid)
+            .map(|s| s.total)
+            .unwrap_or(0)
     }
 
-    /// Writes every buffered event out.
+    /// Writes every buffered event out and lists it.
     pub fn flush(&mut self) -> Result<(), TraceError> {
-        for s in self.streams.values_mut() {
-            s.flush()?;
+        let mut g = lock(&self.inner);
+        g.check()?;
+        g.flush()?;
+        g.write_manifest(Ending::Recording)
+    }
+
+    /// Ends the recording: the thread stopped, everything written, and the manifest's ending
+    /// set (the one rename that makes the trace complete or abandoned).
+    fn end(&mut self, ending: Ending) -> Result<PathBuf, TraceError> {
+        if let Some(f) = self.flusher.take() {
+            f.stop();
         }
-        self.processes.flush()
-    }
-
-    /// Ends a normal recording: everything written, the summary, then the marker removed.
-    pub fn finish(mut self, summary: &Summary) -> Result<PathBuf, TraceError> {
-        self.ended = true;
-        self.flush()?;
-        let mut enc = Enc::default();
-        enc.summary(summary);
-        let p = self.dir.join("summary");
-        std::fs::write(&p, frame::encode(&enc.0, 1))
-            .map_err(|e| TraceError::io(&p, "writing", e))?;
-        let m = self.dir.join("incomplete");
-        std::fs::remove_file(&m).map_err(|e| TraceError::io(&m, "removing", e))?;
-        Ok(std::mem::take(&mut self.dir))
-    }
-
-    /// Ends a recording cut short: everything written, left incomplete with `reason`.
-    pub fn abandon(mut self, reason: &str) -> Result<PathBuf, TraceError> {
-        self.ended = true;
-        let flushed = self.flush();
-        self.mark(reason)?;
+        let mut g = lock(&self.inner);
+        let failed = g.check();
+        let flushed = g.flush();
+        g.write_manifest(ending)?;
+        failed?;
         flushed?;
-        Ok(std::mem::take(&mut self.dir))
+        Ok(self.dir.clone())
     }
 
-    /// Stores `reason` (made one line) in the `incomplete` marker.
-    fn mark(&self, reason: &str) -> Result<(), TraceError> {
-        let m = self.dir.join("incomplete");
-        let line = reason.replace(['\n', '\r'], " ");
-        std::fs::write(&m, line.trim().as_bytes()).map_err(|e| TraceError::io(&m, "writing", e))
+    /// Ends a normal recording with its summary.
+    pub fn finish(mut self, summary: &Summary) -> Result<PathBuf, TraceError> {
+        self.end(Ending::Finished(summary.clone()))
+    }
+
+    /// Ends a recording cut short: everything written, and `reason` (made one line) kept.
+    pub fn abandon(mut self, reason: &str) -> Result<PathBuf, TraceError> {
+        let line = reason.replace(['\n', '\r'], " ").trim().to_string();
+        self.end(Ending::Abandoned(line))
     }
 }
 
 impl Drop for TraceWriter {
     /// A writer dropped without `finish` or `abandon` (the recorder failed or panicked):
-    /// writes out what it can and leaves the trace incomplete.
+    /// writes out what it can and says so.
     fn drop(&mut self) {
-        if !self.ended {
-            let _ = self.flush();
-            let _ = self.mark("the recorder stopped without ending the recording");
+        if self.flusher.is_some() {
+            let _ = self.end(Ending::Abandoned(
+                "the recorder stopped without ending the recording".into(),
+            ));
         }
     }
+}
+
+/// Copies `from` to the new file `to` (owner-only; `exec`: executable by the owner too),
+/// leaving holes where `from` has holes or whole blocks of zeros; returns the copy's sum.
+fn copy_sparse(from: &Path, to: &Path, exec: bool) -> Result<checksum::Sum, TraceError> {
+    let read_err = |e| TraceError::io(from, "copying into the trace", e);
+    let mut src = File::open(from).map_err(read_err)?;
+    let size = src.metadata().map_err(read_err)?.len();
+    let dst = create_private(to, exec)?;
+    let write_err = |e| TraceError::io(to, "writing", e);
+    let mut summer = Summer::default();
+    let mut buf = vec![0u8; BLOCK];
+    let mut at = 0u64;
+    while at < size {
+        let want = (size - at).min(BLOCK as u64) as usize;
+        if want == BLOCK && checksum::hole_covers(&src, at, want) {
+            summer.zero_block();
+            at += want as u64;
+            continue;
+        }
+        std::io::Seek::seek(&mut src, std::io::SeekFrom::Start(at)).map_err(read_err)?;
+        // A file that shrinks while it is copied: what is there is the copy.
+        let mut n = 0;
+        while n < want {
+            match src.read(&mut buf[n..want]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(read_err(e)),
+            }
+        }
+        let data = &buf[..n];
+        summer.update(data);
+        if data.iter().any(|b| *b != 0) {
+            dst.write_all_at(data, at).map_err(write_err)?;
+        }
+        at += n as u64;
+        if n < want {
+            break;
+        }
+    }
+    dst.set_len(at).map_err(write_err)?;
+    Ok(summer.sum())
 }
 
 /// `<id>-<basename>` of a copied file.

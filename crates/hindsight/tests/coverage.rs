@@ -1,0 +1,165 @@
+//! What programs do that the recorder had to learn (families found with rr's own test
+//! programs): each test records a program of `tests/programs`, checks what the recording
+//! printed, and replays it to the same output.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::*;
+
+/// The lines of a replay's stdout that are hindsight's, not the program's.
+fn is_notice(l: &str) -> bool {
+    [
+        "Continuing.",
+        "[Inferior {n} (process {n}) exited{*}",
+        "[New Thread {*}",
+        "[Thread {*} exited]",
+        "[Detaching after {*}",
+        "[New inferior {*}",
+        "[Inferior {n} (process {n}) detached]",
+        "process {n} is executing new program: {*}",
+        "Program received signal {*}",
+        "Signal{*}Stop{*}",
+        "SIG{*}",
+    ]
+    .iter()
+    .any(|p| matches(p, l))
+}
+
+/// A recording of `prog args`, complete, and what it printed.
+struct Recorded {
+    trace: PathBuf,
+    out: String,
+}
+
+fn record(prog: &std::path::Path, args: &[&str]) -> Recorded {
+    let (trace, r) = record_trace(prog, args);
+    assert!(
+        !r.stderr.contains("incomplete") && !r.stderr.contains("the recording stopped"),
+        "{}",
+        r.stderr
+    );
+    Recorded {
+        trace,
+        out: r.stdout,
+    }
+}
+
+/// Replays `rec` to its end (signals do not stop it) and checks that the program printed
+/// what it printed when recorded; returns the replay.
+fn replays_the_same(rec: &Recorded) -> Run {
+    let r = hindsight(&[
+        "replay".as_ref(),
+        rec.trace.as_os_str(),
+        "--batch".as_ref(),
+        "-ex".as_ref(),
+        "handle SIGSEGV SIGBUS SIGUSR1 SIGCHLD SIGALRM nostop".as_ref(),
+        "-ex".as_ref(),
+        "continue".as_ref(),
+    ]);
+    assert_eq!(r.code, 0, "replay failed\n{}\n{}", r.stdout, r.stderr);
+    let got: Vec<&str> = r.stdout.lines().filter(|l| !is_notice(l)).collect();
+    let want: Vec<&str> = rec.out.lines().collect();
+    assert_eq!(got, want, "replay\n{}\n{}", r.stdout, r.stderr);
+    r
+}
+
+#[test]
+fn requests_the_kernel_refuses_are_recorded_as_their_errors() {
+    let prog = compile("unknown_requests", &[]);
+    let rec = record(&prog, &[]);
+    for line in [
+        "ioctl 0x2400: -1 Inappropriate ioctl for device",
+        "fcntl 9999: -1 Invalid argument",
+        "futex op 0x70: -1 Function not implemented",
+        "syscall 1008: -1 Function not implemented",
+        "MTIOCGET: -1 Inappropriate ioctl for device guard=g",
+    ] {
+        assert!(rec.out.lines().any(|l| l == line), "{line}\n{}", rec.out);
+    }
+    // _IOR requests write what their number says; FIEMAP its extents (the file was written
+    // and synced: at least one).
+    assert!(
+        rec.out.contains("fsxattr: xflags=") || rec.out.contains("fsxattr: Inappropriate"),
+        "{}",
+        rec.out
+    );
+    assert!(
+        rec.out.contains("extent 0: logical=0 length=8192")
+            || rec.out.contains("fiemap: Operation not supported"),
+        "{}",
+        rec.out
+    );
+    replays_the_same(&rec);
+}
+
+#[test]
+fn ptrace_is_refused_in_one_line() {
+    let prog = compile("rr_traceme", &[]);
+    let (trace, r) = {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hindsight"));
+        let trace = scratch().join(format!("traceme-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&trace);
+        cmd.arg("record").arg("-o").arg(&trace).arg(&prog);
+        let (r, done) = collect_with_timeout(&mut cmd);
+        assert!(done);
+        (trace, r)
+    };
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let errs: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(
+        errs[0],
+        "hindsight: the recording stopped: unsupported syscall: syscall ptrace (101) is not \
+         supported: the program is traced by the recorder, and cannot trace another process",
+        "{}",
+        r.stderr
+    );
+    // The trace replays up to there.
+    let info = hindsight(&["info".as_ref(), trace.as_os_str()]);
+    info.has("Status:     incomplete (unsupported syscall: syscall ptrace (101)");
+    let r = hindsight(&[
+        "replay".as_ref(),
+        trace.as_os_str(),
+        "--batch".as_ref(),
+        "-ex".as_ref(),
+        "continue".as_ref(),
+    ]);
+    r.has("before ptrace")
+        .has("No more reverse-execution history");
+}
+
+#[test]
+fn a_daemon_left_behind_does_not_keep_the_recording_open() {
+    let prog = compile("daemon_child", &[]);
+    // record_trace fails the test if hindsight does not end (it would wait an hour).
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, "daemon started, first child exited with 0\n");
+    replays_the_same(&rec);
+    // Three processes: the program, its child, and the daemon, killed when the program ended.
+    let info = hindsight(&["info".as_ref(), rec.trace.as_os_str()]);
+    info.line("Processes:  3")
+        .line("  process {n}, child of {n}: {*} (killed by SIGKILL)");
+}
+
+#[test]
+fn dev_zero_mappings_replay() {
+    let prog = compile("devzero_maps", &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(
+        rec.out,
+        "private starts with 0, shared with 0\nprivate: private bytes\n\
+         shared: written by the child\nthe other shared mapping: 0\n"
+    );
+    replays_the_same(&rec);
+}
+
+#[test]
+fn lines_of_threads_replay_in_the_order_they_were_printed() {
+    let prog = compile("thread_lines", &[]);
+    for _ in 0..3 {
+        let rec = record(&prog, &[]);
+        assert_eq!(rec.out.lines().count(), 201, "{}", rec.out);
+        replays_the_same(&rec);
+    }
+}
