@@ -522,8 +522,14 @@ test('hindsight dap --port serves clients over TCP, one after the other', async 
         await dc.stop();
       }
     }
+    // An editor stops a server with SIGTERM (the clients above recorded: the recorder's own
+    // SIGTERM handler must not outlive their recordings).
+    const exited = new Promise((resolve) => server.on('exit', (code, signal) => resolve(signal || code)));
+    server.kill('SIGTERM');
+    const how = await Promise.race([exited, new Promise((r) => setTimeout(() => r('still running'), 10000))]);
+    assert.equal(how, 'SIGTERM');
   } finally {
-    server.kill();
+    server.kill('SIGKILL');
   }
 });
 

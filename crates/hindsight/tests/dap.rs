@@ -60,6 +60,8 @@ fn microsofts_test_client_drives_the_adapter() {
     );
     let source = std::fs::canonicalize(programs().join("dap.c")).expect("tests/programs/dap.c");
     let mut cmd = Command::new("node");
+    // Its own process group: a run that overstays is killed with the adapters it started.
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     cmd.arg("--test")
         .arg("adapter.test.js")
         .current_dir(&dir)

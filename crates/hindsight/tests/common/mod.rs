@@ -483,6 +483,10 @@ pub fn collect_within(cmd: &mut Command, limit: Duration) -> (Run, bool) {
             break Some(st);
         }
         if start.elapsed() > limit {
+            // A command started in a process group of its own (a test runner) goes with
+            // everything it started.
+            // SAFETY: a signal to the group our child leads, if it leads one.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
             let _ = child.kill();
             let _ = child.wait();
             break None;
