@@ -71,6 +71,8 @@ pub struct Inferior {
     pub(crate) serial: Option<Tid>,
     /// Number of step-overs done by each strategy (displaced, inline), for tests and benchmarks.
     pub stats: StepOverStats,
+    /// Where the program's code runs elsewhere (see [`crate::codemap`]).
+    pub(crate) code: Option<std::sync::Arc<dyn crate::CodeMap>>,
 }
 
 /// Counters of how breakpoints were stepped over.
@@ -133,7 +135,35 @@ impl Inferior {
             regs_cache: std::cell::Cell::new(None),
             serial: None,
             stats: StepOverStats::default(),
+            code: None,
         }
+    }
+
+    /// Tells where the program's code runs elsewhere (None: nowhere). The replayer sets it
+    /// again whenever the patched code changes.
+    pub fn set_code_map(&mut self, code: Option<std::sync::Arc<dyn crate::CodeMap>>) {
+        self.code = code;
+    }
+
+    /// The program address for a thread at `pc` (itself outside patched code).
+    pub fn logical_pc(&self, pc: u64) -> u64 {
+        match &self.code {
+            Some(c) => c.logical(pc).unwrap_or(pc),
+            None => pc,
+        }
+    }
+
+    /// Where the instruction at program address `addr` runs.
+    pub fn real_pc(&self, addr: u64) -> u64 {
+        match &self.code {
+            Some(c) => c.real(addr),
+            None => addr,
+        }
+    }
+
+    /// Whether a thread at `pc` stands at a program instruction.
+    pub(crate) fn at_program_insn(&self, pc: u64) -> bool {
+        self.code.as_ref().is_none_or(|c| c.logical(pc).is_some())
     }
 
     /// Serial execution: when `Some(tid)`, a resume lets only that thread run (the others stay
@@ -269,8 +299,17 @@ impl Inferior {
         }
     }
 
-    /// General registers of a stopped thread.
+    /// General registers of a stopped thread, as the program has them (the pc is a program
+    /// address, see [`crate::codemap`]).
     pub fn regs(&self, tid: Tid) -> Result<Regs, ControlError> {
+        let mut r = self.raw_regs(tid)?;
+        r.set_pc(self.logical_pc(r.pc()));
+        Ok(r)
+    }
+
+    /// General registers of a stopped thread as the CPU has them (its pc may be in code the
+    /// program's was moved to).
+    pub fn raw_regs(&self, tid: Tid) -> Result<Regs, ControlError> {
         if let Some((t, r)) = self.regs_cache.get() {
             if t == tid {
                 return Ok(r);
@@ -279,8 +318,25 @@ impl Inferior {
         Ok(self.stopped(tid)?.regs()?)
     }
 
-    /// Writes the general registers of a stopped thread.
+    /// Writes the general registers of a stopped thread (a program address as pc is moved to
+    /// where that instruction runs; the pc it stands at is left as it is).
     pub fn set_regs(&mut self, tid: Tid, regs: &Regs) -> Result<(), ControlError> {
+        let tid = self.stopped(tid)?;
+        let mut r = *regs;
+        if self.code.is_some() {
+            let now = tid.regs()?.pc();
+            r.set_pc(if self.logical_pc(now) == regs.pc() {
+                now
+            } else {
+                self.real_pc(regs.pc())
+            });
+        }
+        Ok(tid.set_regs(&r)?)
+    }
+
+    /// Writes the general registers of a stopped thread as the CPU is to have them (no
+    /// translation of the pc).
+    pub fn set_raw_regs(&mut self, tid: Tid, regs: &Regs) -> Result<(), ControlError> {
         Ok(self.stopped(tid)?.set_regs(regs)?)
     }
 
@@ -298,6 +354,9 @@ impl Inferior {
     pub fn read_memory(&self, addr: u64, buf: &mut [u8]) -> Result<(), ControlError> {
         self.mem.read(addr, buf)?;
         self.sites.unmask(addr, buf);
+        if let Some(c) = &self.code {
+            c.unpatch(addr, buf);
+        }
         Ok(())
     }
 
@@ -322,6 +381,7 @@ impl Inferior {
     /// Plants (or shares) the int3 at `addr`, and plans how threads will step over it.
     /// Every thread is stopped (the invariant between resumes), which planning needs.
     pub fn insert_site(&mut self, addr: u64) -> Result<(), ControlError> {
+        let addr = self.real_pc(addr);
         let fresh = self.sites.get(addr).is_none();
         self.sites.insert(&self.mem, addr)?;
         if fresh {
@@ -354,7 +414,8 @@ impl Inferior {
             .iter()
             .copied()
             .filter(|&a| {
-                let in_code = code.iter().any(|&(lo, hi)| lo <= a && a < hi);
+                let real = self.real_pc(a);
+                let in_code = code.iter().any(|&(lo, hi)| lo <= real && real < hi);
                 !in_code || self.insert_site(a).is_err()
             })
             .collect()
@@ -381,12 +442,13 @@ impl Inferior {
 
     /// Releases one reference to the site at `addr` (restoring memory on the last).
     pub fn remove_site(&mut self, addr: u64) -> Result<(), ControlError> {
+        let addr = self.real_pc(addr);
         self.sites.remove(&self.mem, addr)
     }
 
-    /// True when an int3 of ours is planted at `addr`.
+    /// True when an int3 of ours is planted for program address `addr`.
     pub fn has_site(&self, addr: u64) -> bool {
-        self.sites.get(addr).is_some()
+        self.sites.get(self.real_pc(addr)).is_some()
     }
 
     /// Sets DR0–DR3 and DR7 in every thread (and in threads created later).
@@ -413,7 +475,7 @@ impl Inferior {
     /// did not trap there (a step ended on it): it steps over the site when it resumes
     /// instead of reporting the hit a second time.
     pub fn note_hit_reported(&mut self, tid: Tid) -> Result<(), ControlError> {
-        let pc = self.regs(tid)?.pc();
+        let pc = self.raw_regs(tid)?.pc();
         if self.sites.get(pc).is_some() {
             let t = hindsight_breakpoints::stepover::Tid(tid.0 as u32);
             // Out of whatever breakpoint the step left, into this one.

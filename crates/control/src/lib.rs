@@ -14,6 +14,7 @@
 //! - Stops collected while stopping the other threads are queued, never lost, and handled before
 //!   any new event on the next resume.
 
+pub mod codemap;
 pub mod error;
 pub mod event;
 pub mod inferior;
@@ -21,6 +22,7 @@ pub mod resume;
 pub mod sites;
 mod threads;
 
+pub use codemap::CodeMap;
 pub use error::ControlError;
 pub use event::{stops_by_default, Notification, StopEvent, StopHook};
 pub use inferior::{DebugRegs, Inferior, StepOverMode, StepOverStats, ThreadInfo};

@@ -52,8 +52,14 @@ impl Inferior {
             return Err(ControlError::NotRunning);
         }
         if let Resume::Step(tid) = how {
-            return self.step_thread(tid, hook);
+            return self.step_program_insn(tid, hook);
         }
+        let stop = self.resume_all(hook)?;
+        self.settle(&stop)?;
+        Ok(stop)
+    }
+
+    fn resume_all(&mut self, hook: &mut dyn StopHook) -> Result<StopEvent, ControlError> {
         self.flush_new_threads(hook);
         // Stops that were collected while stopping everyone last time come first, before any
         // thread moves: one of them may be the next stop to report.
@@ -81,6 +87,58 @@ impl Inferior {
     /// run a thread up to a CPU time: the tracer sleeps meanwhile, which leaves the CPU to the
     /// program.)
     pub fn resume_polled(
+        &mut self,
+        hook: &mut dyn StopHook,
+        until: &mut dyn FnMut() -> Option<std::time::Duration>,
+    ) -> Result<StopEvent, ControlError> {
+        let stop = self.resume_polled_all(hook, until)?;
+        self.settle(&stop)?;
+        Ok(stop)
+    }
+
+    /// Steps every thread that a stop left in the middle of moved code (see
+    /// [`crate::codemap`]) on to the next program instruction, so that what the front end
+    /// reads is the program's. A stop of another kind on the way is queued for the next
+    /// resume.
+    fn settle(&mut self, stop: &StopEvent) -> Result<(), ControlError> {
+        if self.code.is_none() {
+            return Ok(());
+        }
+        let tids: Vec<Tid> = match stop {
+            StopEvent::Exited(_) | StopEvent::Killed(_) => return Ok(()),
+            _ => self
+                .threads
+                .iter()
+                .filter(|t| t.state == ThreadState::Stopped)
+                .map(|t| t.tid)
+                .collect(),
+        };
+        for tid in tids {
+            for _ in 0..64 {
+                let Ok(r) = tid.regs() else { break };
+                let trapped = self.code.as_ref().is_some_and(|c| c.is_trap(r.pc()));
+                if trapped || self.at_program_insn(r.pc()) || self.after_step.contains_key(&tid) {
+                    break;
+                }
+                let pending = self.thread(tid).map(|t| t.pending_signal).unwrap_or(0);
+                if !self.single_step_raw(tid)? {
+                    break;
+                }
+                // A trap of the moved code's own (the counter's) is not the program's: it is
+                // reported at the next resume as the stop it is.
+                if let Some(t) = self.thread_mut(tid) {
+                    if t.pending_signal == libc::SIGTRAP && pending != libc::SIGTRAP {
+                        t.pending_signal = pending;
+                        self.after_step
+                            .insert(tid, WaitEvent::Stopped(Stop::Signal(libc::SIGTRAP)));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn resume_polled_all(
         &mut self,
         hook: &mut dyn StopHook,
         until: &mut dyn FnMut() -> Option<std::time::Duration>,
@@ -386,7 +444,28 @@ impl Inferior {
         }
     }
 
-    /// `stepi` for one thread; the others stay stopped.
+    /// `stepi` for one thread: one instruction of the program (in moved code, the machinery
+    /// around it is stepped through as well); the others stay stopped.
+    fn step_program_insn(
+        &mut self,
+        tid: Tid,
+        hook: &mut dyn StopHook,
+    ) -> Result<StopEvent, ControlError> {
+        let mut stop = self.step_thread(tid, hook)?;
+        for _ in 0..64 {
+            if stop != (StopEvent::Stepped { tid }) {
+                break;
+            }
+            let pc = tid.regs()?.pc();
+            if self.at_program_insn(pc) {
+                break;
+            }
+            stop = self.step_thread(tid, hook)?;
+        }
+        Ok(stop)
+    }
+
+    /// One machine instruction of one thread; the others stay stopped.
     fn step_thread(
         &mut self,
         tid: Tid,
@@ -605,12 +684,16 @@ impl Inferior {
                 })?;
                 // The hook sees the thread as stopped at the site (pc rewound) without a write.
                 self.regs_cache.set(Some((tid, regs)));
-                let stop = hook.breakpoint_hit(self, tid, addr);
+                let program_addr = self.logical_pc(addr);
+                let stop = hook.breakpoint_hit(self, tid, program_addr);
                 self.regs_cache.set(None);
                 if stop {
                     tid.set_regs(&regs)?;
                     self.stop_all()?;
-                    return Ok(Some(StopEvent::Breakpoint { tid, addr }));
+                    return Ok(Some(StopEvent::Breakpoint {
+                        tid,
+                        addr: program_addr,
+                    }));
                 }
                 self.pass_on(tid, addr, regs)?;
                 return Ok(None);

@@ -127,6 +127,7 @@ pub fn start(args: &LaunchArgs) -> anyhow::Result<Started> {
                     args: args.args.iter().map(OsString::from).collect(),
                     pin,
                     time_slice_ms: args.time_slice.unwrap_or(50).max(1),
+                    chaos: false,
                 })?;
             match &outcome.incomplete {
                 Some(why) => notes.push(format!(

@@ -101,7 +101,7 @@ struct RecordArgs {
     #[arg(short, long, value_name = "DIR")]
     output: Option<PathBuf>,
     /// A thread that runs MS milliseconds without a syscall while others are ready is
-    /// preempted (doubles for a thread preempted again).
+    /// preempted (doubles for a thread preempted again in code that does not count ticks).
     #[arg(
         long,
         value_name = "MS",
@@ -109,6 +109,10 @@ struct RecordArgs {
         value_parser = positive_ms
     )]
     time_slice: u64,
+    /// Chaos mode (as rr's): random time slices and a random ready thread at each turn, so
+    /// that thread orders rare in a normal run show up; the recording replays as exactly.
+    #[arg(long)]
+    chaos: bool,
     /// Do not pin hindsight and the program to one CPU.
     #[arg(long)]
     no_pin: bool,
@@ -332,6 +336,7 @@ fn run(cli: Cli, matches: &ArgMatches) -> anyhow::Result<u8> {
                 args: program.collect(),
                 pin: !a.no_pin,
                 time_slice_ms: a.time_slice,
+                chaos: a.chaos,
             })
         }
         Command::Replay(a) => {

@@ -126,6 +126,25 @@ impl Tid {
         ptrace(libc::PTRACE_INTERRUPT, self, 0, 0, "PTRACE_INTERRUPT").map(|_| ())
     }
 
+    /// Sends signal `sig` to this thread of process `pid` again, with its siginfo
+    /// (rt_tgsigqueueinfo), or as a plain tgkill when the kernel refuses a foreign siginfo
+    /// (si_code ≥ 0): a signal that a stop took from the thread reaches it later.
+    pub fn resend_signal(self, pid: i32, sig: i32, si: &libc::siginfo_t) {
+        // SAFETY: plain syscalls on our own tracee with a valid siginfo pointer.
+        unsafe {
+            let r = libc::syscall(
+                libc::SYS_rt_tgsigqueueinfo,
+                pid,
+                self.0,
+                sig,
+                si as *const libc::siginfo_t,
+            );
+            if r != 0 {
+                libc::syscall(libc::SYS_tgkill, pid, self.0, sig);
+            }
+        }
+    }
+
     /// Reads the general-purpose registers.
     pub fn regs(self) -> Result<Regs, PtraceError> {
         let mut r: libc::user_regs_struct = unsafe { std::mem::zeroed() };

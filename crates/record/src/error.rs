@@ -11,4 +11,7 @@ pub enum RecordError {
     /// Writing the trace failed.
     #[error(transparent)]
     Trace(#[from] hindsight_trace::TraceError),
+    /// The instruction counter could not be set up.
+    #[error(transparent)]
+    Ticks(#[from] hindsight_ticks::TicksError),
 }

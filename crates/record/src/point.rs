@@ -54,13 +54,14 @@ pub fn stack_top_with(read: impl Fn(u64, &mut [u8]) -> bool, sp: u64) -> Vec<u8>
     buf
 }
 
-/// The position of a thread stopped with `regs`.
-pub fn capture(mem: &ProcessMemory, regs: &Regs, cpu_ns: u64) -> AsyncPoint {
+/// The position of a thread stopped with `regs`, after `ticks` ticks if it is counted.
+pub fn capture(mem: &ProcessMemory, regs: &Regs, cpu_ns: u64, ticks: Option<u64>) -> AsyncPoint {
     AsyncPoint {
         regs: regs.to_words(),
         stack_digest: stack_digest(mem, regs.sp()),
         stack: stack_top_with(|a, b| mem.read(a, b).is_ok(), regs.sp()),
         cpu_ns,
+        ticks,
     }
 }
 

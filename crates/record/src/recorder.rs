@@ -42,13 +42,15 @@ use hindsight_ptrace::tsc;
 use hindsight_ptrace::{ProcessMemory, Stop, Tid, WaitEvent};
 use hindsight_syscalls::Replay;
 use hindsight_trace::{
-    Event, ExitStatus, Header, MappedFile, MemWrite, ProcessInfo, SignalPoint, Summary, TraceWriter,
+    AsyncPoint, Event, ExitStatus, Header, MappedFile, MemWrite, ProcessInfo, SignalPoint, Summary,
+    TraceWriter,
 };
 
 use crate::error::RecordError;
 use crate::point;
 use crate::settle::{self, Settled};
 use crate::shared::SharedMemory;
+use hindsight_ticks::counter::Counter;
 
 /// What to record and where.
 #[derive(Debug, Clone)]
@@ -65,6 +67,9 @@ pub struct RecordOptions {
     pub pin: bool,
     /// How long a thread runs without a syscall before another ready thread gets its turn.
     pub time_slice: Duration,
+    /// rr's chaos mode: random time slices and a random ready thread at each turn, so that
+    /// orders that are rare in a normal run show up in recordings (the replay is as exact).
+    pub chaos: bool,
 }
 
 /// How a recording ended.
@@ -169,6 +174,8 @@ struct Process {
     current: Option<i32>,
     /// When the current thread started its turn.
     since: Instant,
+    /// How long the current thread's turn may last (chaos mode draws it; else its slice).
+    turn: Option<Duration>,
     /// Its shared mappings, whose changes are written down before its threads run.
     shared: SharedMemory,
     /// How many times user code started running in another thread than before, and the
@@ -178,6 +185,8 @@ struct Process {
     /// Threads back from a sched_yield that nobody has answered yet, waiting for another
     /// thread that is inside its own sched_yield to run first (see `on_syscall_exit`).
     yield_waiters: Vec<i32>,
+    /// The instruction counter (None: the program runs uncounted).
+    counter: Option<Counter>,
 }
 
 impl Process {
@@ -220,6 +229,8 @@ struct Recorder {
     failure: Option<String>,
     slice: Duration,
     timer_armed: bool,
+    /// Random choices of chaos mode (None: a normal recording).
+    chaos: Option<fastrand::Rng>,
 }
 
 /// Records `opts.program` into a new trace. The program's stdin, stdout and stderr are
@@ -249,7 +260,11 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0),
-        clock: "none".to_string(),
+        clock: if ticks_enabled() {
+            hindsight_ticks::CLOCK.to_string()
+        } else {
+            "none".to_string()
+        },
     };
     let writer = TraceWriter::create(&opts.trace_dir, header, &opts.program)?;
 
@@ -275,6 +290,7 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
     let sp = tid.regs()?.sp();
     hindsight_ptrace::auxv::hide_vdso(&mem, sp)?;
     let random = at_random(&mem, sp);
+    let counter = install_counter(tid, &mem)?;
     install_alarm_handler();
 
     let mut rec = Recorder {
@@ -292,6 +308,7 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
         failure: None,
         slice: opts.time_slice,
         timer_armed: false,
+        chaos: opts.chaos.then(fastrand::Rng::new),
     };
     rec.writer.add_process(ProcessInfo {
         pid,
@@ -311,10 +328,12 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
             ready: VecDeque::from([pid]),
             current: None,
             since: Instant::now(),
+            turn: None,
             shared: SharedMemory::default(),
             turns: 0,
             last_runner: None,
             yield_waiters: Vec::new(),
+            counter,
         },
     );
     rec.owner.insert(pid, pid);
@@ -352,6 +371,20 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
         exit,
         incomplete: None,
     })
+}
+
+/// The instruction counter for a program stopped before its first instruction, unless
+/// `HINDSIGHT_NO_TICKS` is set (for hindsight's developers: the old way of finding
+/// asynchronous positions, without ticks).
+fn install_counter(tid: Tid, mem: &ProcessMemory) -> Result<Option<Counter>, RecordError> {
+    if !ticks_enabled() {
+        return Ok(None);
+    }
+    Ok(Some(Counter::install(tid, tid.0, mem)?))
+}
+
+fn ticks_enabled() -> bool {
+    std::env::var_os("HINDSIGHT_NO_TICKS").is_none()
 }
 
 extern "C" fn on_alarm(_: libc::c_int) {}
@@ -461,7 +494,8 @@ impl Recorder {
     fn update_timer(&mut self) {
         let needed = self.procs.values().any(|p| !p.ready.is_empty());
         if needed != self.timer_armed {
-            set_timer(needed.then_some(Duration::from_micros(500)));
+            let period = if self.chaos.is_some() { 100 } else { 500 };
+            set_timer(needed.then_some(Duration::from_micros(period)));
             self.timer_armed = needed;
         }
     }
@@ -479,8 +513,9 @@ impl Recorder {
             match p.current {
                 Some(cur) => {
                     let since = p.since;
+                    let turn = p.turn;
                     if let Some(t) = p.thread(cur) {
-                        if now.duration_since(since) >= t.slice.max(slice)
+                        if now.duration_since(since) >= turn.unwrap_or(t.slice.max(slice))
                             && t.state == State::User
                             && !t.interrupted
                         {
@@ -566,7 +601,11 @@ impl Recorder {
         if p.threads.iter().any(|t| t.unannounced_syscall().is_some()) {
             return Ok(());
         }
-        let Some(tid) = p.ready.pop_front() else {
+        let pick = match self.chaos.as_mut() {
+            Some(rng) => rng.usize(..p.ready.len()),
+            None => 0,
+        };
+        let Some(tid) = p.ready.remove(pick) else {
             return Ok(());
         };
         let Some(t) = p.thread(tid) else {
@@ -611,12 +650,25 @@ impl Recorder {
         };
         p.current = Some(tid);
         p.since = Instant::now();
+        // Chaos: anything from a tenth of a millisecond to forty (log-uniform), now and then
+        // a long one that starves the others.
+        p.turn = self.chaos.as_mut().map(|rng| {
+            let us = if rng.u8(..16) == 0 {
+                200_000
+            } else {
+                (100.0 * 400f64.powf(rng.f64())) as u64
+            };
+            Duration::from_micros(us)
+        });
         if p.last_runner != Some(tid) {
             p.turns += 1;
             p.last_runner = Some(tid);
             // Another thread runs: threads waiting at a sched_yield get their turn after it.
             let waiters = std::mem::take(&mut p.yield_waiters);
             p.ready.extend(waiters);
+        }
+        if let Some(c) = p.counter.as_mut() {
+            c.run(&p.mem, tid)?;
         }
         let Some(t) = p.thread(tid) else {
             return Ok(());
@@ -860,6 +912,18 @@ impl Recorder {
             self.follow_shared(pid, name, &s.args, result as u64);
         }
         let outputs = self.output_of(pid, s.nr, &s.args, result);
+        if s.exec.is_some() {
+            // The new program, before its first instruction: its counter and patched code.
+            let counter = match self.procs.get(&pid) {
+                Some(p) => install_counter(Tid(tid), &p.mem)?,
+                None => None,
+            };
+            if let Some(p) = self.procs.get_mut(&pid) {
+                p.counter = counter;
+            }
+        } else if !hindsight_syscalls::is_error(result) {
+            self.follow_code(pid, tid, name, &s.args, result as u64)?;
+        }
         let event = if let Some((path, file)) = s.exec.clone() {
             Event::Exec { tid, path, file }
         } else if s.entry_written {
@@ -1040,6 +1104,12 @@ impl Recorder {
             self.threads_seen += 1;
             self.processes_seen += 1;
             let mem = ProcessMemory::open(child)?;
+            // The child has a copy of its parent's counter and patched code.
+            let counter = self
+                .procs
+                .get(&pid)
+                .and_then(|p| p.counter.as_ref())
+                .map(|c| c.for_child(child));
             // The child shares its parent's shared mappings (same addresses).
             let shared = self
                 .procs
@@ -1072,10 +1142,12 @@ impl Recorder {
                     ready: VecDeque::from([child]),
                     current: None,
                     since: Instant::now(),
+                    turn: None,
                     shared,
                     turns: 0,
                     last_runner: None,
                     yield_waiters: Vec::new(),
+                    counter,
                 },
             );
         }
@@ -1169,32 +1241,40 @@ impl Recorder {
         let words = regs.to_words();
         let t = p.thread(tid);
         let resumed_with = t.as_ref().and_then(|t| t.resumed_with);
-        let cpu_before = t.map(|t| t.cpu_ns).unwrap_or(0);
         let point = if is_synchronous(sig, si.si_code) {
             SignalPoint::Synchronous
         } else if resumed_with.is_some_and(|r| point::same_registers(&r, &words)) {
             SignalPoint::AtStop
         } else {
-            // Delivered a few instructions on, where replay can tell the iteration apart.
-            if let Settled::Gone(ev) = settle::settle(pid, Tid(tid), &p.mem)? {
-                return self.handle(tid, ev);
+            match self.async_point(pid, tid)? {
+                Ok(point) => {
+                    // The thread now stops at a step's trap (or where the signal stopped it):
+                    // the signal goes in with its own siginfo.
+                    Tid(tid).set_siginfo(&si)?;
+                    SignalPoint::Async(Box::new(point))
+                }
+                Err(ev) => return self.handle(tid, ev),
             }
-            // The thread now stops at a step's trap: the signal goes in with its own siginfo.
-            Tid(tid).set_siginfo(&si)?;
-            let regs = Tid(tid).regs()?;
-            let cpu = point::thread_cpu_ns(pid, tid);
-            SignalPoint::Async(Box::new(point::capture(
-                &p.mem,
-                &regs,
-                cpu.saturating_sub(cpu_before),
-            )))
         };
+        self.deliver(pid, tid, sig, &si, point)
+    }
+
+    /// Writes signal `sig` down at `point` and delivers it when the thread resumes (it is
+    /// stopped at a signal-delivery stop, with `si` as its siginfo).
+    fn deliver(
+        &mut self,
+        pid: i32,
+        tid: i32,
+        sig: i32,
+        si: &libc::siginfo_t,
+        point: SignalPoint,
+    ) -> Result<(), RecordError> {
         self.append(
             pid,
             &Event::Signal {
                 tid,
                 signo: sig,
-                siginfo: siginfo_bytes(&si),
+                siginfo: siginfo_bytes(si),
                 point,
             },
         )?;
@@ -1213,8 +1293,71 @@ impl Recorder {
         self.run_user(pid, tid)
     }
 
-    fn on_event_stop(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
+    /// Where an asynchronous event (a signal, a preemption) of `tid`, stopped in the middle
+    /// of user code, lands, and that position: a few instructions on, where replay can tell
+    /// the iteration apart even without ticks ([`settle`]), at an instruction of the program
+    /// (not in the middle of the counter's machinery), named by the thread's tick count, pc
+    /// and registers. Err: the thread ended on the way (its wait event).
+    fn async_point(
+        &mut self,
+        pid: i32,
+        tid: i32,
+    ) -> Result<Result<AsyncPoint, WaitEvent>, RecordError> {
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return Err(RecordError::Ptrace(hindsight_ptrace::PtraceError::Memory(
+                0,
+            )));
+        };
+        if let Settled::Gone(ev) = settle::settle(pid, Tid(tid), &p.mem)? {
+            return Ok(Err(ev));
+        }
+        let mut ticks = None;
+        if let Some(c) = p.counter.as_mut() {
+            if let Some(ev) = c.step_to_boundary(pid, Tid(tid))? {
+                return Ok(Err(ev));
+            }
+            ticks = Some(c.ticks(&p.mem, tid)?);
+        }
+        let regs = Tid(tid).regs()?;
+        let cpu = point::thread_cpu_ns(pid, tid);
+        let before = p.thread(tid).map(|t| t.cpu_ns).unwrap_or(0);
+        Ok(Ok(point::capture(
+            &p.mem,
+            &regs,
+            cpu.saturating_sub(before),
+            ticks,
+        )))
+    }
+
+    /// Gives the process to another ready thread, `tid` stopped at `point`.
+    fn preempt(&mut self, pid: i32, tid: i32, point: AsyncPoint) -> Result<(), RecordError> {
         let base_slice = self.slice;
+        let counted = point.ticks.is_some();
+        let cpu = point::thread_cpu_ns(pid, tid);
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return Ok(());
+        };
+        if p.ready.is_empty() {
+            // Nobody to give the turn to any more.
+            return self.run_user(pid, tid);
+        }
+        let Some(t) = p.thread(tid) else {
+            return Ok(());
+        };
+        t.cpu_ns = cpu;
+        t.state = State::Ready;
+        // Finding an uncounted position again costs replay far more than a syscall: a
+        // thread preempted there again without a syscall gets a longer slice.
+        if !counted {
+            t.slice = (t.slice.max(base_slice) * 2).min(Duration::from_secs(2));
+        }
+        p.current = None;
+        p.ready.push_back(tid);
+        self.append(pid, &Event::Preempt { tid, point })?;
+        Ok(())
+    }
+
+    fn on_event_stop(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
         let Some(p) = self.procs.get_mut(&pid) else {
             return Ok(());
         };
@@ -1223,31 +1366,11 @@ impl Recorder {
             return Ok(());
         };
         t.interrupted = false;
-        let state = t.state;
-        match state {
-            State::User if others_ready => {
-                // Preempted a few instructions on, where replay can tell the iteration apart.
-                if let Settled::Gone(ev) = settle::settle(pid, Tid(tid), &p.mem)? {
-                    return self.handle(tid, ev);
-                }
-                let regs = Tid(tid).regs()?;
-                let cpu = point::thread_cpu_ns(pid, tid);
-                let Some(p) = self.procs.get_mut(&pid) else {
-                    return Ok(());
-                };
-                let Some(t) = p.thread(tid) else {
-                    return Ok(());
-                };
-                let before = t.cpu_ns;
-                t.cpu_ns = cpu;
-                t.state = State::Ready;
-                t.slice = (t.slice.max(base_slice) * 2).min(Duration::from_secs(2));
-                let point = point::capture(&p.mem, &regs, cpu.saturating_sub(before));
-                p.current = None;
-                p.ready.push_back(tid);
-                self.append(pid, &Event::Preempt { tid, point })?;
-                Ok(())
-            }
+        match t.state {
+            State::User if others_ready => match self.async_point(pid, tid)? {
+                Ok(point) => self.preempt(pid, tid, point),
+                Err(ev) => self.handle(tid, ev),
+            },
             State::User => {
                 // Nobody to give the turn to: the stop is invisible to the program.
                 let _ = Tid(tid).cont(0);
@@ -1298,6 +1421,27 @@ impl Recorder {
             p.current = None;
         }
         self.append(pid, &Event::ThreadExit { tid })?;
+        Ok(())
+    }
+
+    /// Patches code that a successful syscall made executable, forgets code it unmapped.
+    fn follow_code(
+        &mut self,
+        pid: i32,
+        tid: i32,
+        name: &str,
+        args: &[u64; 6],
+        result: u64,
+    ) -> Result<(), RecordError> {
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return Ok(());
+        };
+        let Some(c) = p.counter.as_mut() else {
+            return Ok(());
+        };
+        if hindsight_ticks::counter::changes_code(name, args, result, c) {
+            c.patch_new(Tid(tid), &p.mem)?;
+        }
         Ok(())
     }
 

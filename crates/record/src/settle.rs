@@ -73,7 +73,7 @@ pub fn settle(
                     libc::SIGSEGV | libc::SIGBUS | libc::SIGILL | libc::SIGFPE
                 ) && si.si_code > 0;
                 if !fault {
-                    resend(pid, tid, sig, &si);
+                    tid.resend_signal(pid, sig, &si);
                 }
                 return Ok(Settled::Here);
             }
@@ -116,22 +116,4 @@ fn steppable(mem: &ProcessMemory, pc: u64) -> bool {
                 | Code::Ud2
                 | Code::Hlt
         )
-}
-
-/// Sends signal `sig` to the thread again with its siginfo (rt_tgsigqueueinfo), or as a
-/// plain tgkill when the kernel refuses a foreign siginfo (si_code ≥ 0).
-fn resend(pid: i32, tid: Tid, sig: i32, si: &libc::siginfo_t) {
-    // SAFETY: plain syscalls on our own tracee with a valid siginfo pointer.
-    unsafe {
-        let r = libc::syscall(
-            libc::SYS_rt_tgsigqueueinfo,
-            pid,
-            tid.0,
-            sig,
-            si as *const libc::siginfo_t,
-        );
-        if r != 0 {
-            libc::syscall(libc::SYS_tgkill, pid, tid.0, sig);
-        }
-    }
 }

@@ -90,6 +90,7 @@ impl Checkpoint {
             inf.add_thread_numbered(main, 1, self.next_num);
         }
         let replayer = self.state.duplicate(&threads)?;
+        replayer.publish_code(&mut inf);
         Ok((replayer, inf))
     }
 }

@@ -14,6 +14,9 @@ pub enum ReplayError {
     /// A ptrace operation failed.
     #[error(transparent)]
     Ptrace(#[from] hindsight_ptrace::PtraceError),
+    /// The instruction counter failed.
+    #[error(transparent)]
+    Ticks(#[from] hindsight_ticks::TicksError),
     /// The trace cannot be replayed as asked (what and why, in words).
     #[error("{0}")]
     Unsupported(String),

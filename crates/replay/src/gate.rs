@@ -129,7 +129,7 @@ impl Gates {
         {
             return Ok(Arming::No);
         }
-        let regs = inf.regs(tid)?;
+        let regs = inf.raw_regs(tid)?;
         // A thread with a syscall restart pending cannot have a page mapped through it (the
         // injected mmap would cancel the restart).
         if (-516..=-512).contains(&(regs.0.rax as i64)) && regs.0.orig_rax != u64::MAX {
@@ -235,7 +235,7 @@ impl Gates {
             return Ok(GateStop::NotArmed);
         };
         let tid = armed.tid;
-        let Ok(mut regs) = inf.regs(tid) else {
+        let Ok(mut regs) = inf.raw_regs(tid) else {
             // The thread is gone (the process exited): nothing to put back in it.
             self.armed = None;
             return Ok(GateStop::Other);
@@ -249,14 +249,14 @@ impl Gates {
                 return Ok(GateStop::NotThis);
             }
             self.disarm(inf)?;
-            inf.set_regs(tid, &at)?;
+            inf.set_raw_regs(tid, &at)?;
             return Ok(GateStop::Reached);
         }
         self.disarm(inf)?;
         let orig = armed.gate.original_pc(regs.pc());
         if orig != regs.pc() {
             regs.set_pc(orig);
-            inf.set_regs(tid, &regs)?;
+            inf.set_raw_regs(tid, &regs)?;
         }
         Ok(GateStop::Other)
     }

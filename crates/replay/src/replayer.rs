@@ -45,6 +45,7 @@ use hindsight_trace::{
 use crate::divergence::{describe_event, describe_syscall, Divergence};
 use crate::error::ReplayError;
 use crate::gate::{Arming, GateStop};
+use hindsight_ticks::counter::{Armed, Counter};
 
 /// Below this much CPU time, an asynchronous position is searched with breakpoint hits from
 /// the start (the approach's looks cost more than they save).
@@ -144,6 +145,9 @@ pub struct Replayer {
     /// Per recorded thread created by the program: the address its clone asked the kernel to
     /// clear at its exit (checkpoints recreate threads with it).
     clear_tid: HashMap<i32, u64>,
+    /// The instruction counter, as when recorded (None: the trace has no ticks). Threads
+    /// are known to it by their recorded tids.
+    counter: Option<Counter>,
 }
 
 impl Replayer {
@@ -157,6 +161,13 @@ impl Replayer {
             libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0);
         }
         let reader = TraceReader::open(&opts.trace)?;
+        let clock = &reader.header().clock;
+        if clock != "none" && clock != hindsight_ticks::CLOCK {
+            return Err(ReplayError::Unsupported(format!(
+                "the trace was recorded with another instruction counter ({clock}; this hindsight counts {}): replay it with the hindsight that recorded it",
+                hindsight_ticks::CLOCK
+            )));
+        }
         // Every file checked against its checksum before any is used.
         reader.verify()?;
         let root = reader
@@ -183,6 +194,11 @@ impl Replayer {
         let stream = reader.events(root)?;
         let live_pid = inf.pid();
         let mem = ProcessMemory::open(live_pid)?;
+        let counter = if counted(&reader) {
+            Some(Counter::install(Tid(live_pid), root, &mem)?)
+        } else {
+            None
+        };
         let mut r = Replayer {
             reader,
             pid: root,
@@ -208,7 +224,10 @@ impl Replayer {
             approach: None,
             missed: None,
             cpu_ratio: 1.0,
+            counter,
         };
+        let mut inf = inf;
+        r.publish_code(&mut inf);
         r.apply_kernel_writes()?;
         Ok((r, inf))
     }
@@ -283,11 +302,13 @@ impl Replayer {
             r.live = HashMap::from([(*child, live_child)]);
             r.recorded = HashMap::from([(live_child.0, *child)]);
             r.mem = ProcessMemory::open(live_child.0)?;
+            r.counter = r.counter.as_ref().map(|c| c.for_child(*child));
             r.parked.clear();
             r.async_site = None;
             r.gone.clear();
         }
         r.quiet = quiet;
+        r.publish_code(&mut inf);
         Ok((r, inf))
     }
 
@@ -358,6 +379,8 @@ impl Replayer {
             // The copy announces its event again (a seek may want to stop right there).
             announced: None,
             clear_tid: self.clear_tid.clone(),
+            // Threads are known by their recorded tids: the copy's counts are the same.
+            counter: self.counter.clone(),
         })
     }
 
@@ -385,6 +408,15 @@ impl Replayer {
                 }
             }
         }
+    }
+
+    /// Tells the process's Inferior where the counter moved the program's code (after the
+    /// counter patched more, and for a new Inferior).
+    pub fn publish_code(&self, inf: &mut Inferior) {
+        inf.set_code_map(self.counter.as_ref().map(|c| {
+            std::sync::Arc::new(PatchedCode(c.view().clone()))
+                as std::sync::Arc<dyn hindsight_control::CodeMap>
+        }));
     }
 
     /// The program the replay runs (for its symbols).
@@ -468,7 +500,15 @@ impl Replayer {
         }
         if tracing() {
             if let Some(h) = &self.head {
-                eprintln!("replay: event {} {}", h.index, describe_event(&h.event));
+                let ticks = match (h.event.tid(), self.counter.as_mut()) {
+                    (Some(t), Some(c)) => c.ticks(&self.mem, t).ok(),
+                    _ => None,
+                };
+                eprintln!(
+                    "replay: event {} {} (ticks {ticks:?})",
+                    h.index,
+                    describe_event(&h.event)
+                );
             }
         }
         self.head.take().map(|h| h.event)
@@ -564,10 +604,48 @@ impl Replayer {
                 }
             }
             inf.set_serial(Some(tid));
+            if let Some(c) = self.counter.as_mut() {
+                c.run(&self.mem, runner)?;
+            }
             let step = matches!(how, Resume::Step(t) if t == tid);
+            // A position named by ticks: the counter traps when the thread has counted them
+            // (Some(false): on the way there); from there a breakpoint at its pc finds it
+            // (Some(true)), the counter armed one tick further as a guard.
+            let tick_phase = match (
+                async_point(&event).and_then(|p| p.ticks),
+                self.counter.as_mut(),
+            ) {
+                (Some(target), Some(c)) => match c.arm(&self.mem, runner, target)? {
+                    Armed::Set => Some(false),
+                    Armed::Reached => {
+                        let regs = tid.regs()?;
+                        if async_point(&event).is_some_and(|p| at_position(p, inf, &regs)) {
+                            if let Some(s) = self.at_tick(inf, hook, tid, &event, false)? {
+                                return Ok(s);
+                            }
+                            continue;
+                        }
+                        if let Some(c) = self.counter.as_mut() {
+                            c.arm(&self.mem, runner, target + 1)?;
+                        }
+                        Some(true)
+                    }
+                    Armed::Passed { now } => {
+                        return Ok(self.diverged(
+                            runner,
+                            describe_event(&event),
+                            format!(
+                                "the thread counted {now} ticks, past the {target} of that position"
+                            ),
+                        ))
+                    }
+                },
+                _ => None,
+            };
+            let ticked = tick_phase.is_some();
             // A gate takes the thread to an asynchronous position at nearly full speed; a
             // single step would walk into the gate's code, so steps use breakpoint hits.
-            let arming = if step {
+            let arming = if step || ticked {
                 Arming::No
             } else {
                 self.arm_gate(inf, &event, tid)?
@@ -581,7 +659,7 @@ impl Replayer {
             let gated = arming == Arming::Armed;
             // It runs now: a pending rt_sigreturn of it runs with it.
             self.sigreturn_pending.remove(&tid);
-            let free_run = if step || gated {
+            let free_run = if step || gated || ticked {
                 None
             } else {
                 self.free_run_target(&event, tid)
@@ -595,7 +673,7 @@ impl Replayer {
             }
             let target = match free_run {
                 Some(_) => None,
-                None if gated => None,
+                None if gated || tick_phase == Some(false) => None,
                 None => self.arm_async(inf, &event, tid)?,
             };
             let mut wrapper = Wrapper {
@@ -604,7 +682,7 @@ impl Replayer {
                 reached: false,
                 user_stop: false,
             };
-            let give_up = if (wrapper.target.is_some() || gated) && !step {
+            let give_up = if (wrapper.target.is_some() || gated) && !step && !ticked {
                 self.scan_limit(&event, tid)
             } else {
                 None
@@ -892,7 +970,7 @@ impl Replayer {
 
     /// Takes a look at `tid` on its way to the head event's position.
     fn sample_approach(&mut self, inf: &Inferior, tid: Tid) -> Result<(), ReplayError> {
-        let regs = inf.regs(tid)?;
+        let regs = inf.raw_regs(tid)?;
         let stack = hindsight_record::point::stack_top_with(
             |a, b| inf.read_memory(a, b).is_ok(),
             regs.sp(),
@@ -968,6 +1046,66 @@ impl Replayer {
         Ok(())
     }
 
+    /// Thread `tid` has counted the ticks of the head event's position (`event`): it must be
+    /// there, with the recorded registers and stack; the event happens. `trapped`: the
+    /// thread is at the counter trap's signal-delivery stop (a signal can go in there).
+    fn at_tick(
+        &mut self,
+        inf: &mut Inferior,
+        hook: &mut dyn StopHook,
+        tid: Tid,
+        event: &Event,
+        trapped: bool,
+    ) -> Result<Option<ReplayStop>, ReplayError> {
+        let rtid = self.recorded_tid(tid);
+        let Some(point) = async_point(event) else {
+            return Ok(None);
+        };
+        let regs = tid.regs()?;
+        if !at_position(point, inf, &regs) {
+            if tracing() {
+                let now = regs.to_words();
+                for (i, (a, b)) in point.regs.iter().zip(now.iter()).enumerate() {
+                    if a != b {
+                        eprintln!("replay: register {i}: recorded {a:#x}, replay {b:#x}");
+                    }
+                }
+            }
+            return Ok(Some(self.diverged(
+                rtid,
+                describe_event(event),
+                format!(
+                    "at its tick count ({}), the thread is at {:#x} with other registers or stack",
+                    point.ticks.unwrap_or(0),
+                    regs.pc()
+                ),
+            )));
+        }
+        match self.consume() {
+            Some(Event::Signal { signo, siginfo, .. }) => {
+                let fits = siginfo.len() >= std::mem::size_of::<libc::siginfo_t>();
+                if trapped && fits && self.presignalled.is_none() {
+                    // At the trap's signal-delivery stop: the signal replaces the SIGTRAP.
+                    // SAFETY: siginfo_t is plain data; the slice holds at least its size.
+                    let si: libc::siginfo_t = unsafe {
+                        std::ptr::read_unaligned(siginfo.as_ptr().cast::<libc::siginfo_t>())
+                    };
+                    tid.set_siginfo(&si)?;
+                    inf.set_pending_signal(tid, signo);
+                    if hook.stops_on_signal(signo) {
+                        return Ok(Some(ReplayStop::Program(StopEvent::Signal {
+                            tid,
+                            signal: signo,
+                        })));
+                    }
+                    return Ok(None);
+                }
+                self.inject_signal(inf, hook, tid, signo, &siginfo)
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// A thread reached the asynchronous position of the head event.
     fn on_async_point(
         &mut self,
@@ -976,6 +1114,9 @@ impl Replayer {
         tid: Tid,
     ) -> Result<Option<ReplayStop>, ReplayError> {
         self.disarm_async(inf)?;
+        if let Some(c) = self.counter.as_mut() {
+            c.disarm(&self.mem)?;
+        }
         // The hit was handled: the thread is not "in" a breakpoint any more.
         inf.forget_trap(tid);
         match self.consume() {
@@ -1183,7 +1324,13 @@ impl Replayer {
                 }
                 self.execute_clone(inf, tid, regs, result, writes)
             }
-            "mmap" => self.execute_mmap(tid, regs, args, result, mapped),
+            "mmap" => {
+                let stop = self.execute_mmap(tid, regs, args, result, mapped)?;
+                if stop.is_none() {
+                    self.follow_code(inf, tid, name, args, result)?;
+                }
+                Ok(stop)
+            }
             _ => {
                 let mut r = regs;
                 tid.set_regs(&r)?;
@@ -1199,9 +1346,29 @@ impl Replayer {
                 r.0.rax = result as u64;
                 tid.set_regs(&r)?;
                 self.write_all(writes)?;
+                self.follow_code(inf, tid, name, args, result)?;
                 Ok(None)
             }
         }
+    }
+
+    /// Patches code that syscall `name` made executable (as the recorder did, at the same
+    /// point), forgets code it unmapped.
+    fn follow_code(
+        &mut self,
+        inf: &mut Inferior,
+        tid: Tid,
+        name: &str,
+        args: &[u64; 6],
+        result: i64,
+    ) -> Result<(), ReplayError> {
+        if let Some(c) = self.counter.as_mut() {
+            if hindsight_ticks::counter::changes_code(name, args, result as u64, c) {
+                c.patch_new(tid, &self.mem)?;
+                self.publish_code(inf);
+            }
+        }
+        Ok(())
     }
 
     fn clone3_flags(&self, args_addr: u64) -> u64 {
@@ -1541,6 +1708,12 @@ impl Replayer {
                 _ => break,
             }
         }
+        // The new program's counter, installed where the recorder installed it: at the
+        // exec's syscall exit, before its first instruction.
+        if self.counter.is_some() {
+            self.counter = Some(Counter::install(leader, self.pid, &self.mem)?);
+            self.publish_code(inf);
+        }
         self.apply_kernel_writes()?;
         let path = std::fs::read_link(format!("/proc/{}/exe", self.live_pid))
             .map(|p| p.display().to_string())
@@ -1561,6 +1734,48 @@ impl Replayer {
     ) -> Result<Option<ReplayStop>, ReplayError> {
         let rtid = self.recorded_tid(tid);
         let event = self.peek()?.cloned();
+        if signal == libc::SIGTRAP {
+            let pc = tid.regs()?.pc();
+            if let Some(trap) = self.counter.as_ref().and_then(|c| c.trap(pc)) {
+                // The counter's own trap: never the program's signal.
+                inf.set_pending_signal(tid, 0);
+                let mut regs = tid.regs()?;
+                regs.set_pc(trap.resume);
+                if trap.set_zf {
+                    regs.0.eflags &= !hindsight_ticks::assemble::ZF;
+                }
+                tid.set_regs(&regs)?;
+                if let Some(c) = self.counter.as_mut() {
+                    c.disarm(&self.mem)?;
+                }
+                let Some(event) = event else {
+                    return Ok(Some(self.end_of_recording()));
+                };
+                let Some(point) = async_point(&event).filter(|_| event.tid() == Some(rtid)) else {
+                    // Armed for an event that another thread's syscall came before: on.
+                    return Ok(None);
+                };
+                let target = point.ticks.unwrap_or(0);
+                let now = match self.counter.as_mut() {
+                    Some(c) => c.ticks(&self.mem, rtid)?,
+                    None => 0,
+                };
+                if now > target {
+                    return Ok(Some(self.diverged(
+                        rtid,
+                        describe_event(&event),
+                        format!(
+                            "the thread ran past that position (it counted {now} ticks, not finding it at its {target}th)"
+                        ),
+                    )));
+                }
+                if at_position(point, inf, &regs) {
+                    return self.at_tick(inf, hook, tid, &event, true);
+                }
+                // In the position's tick interval, not at it yet: a breakpoint finds it.
+                return Ok(None);
+            }
+        }
         if signal == libc::SIGSEGV {
             let mut regs = tid.regs()?;
             if let Some(read) = tsc::tsc_read_at(&self.mem, regs.pc()) {
@@ -1656,6 +1871,29 @@ impl Replayer {
             )),
         }
     }
+}
+
+/// The patched code as the debugger sees through it (see `hindsight_control::codemap`).
+struct PatchedCode(hindsight_ticks::counter::CodeView);
+
+impl hindsight_control::CodeMap for PatchedCode {
+    fn logical(&self, pc: u64) -> Option<u64> {
+        self.0.logical(pc)
+    }
+    fn real(&self, addr: u64) -> u64 {
+        self.0.real(addr)
+    }
+    fn unpatch(&self, addr: u64, buf: &mut [u8]) {
+        self.0.unpatch(addr, buf)
+    }
+    fn is_trap(&self, pc: u64) -> bool {
+        self.0.trap(pc).is_some()
+    }
+}
+
+/// Whether the trace was recorded with this hindsight's instruction counter.
+fn counted(reader: &TraceReader) -> bool {
+    reader.header().clock == hindsight_ticks::CLOCK
 }
 
 /// The asynchronous position an event happens at, if it has one.
@@ -1772,11 +2010,11 @@ struct Wrapper<'a> {
 impl StopHook for Wrapper<'_> {
     fn breakpoint_hit(&mut self, inf: &Inferior, tid: Tid, addr: u64) -> bool {
         if let Some((t, point)) = &self.target {
+            // The position's pc is where the CPU was (moved code keeps its own addresses).
             if *t == tid
-                && point.regs[16] == addr
                 && inf
-                    .regs(tid)
-                    .is_ok_and(|regs| at_position(point, inf, &regs))
+                    .raw_regs(tid)
+                    .is_ok_and(|regs| regs.pc() == point.regs[16] && at_position(point, inf, &regs))
             {
                 self.reached = true;
             }

@@ -62,6 +62,8 @@ impl Enc {
         self.u64(p.stack_digest);
         self.bytes(&p.stack);
         self.u64(p.cpu_ns);
+        // 0: uncounted, else ticks + 1.
+        self.u64(p.ticks.map_or(0, |t| t.saturating_add(1)));
     }
     fn status(&mut self, s: &ExitStatus) {
         match s {
@@ -414,6 +416,7 @@ impl<'a> Dec<'a> {
             stack_digest: self.u64()?,
             stack: self.bytes()?,
             cpu_ns: self.u64()?,
+            ticks: self.u64()?.checked_sub(1),
         })
     }
     fn status(&mut self) -> R<ExitStatus> {

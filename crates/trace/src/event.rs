@@ -26,6 +26,10 @@ pub struct AsyncPoint {
     pub stack: Vec<u8>,
     /// The thread's CPU time (ns) since its previous event.
     pub cpu_ns: u64,
+    /// The thread's tick count there (see `hindsight-ticks`): the position is the instant its
+    /// counter reached this count, exactly. None where the code ran uncounted: the position
+    /// is then the first execution of the pc with these registers and stack top.
+    pub ticks: Option<u64>,
 }
 
 /// Where a signal was delivered.

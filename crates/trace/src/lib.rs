@@ -27,7 +27,8 @@ pub use store::{default_root, list, new_trace_path, resolve, set_latest};
 pub use writer::TraceWriter;
 
 /// The version of the format this hindsight writes, and the only one it reads (2: every
-/// file listed with its checksum in the header, frames numbered).
+/// file listed with its checksum in the header, frames numbered, asynchronous positions with
+/// their tick counts).
 pub const FORMAT_VERSION: u32 = 2;
 
 /// The first bytes of a trace's `header` file.

@@ -66,6 +66,7 @@ pub fn point(seed: u64) -> AsyncPoint {
         stack_digest: seed ^ 0xdead_beef,
         stack: (0..64u8).map(|b| b.wrapping_add(seed as u8)).collect(),
         cpu_ns: seed * 1000,
+        ticks: seed.is_multiple_of(2).then_some(seed * 7),
     }
 }
 
