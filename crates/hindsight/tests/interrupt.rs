@@ -44,11 +44,11 @@ fn wait_for(text: &Arc<Mutex<String>>, from: usize, pattern: &str) -> usize {
 fn ctrl_c_at_the_prompt_stops_a_long_continue_and_a_long_reverse_continue() {
     let prog = compile("dap", &[]);
     let (trace, _) = record_trace(&prog, &["long"]);
-    // The prompt, not --batch: ^C interrupts motions there.
+    // The prompt, not --batch: ^C interrupts motions there. (Not -q: the program's output
+    // says when the replay has reached the loop.)
     let mut child = Command::new(env!("CARGO_BIN_EXE_hindsight"))
         .arg("replay")
         .arg(&trace)
-        .arg("-q")
         .env("HINDSIGHT_DIR", scratch().join("hindsight-dir"))
         .env("HOME", scratch())
         .stdin(Stdio::piped())
@@ -113,6 +113,8 @@ fn ctrl_c_at_the_prompt_stops_a_long_continue_and_a_long_reverse_continue() {
     say(&format!("break dap.c:{after_loop}"));
     say("continue");
     let at = wait_for(&out, 0, "Continuing.");
+    // The line the program prints just before the loop.
+    let at = wait_for(&out, at, "total 44 counter 6");
     let at = interrupt(at, "Breakpoint 1, main (");
     // Where it stopped is a place like any other: in the loop, which `bt` shows and `when`
     // names; the breakpoint is still ahead.
