@@ -1,9 +1,9 @@
 /* The program the Debug Adapter Protocol tests drive (tests/dap/): a struct with an array
  * of structs to expand, a global written four times (data breakpoints, reverse-continue
  * to the last write), lines to step forward and back over, output, and with an argument a
- * long CPU-bound phase with a syscall every millisecond (pause), an endless one (pause, live),
- * a crash (signals as stops) or two worker threads. Lines the tests look for carry a
- * `// @name` marker. */
+ * long CPU-bound phase with a syscall about every millisecond (pause; 3000 recorded events,
+ * so that recording it stays quick), an endless one (pause, live), a crash (signals as stops)
+ * or two worker threads. Lines the tests look for carry a `// @name` marker. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +53,15 @@ static double now_ms(void) {
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-/* Runs on the CPU for `ms` milliseconds. */
+/* Runs on the CPU for `n` iterations, without a syscall. */
+static void busy(long n) {
+    volatile unsigned long x = 0;
+    for (long i = 0; i < n; i++) {
+        x++;
+    }
+}
+
+/* Runs on the CPU for `ms` milliseconds (reading the clock all the while). */
 static void spin(double ms) {
     volatile unsigned long n = 0;
     double end = now_ms() + ms;
@@ -74,7 +82,7 @@ int main(int argc, char **argv) {
     fflush(stdout);
     if (strcmp(mode, "long") == 0) {
         for (int i = 0; i < 3000; i++) {
-            spin(1);
+            busy(1000000);
             getppid();
         }
     } else if (strcmp(mode, "spin") == 0) {
