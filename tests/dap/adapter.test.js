@@ -162,10 +162,10 @@ test('the debug console runs hindsight commands: when, goto, bookmark, info even
     const stopped = await replayAt(dc, 'bump3');
     const frame = await topFrame(dc, stopped);
     const when = await repl(dc, 'when', frame.id);
-    const m = when.match(/^Current event: (\d+)\nCurrent position: (\d+:0x[0-9a-f]+:\d+)\n$/);
+    const m = when.match(/^Current event: (\d+)\nCurrent position: (\d+:\d+:0x[0-9a-f]+:\d+)\n$/);
     assert.ok(m, `when said: ${JSON.stringify(when)}`);
     const position = m[2];
-    assert.match(await repl(dc, 'bookmark here'), /^Bookmark here at \d+:0x[0-9a-f]+:\d+\.\n$/);
+    assert.match(await repl(dc, 'bookmark here'), /^Bookmark here at \d+:\d+:0x[0-9a-f]+:\d+\.\n$/);
     assert.match(await repl(dc, 'info events'), /bookmark here/);
     // An expression that is not a command is evaluated.
     assert.equal(await repl(dc, 'counter', frame.id), '3');

@@ -54,6 +54,10 @@ pub struct Console {
     pub(crate) quiet_steps: bool,
     /// `quit` was typed.
     pub(crate) quit: bool,
+    /// `set breakpoint pending on|off|auto` (`None`: auto, gdb's question).
+    pub(crate) breakpoint_pending: Option<bool>,
+    /// `display` expressions, shown after every stop.
+    pub(crate) displays: Vec<crate::commands::display::Display>,
 }
 
 impl Console {
@@ -80,6 +84,8 @@ impl Console {
             list_center: None,
             quiet_steps: false,
             quit: false,
+            breakpoint_pending: None,
+            displays: Vec::new(),
         }
     }
 
@@ -147,6 +153,16 @@ impl Observer for Console {
                 };
                 let line = report::frame_line(&frame, PcShown::IfMidLine);
                 say!(self, "{what} #{}  {line}", frame.index);
+            }
+            Notice::SignalReceived { thread, signal } => {
+                let (name, desc) = hindsight_engine::signals::signal_name(signal);
+                match thread {
+                    Some((num, tname)) => say!(
+                        self,
+                        "\nThread {num} \"{tname}\" received signal {name}, {desc}."
+                    ),
+                    None => say!(self, "\nProgram received signal {name}, {desc}."),
+                }
             }
             Notice::SteppingOutOf { function } => say!(
                 self,

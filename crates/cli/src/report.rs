@@ -19,7 +19,8 @@ pub(crate) enum PcShown {
 /// `0x00007ffff7e4a1a0 in write () from /lib/x86_64-linux-gnu/libc.so.6`.
 pub(crate) fn frame_line(f: &FrameInfo, shown: PcShown) -> String {
     let mut out = String::new();
-    if shown == PcShown::Always || f.mid_line() {
+    // A frame whose callee was inlined shares the pc: gdb shows no address for it.
+    if (shown == PcShown::Always && !f.calls_inlined) || f.mid_line() {
         out.push_str(&format!("{:#018x} in ", f.pc));
     }
     match &f.function {
@@ -30,13 +31,7 @@ pub(crate) fn frame_line(f: &FrameInfo, shown: PcShown) -> String {
             let args: Vec<String> = f
                 .args
                 .iter()
-                .map(|a| {
-                    if a.aggregate {
-                        format!("{}=...", a.name)
-                    } else {
-                        format!("{}={}", a.name, a.text)
-                    }
-                })
+                .map(|a| format!("{}={}", a.name, a.frame_text))
                 .collect();
             out.push_str(&args.join(", "));
             out.push(')');
@@ -58,7 +53,14 @@ pub(crate) fn source_line(c: &mut Console, f: &FrameInfo) -> Option<String> {
     let l = f.line.as_ref()?;
     c.list_next = None;
     c.list_center = Some((l.file.clone(), l.line));
-    Some(c.sources.show(&l.file, l.line))
+    match c.sources.show(&l.file, &l.name, l.line) {
+        Ok(text) => Some(text),
+        // gdb reports a missing source file as an error, once.
+        Err(e) => {
+            c.eprintln(&e);
+            None
+        }
+    }
 }
 
 /// Shows where the selected frame is, as gdb does after a stop: the frame line (unless the
@@ -146,6 +148,16 @@ pub(crate) fn show_stop(s: &Session, c: &mut Console, stop: &Stop) -> anyhow::Re
                 "Breakpoint"
             };
             let frame = stop_frame(s)?;
+            // A breakpoint with several locations names the one hit: `Breakpoint 1.2`.
+            let number = match s.breakpoint_table().get(*number) {
+                Some(b) if b.locations.len() > 1 => {
+                    match b.locations.iter().position(|a| *a == frame.pc) {
+                        Some(k) => format!("{number}.{}", k + 1),
+                        None => number.to_string(),
+                    }
+                }
+                _ => number.to_string(),
+            };
             let line = frame_line(&frame, PcShown::IfMidLine);
             if multi {
                 say!(c, "\n{}hit {what} {number}, {line}", thread_prefix());

@@ -76,6 +76,16 @@ impl Observer for Events {
                 "console",
                 &format!("[Detaching after fork from child process {pid}]\n"),
             ),
+            Notice::SignalReceived { thread, signal } => {
+                let (name, desc) = hindsight_engine::signals::signal_name(signal);
+                let text = match thread {
+                    Some((num, tname)) => {
+                        format!("Thread {num} \"{tname}\" received signal {name}, {desc}.\n")
+                    }
+                    None => format!("Program received signal {name}, {desc}.\n"),
+                };
+                self.output("console", &text);
+            }
             Notice::Finishing { .. } | Notice::SteppingOutOf { .. } => {}
         }
     }

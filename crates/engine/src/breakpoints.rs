@@ -197,6 +197,56 @@ pub(crate) fn user_breakpoint_at(s: &Session, addr: u64) -> Option<u32> {
 }
 
 /// After a restart: plant every enabled breakpoint and load the watchpoints again.
+/// Plants the trap where the dynamic loader reports library loads (its `_dl_debug_state`,
+/// as gdb does through `r_brk`), while pending breakpoints wait for a library.
+pub(crate) fn watch_library_loads(s: &mut Session) {
+    let pending = s
+        .breakpoints
+        .iter()
+        .any(|b| b.kind == BreakpointKind::Breakpoint && b.locations.is_empty());
+    if !pending {
+        return;
+    }
+    let Some(addr) = s
+        .symbols
+        .lookup_functions("_dl_debug_state")
+        .first()
+        .map(|f| f.low)
+    else {
+        return;
+    };
+    if let Some(inf) = s.inferior.as_mut().filter(|i| i.is_alive()) {
+        if s.library_event != Some(addr) && inf.insert_site(addr).is_ok() {
+            s.library_event = Some(addr);
+        }
+    }
+}
+
+/// Resolves the pending breakpoints that the libraries loaded now define, and plants them.
+pub(crate) fn resolve_pending(s: &mut Session) {
+    let pending: Vec<(u32, String)> = s
+        .breakpoints
+        .iter()
+        .filter(|b| b.kind == BreakpointKind::Breakpoint && b.locations.is_empty())
+        .map(|b| (b.number, b.spec.clone()))
+        .collect();
+    for (n, spec) in pending {
+        let Ok(found) = resolve_location(s, &spec, None) else {
+            continue;
+        };
+        let enabled = s.breakpoints.get(n).map(|b| b.enabled).unwrap_or(false);
+        if let Some(b) = s.breakpoints.get_mut(n) {
+            b.locations = found.clone();
+        }
+        if enabled {
+            if let Some(inf) = s.inferior.as_mut().filter(|i| i.is_alive()) {
+                let left = inf.insert_sites_in_code(&found);
+                s.pending_sites.extend(left);
+            }
+        }
+    }
+}
+
 pub(crate) fn replant_all(s: &mut Session) -> anyhow::Result<()> {
     let list: Vec<Breakpoint> = s
         .breakpoints
@@ -218,6 +268,9 @@ pub(crate) fn replant_all(s: &mut Session) -> anyhow::Result<()> {
     if !s.breakpoints.is_empty() {
         apply_watchpoints(s)?;
     }
+    // A new process: the loader's trap is planted again for what is still pending.
+    s.library_event = None;
+    watch_library_loads(s);
     Ok(())
 }
 
@@ -289,6 +342,28 @@ impl Session {
             addresses,
             line,
         })
+    }
+
+    /// Sets a pending breakpoint: `location` names a function or file that no loaded module
+    /// defines yet; it is resolved and planted when the dynamic loader reports a library
+    /// that does (live and in a replay). Returns its number.
+    pub fn add_pending_breakpoint(
+        &mut self,
+        location: &str,
+        temporary: bool,
+        condition: Option<&str>,
+    ) -> anyhow::Result<u32> {
+        if let Some(c) = condition {
+            context::check_syntax(c)?;
+        }
+        let n = self.breakpoints.add_breakpoint(
+            location.to_string(),
+            Vec::new(),
+            temporary,
+            condition.map(str::to_string),
+        );
+        watch_library_loads(self);
+        Ok(n)
     }
 
     /// Sets a dprintf breakpoint (a logpoint): where it is hit (and `condition` holds, within

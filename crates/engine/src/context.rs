@@ -8,6 +8,7 @@ use anyhow::bail;
 use hindsight_control::Inferior;
 use hindsight_ptrace::Tid;
 use hindsight_symbols::expr::{self, EvalContext, Place, TypeHandle};
+use hindsight_symbols::show::At;
 use hindsight_symbols::target::{AccessError, DwarfRegs, ReadMemory};
 use hindsight_symbols::types::Language;
 use hindsight_symbols::value::{Shape, TypeHandle as Ty, Value};
@@ -126,16 +127,111 @@ pub(crate) fn scope(s: &Session) -> anyhow::Result<Scope<'_>> {
     })
 }
 
-/// Parses and evaluates `text` in the selected frame.
+/// Parses and evaluates `text` in the selected frame; a call of the program's function
+/// as the whole expression (`f(2)`) runs it ([`crate::call`]).
 pub(crate) fn evaluate(s: &mut Session, text: &str) -> anyhow::Result<Value> {
     let e = expr::parse(text).map_err(|e| anyhow::anyhow!("{e}"))?;
+    evaluate_expr(s, &e)
+}
+
+/// Evaluates a parsed expression in the selected frame. Calls of the program's functions
+/// run first, innermost first ([`crate::call`]); their results stand in the expression as
+/// values after the history's.
+pub(crate) fn evaluate_expr(s: &mut Session, e: &expr::Expr) -> anyhow::Result<Value> {
+    let mut results = Vec::new();
+    let e = lift_calls(s, e, &mut results)?;
+    let mut history = s.history.clone();
+    history.extend(results);
     let sc = scope(s)?;
-    expr::evaluate(&e, &sc, &s.history).map_err(|e| anyhow::anyhow!("{e}"))
+    expr::evaluate(&e, &sc, &history).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// Evaluates an expression without calls against `history`.
+pub(crate) fn evaluate_with(
+    s: &Session,
+    e: &expr::Expr,
+    history: &[Value],
+) -> anyhow::Result<Value> {
+    let sc = scope(s)?;
+    expr::evaluate(e, &sc, history).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// `e` with every call replaced by a reference to its result (appended to `results`, which
+/// follow the value history).
+fn lift_calls(
+    s: &mut Session,
+    e: &expr::Expr,
+    results: &mut Vec<Value>,
+) -> anyhow::Result<expr::Expr> {
+    use expr::Expr as E;
+    let lift = |s: &mut Session, x: &E, results: &mut Vec<Value>| -> anyhow::Result<Box<E>> {
+        Ok(Box::new(lift_calls(s, x, results)?))
+    };
+    Ok(match e {
+        E::Call(f, args) => {
+            let f = lift_calls(s, f, results)?;
+            let mut lifted = Vec::new();
+            for a in args {
+                lifted.push(lift_calls(s, a, results)?);
+            }
+            let v = crate::call::call(s, &f, &lifted, results)?;
+            results.push(v);
+            E::History(expr::parser::HistoryRef::Absolute(
+                s.history.len() + results.len(),
+            ))
+        }
+        E::Unary(op, x) => E::Unary(*op, lift(s, x, results)?),
+        E::Binary(op, a, b) => E::Binary(*op, lift(s, a, results)?, lift(s, b, results)?),
+        E::Ternary(c, a, b) => E::Ternary(
+            lift(s, c, results)?,
+            lift(s, a, results)?,
+            lift(s, b, results)?,
+        ),
+        E::Cast(t, x) => E::Cast(t.clone(), lift(s, x, results)?),
+        E::SizeofExpr(x) => E::SizeofExpr(lift(s, x, results)?),
+        E::Member(x, m) => E::Member(lift(s, x, results)?, m.clone()),
+        E::Arrow(x, m) => E::Arrow(lift(s, x, results)?, m.clone()),
+        E::Index(a, i) => E::Index(lift(s, a, results)?, lift(s, i, results)?),
+        E::Assign(l, r) => E::Assign(lift(s, l, results)?, lift(s, r, results)?),
+        other => other.clone(),
+    })
 }
 
 /// A type by the name a user writes (`struct point`, `point_t`, `int`).
 pub(crate) fn lookup_type(s: &Session, name: &str) -> Option<TypeHandle> {
     s.symbols.lookup_type(name).map(|t| handle(&s.symbols, t))
+}
+
+/// `ty` again with the member functions of the aggregate it names (through pointers and
+/// references), for `ptype`.
+pub(crate) fn with_methods(s: &Session, ty: &TypeHandle) -> Option<TypeHandle> {
+    use hindsight_symbols::types::Type;
+    let mut t = ty.strip()?;
+    let mut wrappers = Vec::new();
+    while let Type::Pointer {
+        pointee: Some(p),
+        is_reference,
+        rvalue,
+        ..
+    } = t.get().clone()
+    {
+        wrappers.push((is_reference, rvalue));
+        t = t.child(p).strip()?;
+    }
+    let Type::Struct { name: Some(n), .. } = t.get() else {
+        return None;
+    };
+    let found = s.symbols.lookup_type(&format!("struct {n}"))?;
+    let mut full = TypeHandle::with_methods(s.symbols.types(found.module), found.id);
+    for (is_reference, rvalue) in wrappers.into_iter().rev() {
+        full = full.derive_pointer(is_reference, rvalue);
+    }
+    Some(full)
+}
+
+/// The language of the selected frame (C when nothing runs).
+pub(crate) fn language(s: &Session) -> Language {
+    scope(s).map(|sc| sc.language()).unwrap_or_default()
 }
 
 /// Refuses a condition that does not parse.
@@ -158,18 +254,28 @@ pub(crate) fn evaluate_address(s: &mut Session, text: &str) -> anyhow::Result<u6
 
 /// Formats a value for `print` (with `/FMT`).
 pub(crate) fn format(s: &Session, v: &Value, fmt: Option<&str>) -> anyhow::Result<String> {
-    let f = match fmt {
-        None | Some("") => None,
-        Some(f) => {
-            let c = f.chars().last().unwrap_or('x');
-            if !"xduotacfsz".contains(c) {
-                bail!("Undefined output format \"{f}\".");
-            }
-            Some(c)
+    let mut opts = s.print;
+    // `/r` (raw: no formatter) combines with one format letter.
+    for c in fmt.unwrap_or("").chars() {
+        match c {
+            'r' => opts.raw = true,
+            'x' | 'd' | 'u' | 'o' | 't' | 'a' | 'c' | 'f' | 'z' => opts.fmt = Some(c),
+            's' => {}
+            _ => bail!("Undefined output format \"{}\".", fmt.unwrap_or("")),
         }
-    };
+    }
     let sc = scope(s)?;
-    Ok(format::format_value(v, &sc, f))
+    Ok(format::render_value(v, &sc, &opts, At::Top))
+}
+
+/// The instructions of `[start, end)`.
+pub(crate) fn instructions(
+    s: &Session,
+    start: u64,
+    end: u64,
+) -> anyhow::Result<Vec<hindsight_symbols::disasm::Insn>> {
+    let sc = scope(s)?;
+    hindsight_symbols::disasm::decode_range(&sc, start, end).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 /// `x/FMT EXPR`.

@@ -34,13 +34,19 @@ pub struct FrameInfo {
     pub library: Option<PathBuf>,
     /// The function's parameters, evaluated in this frame (only with debug information).
     pub args: Vec<Variable>,
+    /// A callee was inlined into this frame at its pc: its line is the call's, and gdb
+    /// shows no address for it.
+    pub calls_inlined: bool,
 }
 
 impl FrameInfo {
-    /// Whether the pc is not at the start of its line (gdb then shows the pc too).
+    /// Whether the pc is not at the start of a statement (gdb then shows the pc too).
     pub fn mid_line(&self) -> bool {
+        if self.calls_inlined {
+            return false;
+        }
         match &self.line {
-            Some(l) => self.index > 0 || l.address != self.pc,
+            Some(l) => self.index > 0 || l.address != self.pc || !l.is_stmt,
             None => true,
         }
     }
@@ -49,6 +55,9 @@ impl FrameInfo {
 /// The pc a frame is "in" for symbol lookup: outer frames' pcs are return addresses, which
 /// may already belong to the next line or function.
 pub fn lookup_pc(frame: &Frame, index: usize) -> u64 {
+    if let Some(i) = &frame.inline {
+        return i.lookup_pc;
+    }
     let pc = frame.regs.pc().unwrap_or(0);
     if index > 0 {
         pc.saturating_sub(1)
@@ -62,13 +71,22 @@ impl Session {
     pub fn frame_info(&self, frame: &Frame, index: usize) -> FrameInfo {
         let pc = frame.regs.pc().unwrap_or(0);
         let at = lookup_pc(frame, index);
-        let function = self.symbols.function_at(at);
+        let mut function = self.symbols.function_at(at);
         let debug = function.as_ref().is_some_and(|f| f.has_debug_info);
-        let line = if debug {
+        let mut line = if debug {
             self.symbols.line_at(at)
         } else {
             None
         };
+        // Frames of inlined code: their function, and the line of the call inlined into them.
+        let mut calls_inlined = false;
+        if let (Some(i), Some(f)) = (&frame.inline, function.as_mut()) {
+            f.name = i.name.clone();
+            if let Some(c) = &i.call_site {
+                line = Some(c.clone());
+                calls_inlined = true;
+            }
+        }
         // gdb names the file only for shared libraries, not for the executable.
         let module = match &function {
             Some(f) => Some(f.module),
@@ -90,6 +108,7 @@ impl Session {
             line,
             library,
             args,
+            calls_inlined,
         }
     }
 
@@ -107,6 +126,12 @@ impl Session {
     /// The innermost frame of thread `tid`, described (its pc and line, without unwinding).
     pub fn top_frame(&self, tid: Tid) -> anyhow::Result<FrameInfo> {
         let regs = self.dwarf_regs(tid)?;
-        Ok(self.frame_info(&Frame { regs, cfa: None }, 0))
+        let frame = Frame {
+            regs,
+            cfa: None,
+            return_address: false,
+            inline: None,
+        };
+        Ok(self.frame_info(&frame, 0))
     }
 }

@@ -60,6 +60,8 @@ pub(crate) enum Reason {
     Checkpoint,
     /// A signal that stops the program (found going back).
     Signal,
+    /// The dynamic loader reported a library load: resolve pending breakpoints, go on.
+    LibraryEvent,
     /// The user interrupted the motion (^C, a front end's pause).
     Interrupted,
 }
@@ -77,6 +79,10 @@ pub(crate) struct Hook<'a> {
     pub(crate) reason: Option<Reason>,
     /// `handle SIG stop|nostop`, where the user said.
     pub(crate) signal_stops: &'a HashMap<i32, bool>,
+    /// `handle SIG print|noprint`, where the user said.
+    pub(crate) signal_print: &'a HashMap<i32, bool>,
+    /// `handle SIG pass|nopass`, where the user said.
+    pub(crate) signal_pass: &'a HashMap<i32, bool>,
     /// The debugger events: when breakpoints apply (eras), what they do (dprintf), and the
     /// events due at times (quantum, periodic).
     pub(crate) engine: &'a mut hindsight_timeline::Engine,
@@ -89,6 +95,8 @@ pub(crate) struct Hook<'a> {
     /// Replay: (time, signals that reached the program since then), which names a signal
     /// stop's position.
     pub(crate) signals: Option<&'a mut (u64, u64)>,
+    /// The loader's library-event trap, while pending breakpoints wait.
+    pub(crate) library_event: Option<u64>,
     /// Who hears about threads and forks (None: nobody, in scans).
     pub(crate) observer: Option<&'a mut dyn Observer>,
     /// The user's interrupt (replay: checked at every event).
@@ -109,6 +117,10 @@ impl StopHook for Hook<'_> {
                     }
                 }
             }
+        }
+        if self.library_event == Some(addr) && self.table.breakpoints_at(addr).is_empty() {
+            self.reason = Some(Reason::LibraryEvent);
+            return true;
         }
         // Conditions are evaluated in the trapping thread; counting follows gdb (the table's
         // rules): a false condition is no hit, an ignored hit still counts.
@@ -236,6 +248,34 @@ impl StopHook for Hook<'_> {
         }
     }
 
+    fn passes_signal(&mut self, signal: i32) -> bool {
+        self.signal_pass
+            .get(&signal)
+            .copied()
+            .unwrap_or(signal != libc::SIGINT && signal != libc::SIGTRAP)
+    }
+
+    fn signal_arrived(&mut self, inf: &Inferior, tid: Tid, signal: i32) {
+        // `handle SIG nostop` (print stays on unless `noprint`): gdb says so and goes on.
+        let print = self
+            .signal_print
+            .get(&signal)
+            .copied()
+            .unwrap_or_else(|| hindsight_control::stops_by_default(signal));
+        if !print {
+            return;
+        }
+        let threads = inf.threads();
+        let thread = threads
+            .iter()
+            .find(|t| t.tid == tid)
+            .filter(|_| threads.len() > 1)
+            .map(|t| (t.num, inf.thread_name(tid).unwrap_or_default()));
+        if let Some(obs) = self.observer.as_mut() {
+            obs.notice(Notice::SignalReceived { thread, signal });
+        }
+    }
+
     fn at_event(&mut self, _: &Inferior, events: u64, tid: Tid) -> bool {
         self.time = events;
         if self.interrupt.is_some_and(|i| i.requested()) {
@@ -298,11 +338,14 @@ pub(crate) fn resume_raw(
             step_resume: step_resume.clone(),
             reason: None,
             signal_stops: &s.signal_stops,
+            signal_print: &s.signal_print,
+            signal_pass: &s.signal_pass,
             engine: &mut s.travel.engine,
             time: s.replay.as_ref().map(|r| r.events_replayed()).unwrap_or(0),
             checkpoint_at,
             sites_pending: s.replay.is_some() && !s.pending_sites.is_empty(),
             signals: Some(&mut s.travel.signal_count),
+            library_event: s.library_event,
             observer: Some(&mut *obs),
             interrupt: s.in_motion.then_some(&s.interrupt),
             prints: Vec::new(),
@@ -340,6 +383,10 @@ pub(crate) fn resume_raw(
                 ),
                 hindsight_replay::ReplayStop::Divergence(d) => anyhow::bail!("{d}"),
                 hindsight_replay::ReplayStop::AtEvent(_) => (StopEvent::Interrupted, None),
+                // A tick stop (set for a checkpoint in a long stretch): go on.
+                hindsight_replay::ReplayStop::AtTick(_) => {
+                    (StopEvent::Interrupted, Some(Reason::Checkpoint))
+                }
             },
         };
         if reason.is_none() {
@@ -358,6 +405,12 @@ pub(crate) fn resume_raw(
                 if let (true, Some(r), Some(i)) = (due, s.replay.as_ref(), s.inferior.as_mut()) {
                     s.travel.take_checkpoint(r, i);
                 }
+                continue;
+            }
+            Some(Reason::LibraryEvent) => {
+                s.refresh_modules();
+                crate::breakpoints::resolve_pending(s);
+                s.travel.here = None;
                 continue;
             }
             Some(Reason::Dprintf) => {

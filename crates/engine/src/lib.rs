@@ -22,6 +22,7 @@
 //! expression evaluator's view of the process), `printf`, `linkmap`, `tls`.
 
 pub mod breakpoints;
+mod call;
 mod context;
 pub mod frames;
 mod hook;

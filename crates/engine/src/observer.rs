@@ -66,6 +66,15 @@ pub enum Notice {
         /// Backward (`reverse-finish`).
         backward: bool,
     },
+    /// A signal arrived that does not stop the program and that `handle SIG print` says to
+    /// mention (gdb: `Program received signal …`, or `Thread N "name" received signal …`
+    /// when the program has several threads).
+    SignalReceived {
+        /// The thread's number and name, when the program has several threads.
+        thread: Option<(u32, String)>,
+        /// The signal.
+        signal: i32,
+    },
     /// A line step started in a function without line information: the program runs until
     /// that function returns.
     SteppingOutOf {

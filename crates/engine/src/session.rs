@@ -51,6 +51,11 @@ pub struct Session {
     pub(crate) stepped_cleanly: bool,
     /// How threads step over breakpoints (`set displaced-stepping`).
     pub(crate) step_over: hindsight_control::StepOverMode,
+    /// `set print pretty|elements|repeats`.
+    pub(crate) print: hindsight_symbols::show::PrintOptions,
+    /// Where the dynamic loader reports library loads (`_dl_debug_state`), while planted for
+    /// pending breakpoints.
+    pub(crate) library_event: Option<u64>,
     /// Runtime address of the executable's `_DYNAMIC` (the way to the loader's link map).
     pub(crate) dynamic: Option<u64>,
     /// The user breakpoint that caused the last stop (for `continue N`).
@@ -60,6 +65,10 @@ pub struct Session {
     pub(crate) replay: Option<hindsight_replay::Replayer>,
     /// `handle SIGNAL stop|nostop`: the user's choices (others: gdb's defaults).
     pub(crate) signal_stops: std::collections::HashMap<i32, bool>,
+    /// `handle SIG [no]print`, where the user said.
+    pub(crate) signal_print: std::collections::HashMap<i32, bool>,
+    /// `handle SIG [no]pass`, where the user said.
+    pub(crate) signal_pass: std::collections::HashMap<i32, bool>,
     /// The last stop as front ends were told (see [`Session::last_stop`]).
     pub(crate) last_report: Option<crate::stop::Stop>,
     /// The last stop, and why.
@@ -148,10 +157,14 @@ impl Session {
             last_breakpoint: None,
             dynamic: None,
             step_over: hindsight_control::StepOverMode::Displaced,
+            print: hindsight_symbols::show::PrintOptions::default(),
+            library_event: None,
             stepped_cleanly: false,
             replay_opts,
             replay: None,
             signal_stops: Default::default(),
+            signal_print: std::collections::HashMap::new(),
+            signal_pass: std::collections::HashMap::new(),
             last_stop: None,
             last_report: None,
             travel: Default::default(),
@@ -282,6 +295,34 @@ impl Session {
     /// Sets whether signal `signal` stops the program (gdb's `handle SIG stop|nostop`).
     pub fn set_signal_stops(&mut self, signal: i32, stops: bool) {
         self.signal_stops.insert(signal, stops);
+    }
+
+    /// Whether signal `signal` is mentioned when it does not stop the program (gdb's
+    /// `handle SIG print|noprint`; by default, as it stops).
+    pub fn signal_prints(&self, signal: i32) -> bool {
+        self.signal_print
+            .get(&signal)
+            .copied()
+            .unwrap_or_else(|| hindsight_control::stops_by_default(signal))
+    }
+
+    /// Sets whether signal `signal` is mentioned (`handle SIG print|noprint`).
+    pub fn set_signal_prints(&mut self, signal: i32, prints: bool) {
+        self.signal_print.insert(signal, prints);
+    }
+
+    /// Whether signal `signal` is given to the program (gdb's `handle SIG pass|nopass`; SIGINT
+    /// and SIGTRAP are not by default). A replay delivers what was recorded whatever this says.
+    pub fn signal_passes(&self, signal: i32) -> bool {
+        self.signal_pass
+            .get(&signal)
+            .copied()
+            .unwrap_or(signal != libc::SIGINT && signal != libc::SIGTRAP)
+    }
+
+    /// Sets whether signal `signal` is given to the program (`handle SIG pass|nopass`).
+    pub fn set_signal_passes(&mut self, signal: i32, passes: bool) {
+        self.signal_pass.insert(signal, passes);
     }
 
     /// The process id the user knows: the recorded one in a replay (what getpid() returned
@@ -507,7 +548,8 @@ impl Session {
         }) {
             frames.truncate(i + 1);
         }
-        Ok(frames)
+        // Inlined code shows as frames of its own, as in gdb.
+        Ok(self.symbols.expand_inline(frames))
     }
 
     /// The selected frame of the selected thread.

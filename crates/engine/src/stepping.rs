@@ -222,7 +222,10 @@ fn current_range(s: &Session, tid: Tid) -> anyhow::Result<(u64, u64)> {
 fn step_out(s: &mut Session, obs: &mut dyn Observer, tid: Tid) -> anyhow::Result<Outcome> {
     let frames = s.frames(tid, 2)?;
     let (_, sp) = pc_sp(s, tid)?;
-    match frames.get(1).and_then(|f| f.regs.pc()) {
+    // The machine frame's caller: frames of inlined code share frame 0's pc and CFA.
+    let first = frames.first().map(|f| (f.regs.pc(), f.cfa));
+    let caller = frames.iter().find(|f| Some((f.regs.pc(), f.cfa)) != first);
+    match caller.and_then(|f| f.regs.pc()) {
         Some(ret) if ret != 0 => run_to(s, obs, tid, ret, sp),
         _ => {
             // Nowhere to return to: let the program run, as gdb does.
@@ -294,6 +297,41 @@ pub(crate) fn finish(s: &mut Session, obs: &mut dyn Observer) -> anyhow::Result<
         frame: Box::new(s.frame_info(&frame, s.frame)),
         backward: false,
     });
+    // Out of an inlined copy: step until the pc leaves the copy's code (calls stepped
+    // over), as gdb does; an inlined function has no return value to show.
+    if let Some(ranges) = frame
+        .inline
+        .as_ref()
+        .and_then(|i| s.symbols.inline_ranges(i))
+    {
+        if s.frame == 0 {
+            let inside = |pc: u64| ranges.iter().any(|&(b, e)| b <= pc && pc < e);
+            loop {
+                let before = pc_sp(s, tid)?;
+                or_stop!(stepi_raw(s, obs, tid));
+                let (pc, sp) = pc_sp(s, tid)?;
+                if let Some(ret) = call_return(s, before, sp) {
+                    or_stop!(run_to(s, obs, tid, ret, sp));
+                    if inside(ret) {
+                        continue;
+                    }
+                } else if inside(pc) {
+                    continue;
+                }
+                break;
+            }
+            s.frame = 0;
+            let stop = StopEvent::Stepped { tid };
+            return arrive(s, &stop, None, true);
+        }
+    }
+    // The machine frame's caller (frames of inlined code share the machine frame).
+    let caller = frames
+        .iter()
+        .skip(s.frame + 1)
+        .find(|f| f.cfa != frame.cfa || f.regs.pc() != frame.regs.pc())
+        .cloned()
+        .unwrap_or(caller);
     let ret = caller.regs.pc().context("No stack.")?;
     let cfa = frame.cfa.unwrap_or(0);
     or_stop!(run_to(s, obs, tid, ret, cfa.saturating_sub(1)));

@@ -36,6 +36,10 @@ pub struct Variable {
     pub type_name: String,
     /// A struct, union, class or array (gdb's frame lines show it as `...`).
     pub aggregate: bool,
+    /// What a frame line shows for it (gdb's `print frame-arguments scalars`): the text of
+    /// a scalar or string, `...` for an aggregate, a formatter's summary then `{...}`
+    /// (`std::vector of length 2, capacity 2 = {...}`).
+    pub frame_text: String,
     /// Whether it has children to expand.
     pub has_children: bool,
 }
@@ -57,6 +61,21 @@ impl Variable {
             ),
             Err(e) => (format!("<error: {e}>"), String::new(), false, false),
         };
+        let frame_text = match &value {
+            Ok(v) => {
+                use hindsight_symbols::shown::Shown;
+                let opts = hindsight_symbols::show::PrintOptions::default();
+                let shown = format::show_value(v, sc, &opts, hindsight_symbols::show::At::Bare);
+                match &shown {
+                    Shown::Composite {
+                        summary: Some(sum), ..
+                    } if !sum.ends_with(':') => format!("{sum} = {{...}}"),
+                    Shown::Composite { .. } => "...".to_string(),
+                    Shown::Text(_) => text.clone(),
+                }
+            }
+            Err(_) => text.clone(),
+        };
         Variable {
             name,
             expression,
@@ -64,6 +83,7 @@ impl Variable {
             text,
             type_name,
             aggregate,
+            frame_text,
             has_children,
         }
     }
@@ -134,6 +154,54 @@ impl Session {
     /// applied to `args` evaluated in the selected frame.
     pub fn printf(&mut self, format: &str, args: &[String]) -> anyhow::Result<String> {
         crate::printf::format(self, format, args)
+    }
+
+    /// `ty` again with the member functions of the class it names (through pointers and
+    /// references), for `ptype`.
+    pub fn type_with_methods(&self, ty: &TypeHandle) -> Option<TypeHandle> {
+        context::with_methods(self, ty)
+    }
+
+    /// The language of the selected frame (C when nothing runs).
+    pub fn language(&self) -> hindsight_symbols::types::Language {
+        context::language(self)
+    }
+
+    /// The instructions of `[start, end)` (`disassemble`).
+    pub fn instructions(
+        &self,
+        start: u64,
+        end: u64,
+    ) -> anyhow::Result<Vec<hindsight_symbols::disasm::Insn>> {
+        context::instructions(self, start, end)
+    }
+
+    /// gdb's `print` settings (`set print pretty|elements|repeats`).
+    pub fn print_options(&self) -> hindsight_symbols::show::PrintOptions {
+        self.print
+    }
+
+    /// Changes gdb's `print` settings.
+    pub fn set_print_options(&mut self, opts: hindsight_symbols::show::PrintOptions) {
+        self.print = opts;
+    }
+
+    /// The shared libraries' names in the dynamic loader's order (its list of objects).
+    pub fn library_order(&self) -> Vec<String> {
+        match (self.dynamic, self.inferior.as_ref()) {
+            (Some(d), Some(inf)) => crate::linkmap::loaded_objects(inf, d)
+                .into_iter()
+                .map(|(_, name)| name)
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Reads program memory (`info frame`'s saved return address, say).
+    pub fn read_memory(&self, addr: u64, buf: &mut [u8]) -> anyhow::Result<()> {
+        self.live()?
+            .read_memory(addr, buf)
+            .map_err(|_| anyhow::anyhow!("Cannot access memory at address {addr:#x}"))
     }
 
     /// Adds a value to the value history; returns its number (`$N`).

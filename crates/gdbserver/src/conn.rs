@@ -1,6 +1,10 @@
-//! The TCP connection to gdb, with one packet answered on the way: `qGetTLSAddr` (where a
-//! thread's thread-local variables live), which gdbstub does not know. Everything else
-//! passes through to gdbstub untouched.
+//! The TCP connection to gdb, with packets answered on the way: `qGetTLSAddr` (where a
+//! thread's thread-local variables live), which gdbstub does not know, and packets that name
+//! a thread the replay does not have (`vCont`, `H`, `T`), which get an error reply here (in
+//! gdbstub a resume action for an unknown thread can only end the session, or resume all).
+//! Everything else passes through to gdbstub untouched. A packet is never longer than
+//! [`MAX_PACKET`]: a longer one (gdb never sends one) is dropped, with its bytes up to the
+//! next `$`.
 //!
 //! gdb asks it to print `errno` and other `__thread` variables when it has no libthread_db
 //! (a remote target). The answers come from a table the target refreshes at every stop
@@ -18,16 +22,26 @@ use gdbstub::conn::{Connection, ConnectionExt};
 /// thread), as of the last stop.
 pub type TlsTable = Rc<RefCell<Vec<(i32, u64, u64)>>>;
 
+/// The client tids of the replay's threads, as of the last stop.
+pub type Threads = Rc<RefCell<Vec<i32>>>;
+
+/// The longest packet accepted (gdb sends at most what `qSupported`'s `PacketSize` allows;
+/// this is generous above gdbstub's buffer).
+pub const MAX_PACKET: usize = 64 << 10;
+
 enum State {
     Outside,
     Packet(Vec<u8>),
     Checksum(Vec<u8>, usize),
+    /// In a packet longer than [`MAX_PACKET`]: its bytes are dropped up to the next `$`.
+    Dropping,
 }
 
 /// gdb's connection, as gdbstub reads it.
 pub struct GdbConnection {
     stream: TcpStream,
     tls: TlsTable,
+    threads: Threads,
     /// Bytes for gdbstub.
     ready: VecDeque<u8>,
     state: State,
@@ -40,10 +54,11 @@ pub struct GdbConnection {
 
 impl GdbConnection {
     /// Wraps gdb's connection.
-    pub fn new(stream: TcpStream, tls: TlsTable) -> GdbConnection {
+    pub fn new(stream: TcpStream, tls: TlsTable, threads: Threads) -> GdbConnection {
         GdbConnection {
             stream,
             tls,
+            threads,
             ready: VecDeque::new(),
             state: State::Outside,
             swallow_ack: false,
@@ -89,10 +104,15 @@ impl GdbConnection {
                 p.push(b);
                 if b == b'#' {
                     State::Checksum(p, 0)
+                } else if p.len() > MAX_PACKET {
+                    // Not a packet gdb sends: dropped, its memory with it.
+                    State::Dropping
                 } else {
                     State::Packet(p)
                 }
             }
+            State::Dropping if b == b'$' => State::Packet(vec![b]),
+            State::Dropping => State::Dropping,
             State::Checksum(mut p, n) => {
                 p.push(b);
                 if n + 1 < 2 {
@@ -109,11 +129,14 @@ impl GdbConnection {
     /// A whole packet (`$…#cc`): answered here, or passed on.
     fn packet(&mut self, p: Vec<u8>) -> std::io::Result<()> {
         let body = &p[1..p.len() - 3];
-        let Some(args) = body.strip_prefix(b"qGetTLSAddr:") else {
+        let reply = if let Some(args) = body.strip_prefix(b"qGetTLSAddr:") {
+            self.tls_reply(args).unwrap_or_else(|| "E01".to_string())
+        } else if self.names_unknown_thread(body) {
+            "E01".to_string()
+        } else {
             self.ready.extend(p);
             return Ok(());
         };
-        let reply = self.tls_reply(args).unwrap_or_else(|| "E01".to_string());
         let sum = reply.bytes().fold(0u8, |a, b| a.wrapping_add(b));
         let out = format!("+${reply}#{sum:02x}");
         self.send_now(out.as_bytes())?;
@@ -139,6 +162,36 @@ impl GdbConnection {
     fn send_now(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.out.extend_from_slice(bytes);
         Connection::flush(self)
+    }
+
+    /// Whether packet `body` names a thread the replay does not have: a `vCont` action for
+    /// one, `Hg`/`Hc` selecting one, `T` asking whether one is alive. `-1` (all) and `0` (any)
+    /// name none.
+    fn names_unknown_thread(&self, body: &[u8]) -> bool {
+        let Ok(text) = std::str::from_utf8(body) else {
+            return false;
+        };
+        let ids: Vec<&str> = if let Some(actions) = text.strip_prefix("vCont;") {
+            actions
+                .split(';')
+                .filter_map(|a| a.split_once(':').map(|(_, id)| id))
+                .collect()
+        } else if let Some(id) = text.strip_prefix("Hg").or_else(|| text.strip_prefix("Hc")) {
+            vec![id]
+        } else if let Some(id) = text.strip_prefix('T') {
+            vec![id]
+        } else {
+            return false;
+        };
+        let threads = self.threads.borrow();
+        ids.into_iter().any(|id| {
+            // `TID` or `pPID.TID`, in hex.
+            let tid = id.rsplit('.').next().unwrap_or(id).trim_start_matches('p');
+            match tid {
+                "-1" | "0" | "" => false,
+                t => i32::from_str_radix(t, 16).map_or(true, |t| !threads.contains(&t)),
+            }
+        })
     }
 
     /// `thread-id,offset,lm` → the variable's address in hex.

@@ -216,7 +216,11 @@ fn serve_client(target: &mut ReplayTarget, stream: &std::net::TcpStream) -> bool
             stream,
             target.session.interrupter(),
         ));
-        let stub = GdbStub::new(conn::GdbConnection::new(copy, target.tls.clone()));
+        let stub = GdbStub::new(conn::GdbConnection::new(
+            copy,
+            target.tls.clone(),
+            target.threads.clone(),
+        ));
         match stub.run_blocking::<ReplayLoop>(target) {
             Ok(DisconnectReason::Kill) => return true,
             Ok(reason) => {

@@ -56,6 +56,8 @@ pub struct ReplayTarget {
     pub(crate) motion: Motion,
     /// What `qGetTLSAddr` answers from (the connection reads it).
     pub(crate) tls: crate::conn::TlsTable,
+    /// The threads gdb may name (the connection refuses packets naming others).
+    pub(crate) threads: crate::conn::Threads,
     /// The client flushes its caches after `monitor` (the gdb that `--gdb` starts has a hook
     /// for it); other clients are told how when a command moved the replay.
     pub(crate) client_refreshes: bool,
@@ -78,6 +80,7 @@ impl ReplayTarget {
             client: ClientBreakpoints::default(),
             motion: Motion::Continue,
             tls: Default::default(),
+            threads: Default::default(),
             client_refreshes: false,
             chatty: true,
             monitor: Default::default(),
@@ -93,9 +96,14 @@ impl ReplayTarget {
         }
     }
 
-    /// Refreshes the thread-local storage table (after a stop: threads and libraries change).
+    /// Refreshes the thread-local storage table and the list of threads (after a stop:
+    /// threads and libraries change).
     pub(crate) fn refresh_tls(&mut self) {
         *self.tls.borrow_mut() = remote::tls_blocks(&self.session);
+        *self.threads.borrow_mut() = remote::threads(&self.session)
+            .into_iter()
+            .map(|(_, tid)| remote::client_tid(&self.session, tid))
+            .collect();
     }
 
     /// The client disconnected: its breakpoints go (and the watch on its connection), the

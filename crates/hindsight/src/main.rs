@@ -183,6 +183,7 @@ fn positive_ms(s: &str) -> Result<u64, String> {
 }
 
 fn main() -> ExitCode {
+    end_on_output_errors();
     let args: Vec<OsString> = std::env::args_os().collect();
     let (cli, matches) = match parse(args) {
         Ok(parsed) => parsed,
@@ -195,6 +196,36 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Output that cannot be written ends hindsight as it ends a filter: a closed pipe
+/// (`hindsight info --events | head`) by SIGPIPE, quietly, as gdb's output does; any other
+/// failure (a full disk) with one line saying so and status 1. The front ends print with
+/// `println!`, whose failure is a panic: it is turned into that line here, before anything
+/// unwinds (the program under hindsight dies with it, as on any exit of hindsight).
+fn end_on_output_errors() {
+    // SAFETY: restores the default disposition, which the Rust runtime had set to ignore.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let msg = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if let Some(what) = msg.strip_prefix("failed printing to ") {
+            let line = format!("hindsight: cannot write to {what}\n");
+            // SAFETY: a plain write of our own buffer; stderr may be what failed: ignored.
+            unsafe {
+                libc::write(2, line.as_ptr().cast(), line.len());
+            }
+            std::process::exit(1);
+        }
+        default(info);
+    }));
 }
 
 /// Parses the command line. Help and version go to stdout (status 0); a mistake is one line

@@ -190,7 +190,7 @@ fn info_tells_the_counter_what_runs_uncounted_and_where_events_landed() {
     let p = prog.to_str().expect("path");
     hs(
         &dir,
-        &["record", "--time-slice", "1", "-o", "t", "--", p, "300000"],
+        &["record", "--time-slice", "1", "-o", "t", "--", p, "1000000"],
     )
     .code(0);
     let info = hs(&dir, &["info", "t"]);

@@ -46,6 +46,7 @@ use hindsight_trace::{
     TraceWriter,
 };
 
+use crate::disguise::Disguise;
 use crate::error::RecordError;
 use crate::point;
 use crate::settle::{self, Settled};
@@ -231,6 +232,8 @@ struct Recorder {
     timer_armed: bool,
     /// Random choices of chaos mode (None: a normal recording).
     chaos: Option<fastrand::Rng>,
+    /// The answers that would show the recorder, made those of an unrecorded program.
+    disguise: Disguise,
 }
 
 /// Records `opts.program` into a new trace. The program's stdin, stdout and stderr are
@@ -309,6 +312,7 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
         slice: opts.time_slice,
         timer_armed: false,
         chaos: opts.chaos.then(fastrand::Rng::new),
+        disguise: Disguise::default(),
     };
     rec.writer.add_process(ProcessInfo {
         pid,
@@ -722,6 +726,10 @@ impl Recorder {
         let mut regs = Tid(tid).regs()?;
         let nr = regs.0.orig_rax;
         let args = regs.syscall_args();
+        if let Some(why) = self.compat_syscall(pid, &regs) {
+            self.failure = Some(why);
+            return Ok(());
+        }
         let class = match hindsight_syscalls::classify(nr, &args) {
             Ok(c) => c,
             // A request whose effects are not known runs: most are ones the kernel refuses
@@ -733,6 +741,7 @@ impl Recorder {
             }
         };
         if let Replay::Deny(errno) = class {
+            self.disguise.answered(pid, nr, &args, errno);
             regs.0.orig_rax = u64::MAX;
             regs.0.rax = (-(errno as i64)) as u64;
             Tid(tid).set_regs(&regs)?;
@@ -837,6 +846,9 @@ impl Recorder {
             t.restart_block = Some((effects_nr, effects_args));
         }
         let mem = &p.mem;
+        let result = self
+            .disguise
+            .at_exit(mem, pid, tid, effects_nr, &effects_args, result);
         let mut writes = Vec::new();
         let mut mapped = None;
         let mut failure = None;
@@ -912,6 +924,13 @@ impl Recorder {
             self.follow_shared(pid, name, &s.args, result as u64);
         }
         let outputs = self.output_of(pid, s.nr, &s.args, result);
+        if let Some(p) = self.procs.get(&pid) {
+            if let Some(c) = p.counter.as_ref() {
+                if shares_memory_with_child(name, &s.args, &p.mem) {
+                    c.restore_word(&p.mem)?;
+                }
+            }
+        }
         if s.exec.is_some() {
             // The new program, before its first instruction: its counter and patched code.
             let counter = match self.procs.get(&pid) {
@@ -1021,6 +1040,22 @@ impl Recorder {
     /// Output events for a write to the terminal (or whatever stdout/stderr were when the
     /// recording started): one in this process's stream and one in each ancestor's, so
     /// that replaying any of them shows it.
+    /// A 32-bit syscall (`int $0x80` in a 64-bit program) has numbers and arguments of
+    /// another table: it is refused by name rather than recorded as the x86-64 syscall of
+    /// the same number.
+    fn compat_syscall(&self, pid: i32, regs: &hindsight_ptrace::Regs) -> Option<String> {
+        let p = self.procs.get(&pid)?;
+        let mut insn = [0u8; 2];
+        p.mem.read(regs.pc().wrapping_sub(2), &mut insn).ok()?;
+        (insn == [0xcd, 0x80]).then(|| {
+            format!(
+                "unsupported syscall: a 32-bit syscall (int $0x80, number {}) in a 64-bit \
+                 program",
+                regs.0.orig_rax
+            )
+        })
+    }
+
     /// Whether syscall `nr` writes to the terminal outputs (what stdout or stderr was when
     /// recording started). Such a write keeps its turn (unless it takes longer than the
     /// syscall patience): two threads writing there at once would reach the terminal in an
@@ -1109,7 +1144,7 @@ impl Recorder {
                 .procs
                 .get(&pid)
                 .and_then(|p| p.counter.as_ref())
-                .map(|c| c.for_child(child));
+                .map(|c| c.for_child(child, &mem));
             // The child shares its parent's shared mappings (same addresses).
             let shared = self
                 .procs
@@ -1118,6 +1153,7 @@ impl Recorder {
                 .unwrap_or_default();
             self.owner.insert(child, child);
             self.parents.insert(child, pid);
+            self.disguise.fork(pid, child);
             let (program, args) = process_identity(child);
             if let Some(s) = self
                 .procs
@@ -1489,6 +1525,20 @@ impl Recorder {
         while let Ok((_, _)) = hindsight_ptrace::wait_any() {}
         self.procs.clear();
     }
+}
+
+/// Whether syscall `name(args)` makes a child process that shares the caller's memory (vfork,
+/// clone with CLONE_VM but not CLONE_THREAD).
+fn shares_memory_with_child(name: &str, args: &[u64; 6], mem: &ProcessMemory) -> bool {
+    let vm = libc::CLONE_VM as u64;
+    let thread = libc::CLONE_THREAD as u64;
+    let flags = match name {
+        "vfork" => return true,
+        "clone" => args[0],
+        "clone3" => mem.read_u64(args[0]).unwrap_or(0),
+        _ => return false,
+    };
+    flags & vm != 0 && flags & thread == 0
 }
 
 /// What the kernel wrote for CLONE_PARENT_SETTID / CLONE_CHILD_SETTID (the child's tid): replay

@@ -44,6 +44,30 @@ fn announce(c: &mut Console, what: &str, location: &str, b: &NewBreakpoint) {
     }
 }
 
+/// Whether an unresolved location becomes a pending breakpoint: `set breakpoint pending`,
+/// or gdb's question (answered no when the input is not a terminal).
+fn pending_wanted(c: &mut Console, e: &anyhow::Error) -> bool {
+    let text = e.to_string();
+    if !(text.starts_with("Function \"") || text.starts_with("No source file named")) {
+        return false;
+    }
+    match c.breakpoint_pending {
+        Some(on) => on,
+        None => {
+            use std::io::IsTerminal;
+            let q = "Make breakpoint pending on future shared library load? (y or [n])";
+            if !std::io::stdin().is_terminal() {
+                say!(c, "{q} [answered N; input not from terminal]");
+                return false;
+            }
+            c.print(&format!("{q} "));
+            let mut answer = String::new();
+            let _ = std::io::stdin().read_line(&mut answer);
+            matches!(answer.trim(), "y" | "Y" | "yes")
+        }
+    }
+}
+
 fn set_breakpoint(
     s: &mut Session,
     c: &mut Console,
@@ -53,11 +77,22 @@ fn set_breakpoint(
     let (loc_text, cond) = split_condition(args);
     let (loc_text, era) = split_era(loc_text)?;
     let default_file = c.default_file().map(|p| p.to_path_buf());
-    let b = s.add_breakpoint(loc_text, default_file.as_deref(), temporary, cond, era)?;
     let what = if temporary {
         "Temporary breakpoint"
     } else {
         "Breakpoint"
+    };
+    let b = match s.add_breakpoint(loc_text, default_file.as_deref(), temporary, cond, era) {
+        Ok(b) => b,
+        // A function or file that a library loaded later may bring: gdb's pending
+        // breakpoint, resolved when the loader reports a new library.
+        Err(e) if era.is_none() && !loc_text.starts_with('*') && pending_wanted(c, &e) => {
+            say!(c, "{e}");
+            let n = s.add_pending_breakpoint(loc_text, temporary, cond)?;
+            say!(c, "{what} {n} ({loc_text}) pending.");
+            return Ok(n);
+        }
+        Err(e) => return Err(e),
     };
     announce(c, what, loc_text, &b);
     Ok(b.number)
@@ -332,11 +367,22 @@ pub(crate) fn info_breakpoints(
         .max()
         .unwrap_or(0)
         .max(14);
+    // The Address column is as wide as its widest entry (`<PENDING>` alone: narrow).
+    let addr_width = if list
+        .iter()
+        .all(|b| b.kind == BreakpointKind::Breakpoint && b.locations.is_empty())
+    {
+        11
+    } else {
+        19
+    };
     say!(
         c,
-        "Num     {:<w$} Disp Enb Address            What",
+        "Num     {:<w$} Disp Enb {:<aw$}What",
         "Type",
-        w = type_width
+        "Address",
+        w = type_width,
+        aw = addr_width
     );
     for b in list {
         let disp = if b.temporary { "del" } else { "keep" };
@@ -347,18 +393,26 @@ pub(crate) fn info_breakpoints(
                 let dprintf = s
                     .dprintf_of(b.number)
                     .map(|(f, a)| (f.to_string(), a.to_vec()));
+                let (address, what) = if b.locations.is_empty() {
+                    ("<PENDING>".to_string(), b.spec.clone())
+                } else if b.locations.len() > 1 {
+                    ("<MULTIPLE>".to_string(), String::new())
+                } else {
+                    (format!("{addr:#018x}"), describe(s, addr))
+                };
                 say!(
                     c,
-                    "{:<8}{:<w$} {disp:<5}{enb:<4}{:<19}{}",
+                    "{:<8}{:<w$} {disp:<5}{enb:<4}{:<aw$}{}",
                     b.number,
                     if dprintf.is_some() {
                         "dprintf"
                     } else {
                         "breakpoint"
                     },
-                    format!("{addr:#018x}"),
-                    describe(s, addr),
-                    w = type_width
+                    address,
+                    what,
+                    w = type_width,
+                    aw = addr_width
                 );
                 // gdb lists what a dprintf prints, and when an era breakpoint applies.
                 if let Some((format, args)) = dprintf {
@@ -397,6 +451,23 @@ pub(crate) fn info_breakpoints(
         if b.ignore_count > 0 {
             say!(c, "\tignore next {} hits", b.ignore_count);
         }
+        // One row per location of a breakpoint with several (inlined copies, a line in
+        // several functions).
+        if b.locations.len() > 1 && matches!(b.kind, BreakpointKind::Breakpoint) {
+            let enb = if b.enabled { "y" } else { "n" };
+            for (k, a) in b.locations.iter().enumerate() {
+                let num = format!("{}.{}", b.number, k + 1);
+                say!(
+                    c,
+                    "{num:<8}{:<w$} {:<5}{enb:<4}{:<19}{}",
+                    "",
+                    "",
+                    format!("{a:#018x}"),
+                    describe(s, *a),
+                    w = type_width
+                );
+            }
+        }
     }
     Ok(())
 }
@@ -414,9 +485,13 @@ fn type_name(access: WatchAccess) -> &'static str {
 fn describe(s: &Session, addr: u64) -> String {
     let symbols = s.symbols();
     let f = symbols.function_at(addr);
+    // Inside inlined code, the inlined function; C++ functions by their full signature.
+    let inlined = symbols.inline_names(addr).into_iter().next();
     match (&f, symbols.line_at(addr)) {
         (Some(func), Some(l)) if func.has_debug_info => {
-            format!("in {} at {}:{}", func.name, l.name.clone(), l.line)
+            let name = inlined
+                .unwrap_or_else(|| func.signature.clone().unwrap_or_else(|| func.name.clone()));
+            format!("in {name} at {}:{}", l.name.clone(), l.line)
         }
         (Some(func), _) => format!("<{}+{}>", func.name, addr - func.low),
         _ => String::new(),

@@ -5,7 +5,6 @@ use anyhow::bail;
 use hindsight_ptrace::regs::GDB_ORDER;
 
 use hindsight_engine::{Session, StepOverMode};
-use hindsight_symbols::types::{AggregateKind, Type};
 use hindsight_symbols::value::TypeHandle;
 
 use crate::console::{say, Console};
@@ -45,7 +44,7 @@ pub(crate) fn output(
 
 pub(crate) fn set(
     s: &mut Session,
-    _: &mut Console,
+    c: &mut Console,
     args: &str,
     _: Option<&str>,
 ) -> anyhow::Result<()> {
@@ -62,6 +61,18 @@ pub(crate) fn set(
         s.set_step_over_mode(mode);
         return Ok(());
     }
+    if let Some(setting) = a.strip_prefix("print ").or_else(|| a.strip_prefix("p ")) {
+        return set_print(s, setting.trim());
+    }
+    if let Some(v) = a.strip_prefix("breakpoint pending") {
+        c.breakpoint_pending = match v.trim() {
+            "on" | "" => Some(true),
+            "off" => Some(false),
+            "auto" => None,
+            other => bail!("\"on\", \"off\" or \"auto\" expected, not \"{other}\"."),
+        };
+        return Ok(());
+    }
     let expr = a
         .strip_prefix("variable ")
         .or_else(|| a.strip_prefix("var "))
@@ -74,6 +85,37 @@ pub(crate) fn set(
         bail!("Undefined set command: \"{expr}\".  Try \"help set\".");
     }
     s.evaluate(expr)?;
+    Ok(())
+}
+
+/// `set print pretty on|off`, `set print elements N|unlimited`, `set print repeats N|unlimited`.
+fn set_print(s: &mut Session, setting: &str) -> anyhow::Result<()> {
+    let (name, value) = setting.split_once(' ').unwrap_or((setting, ""));
+    let value = value.trim();
+    let limit = |v: &str| -> anyhow::Result<Option<u64>> {
+        match v {
+            "unlimited" | "0" => Ok(None),
+            "" => bail!("Argument required (integer to set it to, or \"unlimited\")."),
+            _ => match v.parse::<u64>() {
+                Ok(n) => Ok(Some(n)),
+                Err(_) => bail!("No symbol \"{v}\" in current context."),
+            },
+        }
+    };
+    let mut opts = s.print_options();
+    match name {
+        "pretty" => {
+            opts.pretty = match value {
+                "" | "on" | "1" | "yes" | "enable" => true,
+                "off" | "0" | "no" | "disable" => false,
+                other => bail!("\"on\" or \"off\" expected, not \"{other}\"."),
+            }
+        }
+        "elements" | "elem" | "limit" => opts.elements = limit(value)?,
+        "repeats" => opts.repeats = limit(value)?.unwrap_or(u64::MAX),
+        other => bail!("Undefined set print command: \"{other}\".  Try \"help set print\"."),
+    }
+    s.set_print_options(opts);
     Ok(())
 }
 
@@ -201,44 +243,282 @@ fn frame_register(frame: &hindsight_symbols::Frame, name: &str) -> Option<u64> {
     frame.regs.get(n)
 }
 
-pub(crate) fn info_line(s: &mut Session, c: &mut Console) -> anyhow::Result<()> {
-    let f = s.selected_frame()?;
-    let pc = hindsight_engine::frames::lookup_pc(&f, s.selected_frame_index());
+/// `info line [LOCATION]`: where a line's code is (the selected frame's line without one).
+pub(crate) fn info_line(s: &mut Session, c: &mut Console, args: &str) -> anyhow::Result<()> {
+    let a = args.trim();
+    let pc = if a.is_empty() {
+        let f = s.selected_frame()?;
+        hindsight_engine::frames::lookup_pc(&f, s.selected_frame_index())
+    } else if let Some(expr) = a.strip_prefix('*') {
+        s.evaluate_address(expr.trim())?
+    } else if let Some((file, line)) = line_spec(s, c, a) {
+        // A line: its code, or where the code after it starts.
+        let (found, addr) = s
+            .symbols()
+            .line_address(&file, line)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        if found != line {
+            let name = s
+                .symbols()
+                .line_at(addr)
+                .map(|l| l.name)
+                .unwrap_or_else(|| file.clone());
+            say!(
+                c,
+                "Line {line} of \"{name}\" is at address {addr:#x}{} but contains no code.",
+                symbol_suffix(s, addr)
+            );
+            return Ok(());
+        }
+        addr
+    } else {
+        // A function: the line where its code starts.
+        match s.symbols().lookup_functions(a).first() {
+            Some(f) => f.low,
+            None => bail!("Function \"{a}\" not defined."),
+        }
+    };
     let symbols = s.symbols();
     let Some(line) = symbols.line_at(pc) else {
-        bail!("No line number information available for address {pc:#x}");
+        bail!(
+            "No line number information available for address {pc:#x}{}",
+            symbol_suffix(s, pc)
+        );
     };
     let (start, end) = symbols
         .line_range(pc)
         .unwrap_or((line.address, line.address));
-    let sym = |a: u64| {
-        symbols
-            .function_at(a)
-            .map(|f| format!(" <{}+{}>", f.name, a - f.low))
-            .unwrap_or_default()
-    };
     say!(
         c,
         "Line {} of \"{}\" starts at address {start:#x}{} and ends at {end:#x}{}.",
         line.line,
         line.name.clone(),
-        sym(start),
-        sym(end)
+        symbol_suffix(s, start),
+        symbol_suffix(s, end)
     );
+    Ok(())
+}
+
+/// ` <main+4>` for an address in a function, else nothing.
+fn symbol_suffix(s: &Session, a: u64) -> String {
+    s.symbols()
+        .function_at(a)
+        .filter(|f| a < f.high)
+        .map(|f| {
+            if a == f.low {
+                format!(" <{}>", f.name)
+            } else {
+                format!(" <{}+{}>", f.name, a - f.low)
+            }
+        })
+        .unwrap_or_default()
+}
+
+/// `FILE:LINE` or `LINE` (in the current source file) as (file, line).
+fn line_spec(s: &Session, c: &Console, a: &str) -> Option<(String, u32)> {
+    if let Ok(n) = a.parse::<u32>() {
+        let file = c.list_center.as_ref().map(|(f, _)| f.clone()).or_else(|| {
+            let main = s.symbols().lookup_functions("main").into_iter().next()?;
+            s.symbols().line_at(main.low).map(|l| l.file)
+        })?;
+        return Some((file.to_string_lossy().into_owned(), n));
+    }
+    let (file, line) = a.rsplit_once(':')?;
+    if file.ends_with(':') {
+        return None;
+    }
+    Some((file.trim().to_string(), line.trim().parse().ok()?))
+}
+
+/// `info source`: the current source file and its compile unit.
+pub(crate) fn info_source(s: &mut Session, c: &mut Console) -> anyhow::Result<()> {
+    let pc = s
+        .selected_frame()
+        .ok()
+        .map(|f| hindsight_engine::frames::lookup_pc(&f, s.selected_frame_index()));
+    let line = pc.and_then(|pc| s.symbols().line_at(pc));
+    let (Some(pc), Some(line)) = (pc, line) else {
+        say!(c, "No current source file.");
+        return Ok(());
+    };
+    let facts = s.symbols().unit_facts(pc);
+    say!(c, "Current source file is {}", line.name);
+    if let Some(dir) = facts.as_ref().and_then(|f| f.comp_dir.clone()) {
+        say!(c, "Compilation directory is {dir}");
+    }
+    if let Some(lines) = c.sources.lines(&line.file).map(|l| l.len()) {
+        say!(c, "Located in {}", line.file.display());
+        say!(c, "Contains {lines} lines.");
+    }
+    if let Some(f) = facts {
+        say!(c, "Source language is {}.", language_name(f.language));
+        if let Some(p) = f.producer {
+            say!(c, "Producer is {p}.");
+        }
+        say!(
+            c,
+            "Compiled with DWARF {} debugging format.",
+            f.dwarf_version
+        );
+    }
+    say!(c, "Does not include preprocessor macro info.");
+    Ok(())
+}
+
+/// gdb's name of a language.
+pub(crate) fn language_name(l: hindsight_symbols::types::Language) -> &'static str {
+    match l {
+        hindsight_symbols::types::Language::C => "c",
+        hindsight_symbols::types::Language::Cpp => "c++",
+        hindsight_symbols::types::Language::Rust => "rust",
+    }
+}
+
+/// `disassemble [/r] [/s] [LOCATION | START,END | START,+LENGTH]`: gdb's dump of a
+/// function (the selected frame's by default) or of a range, `=>` on the pc, raw bytes
+/// with `/r`, source lines with `/s` (or `/m`).
+pub(crate) fn disassemble(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    fmt: Option<&str>,
+) -> anyhow::Result<()> {
+    let mut text = args.trim();
+    let mut mods = fmt.unwrap_or("").to_string();
+    while let Some(rest) = text.strip_prefix('/') {
+        let (m, r) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        mods.push_str(m);
+        text = r.trim();
+    }
+    if mods.chars().any(|c| !"rsm".contains(c)) {
+        bail!("Invalid disassembly modifier.");
+    }
+    let (raw, source) = (mods.contains('r'), mods.contains('s') || mods.contains('m'));
+    let pc = s
+        .selected_frame()
+        .ok()
+        .map(|f| hindsight_engine::frames::lookup_pc(&f, s.selected_frame_index()));
+    let (start, end, func) = if text.is_empty() {
+        let pc = pc.ok_or_else(|| anyhow::anyhow!("No frame selected."))?;
+        let f = s.symbols().function_at(pc).ok_or_else(|| {
+            anyhow::anyhow!("No function contains program counter for selected frame.")
+        })?;
+        (f.low, f.high, Some(f))
+    } else if let Some((a, b)) = text.split_once(',') {
+        let start = s.evaluate_address(a.trim())?;
+        let end = match b.trim().strip_prefix('+') {
+            Some(len) => start + s.evaluate_address(len.trim())?,
+            None => s.evaluate_address(b.trim())?,
+        };
+        (start, end, None)
+    } else {
+        let a = s.evaluate_address(text)?;
+        let f = s
+            .symbols()
+            .function_at(a)
+            .ok_or_else(|| anyhow::anyhow!("No function contains specified address."))?;
+        (f.low, f.high, Some(f))
+    };
+    let insns = s.instructions(start, end)?;
+    match &func {
+        Some(f) => say!(c, "Dump of assembler code for function {}:", f.name),
+        None => say!(c, "Dump of assembler code from {start:#x} to {end:#x}:"),
+    }
+    let mut last_line: Option<(std::path::PathBuf, u32)> = None;
+    for (k, i) in insns.iter().enumerate() {
+        if source {
+            if let Some(l) = s.symbols().line_at(i.addr) {
+                let key = (l.file.clone(), l.line);
+                if last_line.as_ref() != Some(&key) {
+                    if k == 0 {
+                        say!(c, "{}:", l.name);
+                    } else {
+                        say!(c, "");
+                    }
+                    match c.sources.line(&l.file, l.line) {
+                        Some(t) => say!(c, "{}\t{t}", l.line),
+                        None => say!(c, "{}\tin {}", l.line, l.name),
+                    }
+                    last_line = Some(key);
+                }
+            }
+        }
+        let mark = if Some(i.addr) == pc { "=> " } else { "   " };
+        let label = match &func {
+            Some(f) => format!("{:#018x} <+{}>:", i.addr, i.addr - f.low),
+            None => match s.symbols().symbol_for(i.addr) {
+                Some(sym) => format!("{:#018x} <{sym}>:", i.addr),
+                None => format!("{:#018x}:", i.addr),
+            },
+        };
+        let bytes = if raw {
+            let b: Vec<String> = i.bytes.iter().map(|b| format!("{b:02x}")).collect();
+            format!("{}\t", b.join(" "))
+        } else {
+            String::new()
+        };
+        say!(c, "{mark}{label}\t{bytes}{}", i.text);
+    }
+    say!(c, "End of assembler dump.");
+    Ok(())
+}
+
+/// `call EXPR`: as `print`, but a void result prints nothing.
+pub(crate) fn call(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    fmt: Option<&str>,
+) -> anyhow::Result<()> {
+    let value = s.evaluate(args.trim())?;
+    if matches!(value.ty.shape(), hindsight_symbols::value::Shape::Void) {
+        return Ok(());
+    }
+    let shown = s.format_value(&value, fmt)?;
+    let n = s.record_value(value);
+    say!(c, "${n} = {shown}");
     Ok(())
 }
 
 pub(crate) fn info_sharedlibrary(s: &mut Session, c: &mut Console) -> anyhow::Result<()> {
     s.live()?;
     let symbols = s.symbols();
-    let modules: Vec<_> = symbols.modules().skip(1).collect();
+    let mut modules: Vec<_> = symbols.modules().skip(1).collect();
     if modules.is_empty() {
         say!(c, "No shared libraries loaded at this time.");
         return Ok(());
     }
-    say!(c, "Shared Object Library");
+    // The loader's order (its list), the dynamic loader itself first, as gdb lists them.
+    let order = s.library_order();
+    modules.sort_by_key(|m| {
+        let path = symbols.module_path(*m).to_string_lossy().into_owned();
+        let pos = order.iter().position(|n| *n == path).unwrap_or(usize::MAX);
+        (!path.contains("/ld-"), pos)
+    });
+    say!(
+        c,
+        "From                To                  Syms Read   Shared Object Library"
+    );
+    let mut missing = false;
     for m in modules {
-        say!(c, "{}", symbols.module_path(m).display());
+        let (from, to) = match symbols.text_range(m) {
+            Some((a, b)) => (format!("{a:#018x}"), format!("{b:#018x}")),
+            None => (String::new(), String::new()),
+        };
+        let read = if symbols.has_debug_info(m) {
+            "Yes"
+        } else {
+            missing = true;
+            "Yes (*)"
+        };
+        say!(
+            c,
+            "{from:<20}{to:<20}{read:<12}{}",
+            symbols.module_path(m).display()
+        );
+    }
+    if missing {
+        say!(c, "(*): Shared library is missing debugging information.");
     }
     Ok(())
 }
@@ -351,11 +631,13 @@ pub(crate) fn whatis(
     _: Option<&str>,
 ) -> anyhow::Result<()> {
     let ty = type_of(s, args.trim())?;
-    say!(c, "type = {}", ty.name());
+    let lang = s.language();
+    say!(c, "type = {}", hindsight_symbols::ptype::whatis(&ty, lang));
     Ok(())
 }
 
-/// `ptype`: the type with typedefs resolved and structs, unions and enums spelled out.
+/// `ptype`: the type with typedefs resolved and structs, unions and enums spelled out (a
+/// class with its methods, which values do not carry: its definition is looked up again).
 pub(crate) fn ptype(
     s: &mut Session,
     c: &mut Console,
@@ -363,74 +645,8 @@ pub(crate) fn ptype(
     _: Option<&str>,
 ) -> anyhow::Result<()> {
     let ty = type_of(s, args.trim())?;
-    // Pointers and arrays keep their declarator around the expanded aggregate: `} *`.
-    let mut suffix = String::new();
-    let mut t = ty.strip().unwrap_or(ty.clone());
-    while let Type::Pointer {
-        pointee: Some(p), ..
-    } = t.get().clone()
-    {
-        let inner = t.child(p);
-        let inner = inner.strip().unwrap_or(inner);
-        if !matches!(inner.get(), Type::Struct { .. } | Type::Enum { .. }) {
-            break;
-        }
-        suffix.insert_str(0, " *");
-        t = inner;
-    }
-    say!(c, "type = {}{suffix}", expand(&t));
+    let ty = s.type_with_methods(&ty).unwrap_or(ty);
+    let lang = s.language();
+    say!(c, "type = {}", hindsight_symbols::ptype::ptype(&ty, lang));
     Ok(())
-}
-
-/// `int x` from a member's type and name, in C declarator syntax.
-fn declaration(ty: &TypeHandle, name: &str) -> String {
-    let tn = ty.name();
-    if let Some(i) = tn.find(" [") {
-        format!("{} {name}{}", &tn[..i], &tn[i + 1..])
-    } else if tn.contains("(*)") {
-        tn.replacen("(*)", &format!("(*{name})"), 1)
-    } else if tn.ends_with('*') {
-        format!("{tn}{name}")
-    } else {
-        format!("{tn} {name}")
-    }
-}
-
-fn expand(t: &TypeHandle) -> String {
-    match t.get().clone() {
-        Type::Struct {
-            name,
-            kind,
-            members,
-            ..
-        } => {
-            let kw = match kind {
-                AggregateKind::Union => "union",
-                AggregateKind::Class => "class",
-                AggregateKind::Struct => "struct",
-            };
-            let mut out = match name {
-                Some(n) => format!("{kw} {n} {{\n"),
-                None => format!("{kw} {{\n"),
-            };
-            for m in members {
-                let mty = t.child(m.ty);
-                let decl = declaration(&mty, m.name.as_deref().unwrap_or(""));
-                match m.bits {
-                    Some((_, bits)) => out.push_str(&format!("    {decl} : {bits};\n")),
-                    None => out.push_str(&format!("    {decl};\n")),
-                }
-            }
-            out.push('}');
-            out
-        }
-        Type::Enum { name, values, .. } => {
-            let vals: Vec<String> = values.iter().map(|(n, _)| n.clone()).collect();
-            match name {
-                Some(n) => format!("enum {n} {{{}}}", vals.join(", ")),
-                None => format!("enum {{{}}}", vals.join(", ")),
-            }
-        }
-        _ => t.name(),
-    }
 }

@@ -5,6 +5,7 @@
 
 mod breakpoints;
 mod data;
+pub(crate) mod display;
 mod running;
 mod stack;
 mod threads;
@@ -44,6 +45,11 @@ const COMMANDS: &[(&str, Handler, &str)] = &[
         breakpoints::condition,
         "condition N [EXPR]: stop only if EXPR is true",
     ),
+    (
+        "call",
+        data::call,
+        "call FUNCTION(ARGS): run a function of the program",
+    ),
     ("continue", running::continue_, "Continue the program"),
     (
         "delete",
@@ -51,6 +57,21 @@ const COMMANDS: &[(&str, Handler, &str)] = &[
         "Delete breakpoints (all, or the numbers given)",
     ),
     ("disable", breakpoints::disable, "Disable breakpoints"),
+    (
+        "display",
+        display::display,
+        "display[/FMT] EXPR: show EXPR after every stop",
+    ),
+    (
+        "undisplay",
+        display::undisplay,
+        "undisplay [N...]: stop displaying expressions",
+    ),
+    (
+        "disassemble",
+        data::disassemble,
+        "disassemble [/r /s] [LOCATION | START,END]: machine code",
+    ),
     (
         "bookmark",
         time::bookmark,
@@ -356,12 +377,15 @@ fn info(s: &mut Session, c: &mut Console, args: &str, _: Option<&str>) -> anyhow
         "bookmarks",
         "breakpoints",
         "checkpoints",
+        "display",
         "events",
         "frame",
         "line",
         "locals",
         "registers",
         "sharedlibrary",
+        "signals",
+        "source",
         "threads",
         "watchpoints",
     ];
@@ -387,7 +411,10 @@ fn info(s: &mut Session, c: &mut Console, args: &str, _: Option<&str>) -> anyhow
         "threads" => threads::info_threads(s, c),
         "locals" => data::info_locals(s, c),
         "frame" => stack::info_frame(s, c),
-        "line" => data::info_line(s, c),
+        "line" => data::info_line(s, c, rest),
+        "source" => data::info_source(s, c),
+        "display" => display::info_display(s, c),
+        "signals" | "handle" => running::info_signals(s, c, rest),
         "sharedlibrary" => data::info_sharedlibrary(s, c),
         "bookmarks" => time::info_bookmarks(s, c),
         "checkpoints" => time::info_checkpoints(s, c),

@@ -25,8 +25,18 @@ fn alive(s: &Session) -> bool {
 }
 
 /// Shows a motion's stop.
-pub(crate) fn show(s: &Session, c: &mut Console, stop: anyhow::Result<Stop>) -> anyhow::Result<()> {
-    report::show_stop(s, c, &stop?)
+pub(crate) fn show(
+    s: &mut Session,
+    c: &mut Console,
+    stop: anyhow::Result<Stop>,
+) -> anyhow::Result<()> {
+    let stop = stop?;
+    report::show_stop(s, c, &stop)?;
+    // `display` expressions follow every stop of a program that is still there.
+    if !stop.ended() && s.pid().is_some() && !c.displays.is_empty() {
+        super::display::show_all(s, c);
+    }
+    Ok(())
 }
 
 pub(crate) fn run(
@@ -66,7 +76,13 @@ pub(crate) fn start(
     args: &str,
     f: Option<&str>,
 ) -> anyhow::Result<()> {
-    super::breakpoints::tbreak(s, c, "main", None)?;
+    // A program without `main` (stripped, or not C) starts at its entry point.
+    match s.symbols().entry_point() {
+        Some(entry) if s.symbols().lookup_functions("main").is_empty() => {
+            super::breakpoints::tbreak(s, c, &format!("*{entry:#x}"), None)?
+        }
+        _ => super::breakpoints::tbreak(s, c, "main", None)?,
+    }
     run(s, c, args, f)
 }
 
@@ -228,38 +244,73 @@ pub(crate) fn handle(
     _: Option<&str>,
 ) -> anyhow::Result<()> {
     let mut signals = Vec::new();
-    let mut stop = None;
+    // gdb's rules: stop implies print, noprint implies nostop.
+    let (mut stop, mut print, mut pass) = (None, None, None);
     for word in args.split_whitespace() {
         match word {
-            "stop" | "print" => stop = Some(true),
-            "nostop" | "noprint" => stop = Some(false),
-            "pass" | "nopass" | "ignore" | "noignore" => {}
+            "stop" => (stop, print) = (Some(true), Some(true)),
+            "nostop" => stop = Some(false),
+            "print" => print = Some(true),
+            "noprint" => (stop, print) = (Some(false), Some(false)),
+            "pass" | "noignore" => pass = Some(true),
+            "nopass" | "ignore" => pass = Some(false),
+            "all" => signals.extend(1..=64),
             w => match hindsight_engine::signals::signal_number(w) {
                 Some(n) => signals.push(n),
-                None => bail!("Unrecognized or ambiguous flag word: \"{w}\"."),
+                None => anyhow::bail!("Unrecognized or ambiguous flag word: \"{w}\"."),
             },
         }
     }
     if signals.is_empty() {
-        bail!("Argument required (signal for which to change handling).");
+        anyhow::bail!("Argument required (signal for which to change handling).");
     }
-    if let Some(stop) = stop {
-        for n in &signals {
-            s.set_signal_stops(*n, stop);
+    for &n in &signals {
+        if let Some(v) = stop {
+            s.set_signal_stops(n, v);
+            // Stopping means saying so.
+            if v {
+                s.set_signal_prints(n, true);
+            }
+        }
+        if let Some(v) = print {
+            s.set_signal_prints(n, v);
+        }
+        if let Some(v) = pass {
+            s.set_signal_passes(n, v);
         }
     }
+    print_signal_table(s, c, &signals);
+    Ok(())
+}
+
+fn print_signal_table(s: &Session, c: &mut Console, signals: &[i32]) {
     say!(c, "Signal        Stop\tPrint\tPass to program\tDescription");
-    for n in signals {
-        let stops = s.signal_stops(n);
-        let yes = |b: bool| if b { "Yes" } else { "No" };
+    let yes = |b: bool| if b { "Yes" } else { "No" };
+    for &n in signals {
         let (name, desc) = hindsight_engine::signals::signal_name(n);
         say!(
             c,
             "{name:<14}{}\t{}\t{}\t\t{desc}",
-            yes(stops),
-            yes(stops),
-            yes(true)
+            yes(s.signal_stops(n)),
+            yes(s.signal_prints(n)),
+            yes(s.signal_passes(n))
         );
     }
+}
+
+/// `info signals [SIG]` (also `info handle`): the table of what each signal does.
+pub(crate) fn info_signals(s: &mut Session, c: &mut Console, args: &str) -> anyhow::Result<()> {
+    let a = args.trim();
+    if !a.is_empty() {
+        let Some(n) = hindsight_engine::signals::signal_number(a) else {
+            anyhow::bail!("Only signals 1-15 are valid as numeric signals.\nUse \"info signals\" for a list of symbolic signals.");
+        };
+        print_signal_table(s, c, &[n]);
+        return Ok(());
+    }
+    let all: Vec<i32> = (1..=31).collect();
+    print_signal_table(s, c, &all);
+    say!(c, "");
+    say!(c, "Use the \"handle\" command to change these tables.");
     Ok(())
 }

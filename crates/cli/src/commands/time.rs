@@ -44,8 +44,12 @@ fn repeat(
     Ok(())
 }
 
-fn report_stop(s: &Session, c: &mut Console, stop: &Stop) -> anyhow::Result<()> {
-    crate::report::show_stop(s, c, stop)
+fn report_stop(s: &mut Session, c: &mut Console, stop: &Stop) -> anyhow::Result<()> {
+    crate::report::show_stop(s, c, stop)?;
+    if !stop.ended() && s.pid().is_some() && !c.displays.is_empty() {
+        super::display::show_all(s, c);
+    }
+    Ok(())
 }
 
 pub(crate) fn reverse_continue(

@@ -44,7 +44,11 @@ pub(crate) fn run_due_events(
         .live()
         .and_then(|i| i.regs(tid).map_err(|e| anyhow::anyhow!("{e}")))
     {
-        s.travel.here = Some(Position::at_event(time, regs.pc()));
+        let ticks = s.replay.as_mut().and_then(|r| {
+            let t = r.recorded_tid_of(tid);
+            r.ticks_of(t)
+        });
+        s.travel.here = Some(Position::at_event(time, ticks, regs.pc()));
     }
     let mut stop = false;
     for (_, action) in actions {

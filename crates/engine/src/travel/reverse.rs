@@ -117,6 +117,7 @@ pub(super) fn seek_writer(s: &mut Session, event: u64, n: u64) -> anyhow::Result
     }
     let p = Position {
         event,
+        ticks: r.ticks,
         pc: writer,
         instance: k,
     };
@@ -268,7 +269,7 @@ pub(super) fn previous_instruction(
     }
     let pc = s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0);
     s.travel.here = None;
-    Ok(Some((tid, Position::at_event(now.event, pc))))
+    Ok(Some((tid, Position::at_event(now.event, now.ticks, pc))))
 }
 
 /// Now is right after an event (a syscall returned): the previous instruction is the one
@@ -314,7 +315,8 @@ pub(super) fn steps_to(s: &mut Session, tid: Tid, now: &Instant) -> anyhow::Resu
                 }
             }
         }
-        if events == now.event && now.matches(s.live()?, tid) {
+        let ticks = thread_ticks(s, tid);
+        if events == now.event && now.matches(s.live()?, tid, ticks) {
             return Ok(n);
         }
         if events > now.event {

@@ -7,6 +7,8 @@ use super::*;
 #[derive(Debug, Clone)]
 pub(super) struct Instant {
     pub(super) event: u64,
+    /// The thread's tick count (None: the trace counts none).
+    pub(super) ticks: Option<u64>,
     pub(super) regs: Box<[u64; 27]>,
     pub(super) digest: u64,
     /// A signal stop: (time, which signal since then). It is recognised by that count (the
@@ -19,9 +21,9 @@ impl Instant {
         self.regs[RIP]
     }
 
-    /// Whether thread `tid` of `inf` is in this state now.
-    pub(super) fn matches(&self, inf: &Inferior, tid: Tid) -> bool {
-        if self.signal.is_some() {
+    /// Whether thread `tid` of `inf`, having counted `ticks`, is in this state now.
+    pub(super) fn matches(&self, inf: &Inferior, tid: Tid, ticks: Option<u64>) -> bool {
+        if self.signal.is_some() || (self.ticks.is_some() && ticks != self.ticks) {
             return false;
         }
         let Ok(regs) = inf.regs(tid) else {
@@ -95,6 +97,9 @@ pub(super) struct Scan<'a> {
     pub(super) user: Option<Hook<'a>>,
     pub(super) goal: Goal,
     pub(super) event: u64,
+    /// The running thread's tick count, as the replay last told it.
+    pub(super) ticks: Option<u64>,
+    /// Arrivals at each armed address since the current tick interval (or event) began.
     pub(super) counts: HashMap<u64, u64>,
     pub(super) watch_traps: u64,
     /// Signals that reached the program since the last event.
@@ -132,6 +137,7 @@ impl<'a> Scan<'a> {
             user: None,
             goal,
             event: u64::MAX,
+            ticks: None,
             counts: HashMap::new(),
             watch_traps: 0,
             signals: 0,
@@ -212,11 +218,14 @@ impl StopHook for Scan<'_> {
         };
         let position = Position {
             event: self.event,
+            ticks: self.ticks,
             pc: addr,
             instance: k,
         };
         match &self.goal {
-            Goal::Instant(i) if i.event == self.event && i.pc() == addr && i.matches(inf, tid) => {
+            Goal::Instant(i)
+                if i.event == self.event && i.pc() == addr && i.matches(inf, tid, self.ticks) =>
+            {
                 return self.reach(tid);
             }
             Goal::Position(p) if *p == position => return self.reach(tid),
@@ -251,7 +260,7 @@ impl StopHook for Scan<'_> {
             Goal::WatchTrap { event, n: want } if *event == self.event && *want == n => {
                 return self.reach(tid);
             }
-            Goal::Instant(i) if i.event == self.event && i.matches(inf, tid) => {
+            Goal::Instant(i) if i.event == self.event && i.matches(inf, tid, self.ticks) => {
                 return self.reach(tid);
             }
             _ => {}
@@ -299,6 +308,14 @@ impl StopHook for Scan<'_> {
         false
     }
 
+    fn clock(&mut self, ticks: Option<u64>) {
+        // Arrivals count from the start of the tick interval.
+        if ticks != self.ticks {
+            self.counts.clear();
+        }
+        self.ticks = ticks;
+    }
+
     fn at_event(&mut self, inf: &Inferior, events: u64, tid: Tid) -> bool {
         if events != self.event {
             self.event = events;
@@ -314,14 +331,19 @@ impl StopHook for Scan<'_> {
             self.stop_tid = Some(tid);
             return true;
         }
+        let ticks = self.ticks;
         match &self.goal {
-            Goal::Instant(i) if i.event == events && i.matches(inf, tid) => self.reach(tid),
+            Goal::Instant(i) if i.event == events && i.matches(inf, tid, ticks) => self.reach(tid),
             // (A signal stop is announced with the next event: it may be one later.)
             Goal::Instant(i) if events > i.event + u64::from(i.signal.is_some()) => {
                 self.passed = true;
                 true
             }
-            Goal::Position(p) if p.event == events && p.instance == 0 => {
+            // A position later in the stretch (in a later tick interval) is reached by the
+            // replay's tick stop.
+            Goal::Position(p)
+                if p.event == events && p.instance == 0 && (p.ticks.is_none() || p.ticks == ticks) =>
+            {
                 let pc = inf.regs(tid).map(|r| r.pc()).unwrap_or(0);
                 if pc == p.pc {
                     self.reach(tid)
@@ -448,6 +470,8 @@ pub(super) struct ScanResult {
     pub(super) counts: HashMap<u64, u64>,
     /// The last order number given to a firing or a visit.
     pub(super) seq: u64,
+    /// The running thread's tick count where the scan ended.
+    pub(super) ticks: Option<u64>,
 }
 
 pub(super) fn drive(
@@ -462,6 +486,8 @@ pub(super) fn drive(
         replay,
         watch_types,
         signal_stops,
+        signal_print,
+        signal_pass,
         travel,
         pending_sites,
         interrupt,
@@ -483,11 +509,14 @@ pub(super) fn drive(
             step_resume: None,
             reason: None,
             signal_stops,
+            signal_print,
+            signal_pass,
             engine: &mut u.engine,
             time: 0,
             checkpoint_at: None,
             sites_pending: false,
             signals: None,
+            library_event: None,
             observer: None,
             interrupt: None,
             prints: Vec::new(),
@@ -497,10 +526,31 @@ pub(super) fn drive(
     scan.interrupt = in_motion.then(|| interrupt.clone());
     scan.checkpoint_at = travel.checkpoint_deadline();
     scan.sites_pending = !pending_sites.is_empty();
+    // A goal named by ticks: the replay runs to its tick interval at full speed.
+    let tick_goal = match &scan.goal {
+        Goal::Position(p) => p.ticks.map(|t| (p.event, t)),
+        Goal::Instant(i) => i.ticks.map(|t| (i.event, t)),
+        _ => None,
+    };
     let ended = loop {
+        replay.set_tick_stop(tick_goal);
         let stop = replay
             .resume(inf, Resume::Continue, &mut scan)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
+        if let ReplayStop::AtTick(tid) = stop {
+            let (event, ticks) = (scan.event, scan.ticks);
+            let pc = inf.regs(tid).map(|r| r.pc()).unwrap_or(0);
+            let at_goal = match &scan.goal {
+                Goal::Position(p) => {
+                    p.event == event && p.ticks == ticks && p.instance == 0 && p.pc == pc
+                }
+                Goal::Instant(i) => i.event == event && i.matches(inf, tid, ticks),
+                _ => false,
+            };
+            if at_goal {
+                scan.reach(tid);
+            }
+        }
         if scan.interrupted {
             return Err(crate::Interrupted { tid: scan.stop_tid }.into());
         }
@@ -523,7 +573,7 @@ pub(super) fn drive(
         }
         match stop {
             ReplayStop::AtEvent(_) if scan.passed => break Ended::Missed,
-            ReplayStop::AtEvent(_) => {}
+            ReplayStop::AtEvent(_) | ReplayStop::AtTick(_) => {}
             ReplayStop::EndOfRecording(_)
             | ReplayStop::Program(StopEvent::Exited(_) | StopEvent::Killed(_)) => {
                 break match scan.goal {
@@ -538,6 +588,7 @@ pub(super) fn drive(
             ReplayStop::Program(_) => {}
         }
     };
+    replay.set_tick_stop(None);
     let at = match (&scan.goal, ended == Ended::Reached) {
         (Goal::Position(p), true) => Some(*p),
         (Goal::Event(_), true) | (Goal::Instant(_), true) => {
@@ -552,6 +603,7 @@ pub(super) fn drive(
                 && scan.counts.contains_key(&pc);
             Some(Position {
                 event: scan.event,
+                ticks: scan.ticks,
                 pc,
                 instance: if trapped { instance } else { 0 },
             })
@@ -567,6 +619,7 @@ pub(super) fn drive(
         arrivals: scan.arrivals,
         counts: scan.counts,
         seq: scan.seq,
+        ticks: scan.ticks,
     })
 }
 
@@ -652,9 +705,10 @@ pub(crate) fn arrived(s: &mut Session, tid: Option<Tid>, at: Option<Position>) {
 }
 
 /// The state of the selected thread now.
-pub(super) fn capture(s: &Session) -> anyhow::Result<Instant> {
-    let replay = s.replay.as_ref().context(NEEDS_RECORDING)?;
+pub(super) fn capture(s: &mut Session) -> anyhow::Result<Instant> {
     let tid = s.tid()?;
+    let ticks = thread_ticks(s, tid);
+    let replay = s.replay.as_ref().context(NEEDS_RECORDING)?;
     let inf = s.live()?;
     let regs = inf.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
     let signal = match s.last_stop {
@@ -663,6 +717,7 @@ pub(super) fn capture(s: &Session) -> anyhow::Result<Instant> {
     };
     Ok(Instant {
         event: signal.map(|(e, _)| e).unwrap_or(replay.events_replayed()),
+        ticks,
         regs: Box::new(regs.to_words()),
         digest: digest(inf, regs.sp()),
         signal,
@@ -711,11 +766,19 @@ pub(super) fn go_to_start(s: &mut Session, ran_into: bool) -> anyhow::Result<Sto
     arrive(s, &stop, reason.as_ref(), true)
 }
 
-pub(super) fn start_position(s: &Session) -> anyhow::Result<Position> {
-    let replay = s.replay.as_ref().context(NEEDS_RECORDING)?;
+pub(super) fn start_position(s: &mut Session) -> anyhow::Result<Position> {
     let tid = s.tid()?;
+    let ticks = thread_ticks(s, tid);
+    let replay = s.replay.as_ref().context(NEEDS_RECORDING)?;
     let pc = s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0);
-    Ok(Position::at_event(replay.events_replayed(), pc))
+    Ok(Position::at_event(replay.events_replayed(), ticks, pc))
+}
+
+/// The tick count of live thread `tid` of the replay (None without the counter).
+pub(super) fn thread_ticks(s: &mut Session, tid: Tid) -> Option<u64> {
+    let replay = s.replay.as_mut()?;
+    let recorded = replay.recorded_tid_of(tid);
+    replay.ticks_of(recorded)
 }
 
 /// The position of the current stop (replays to find it, the first time).
