@@ -502,6 +502,12 @@ fn run_with_timeout(cmd: &mut Command) -> Run {
 /// Spawns `cmd` (its stdin as the caller set it) with both outputs captured, and waits for
 /// it, killing it after `TIMEOUT`. Returns what it printed and whether it finished in time.
 pub fn collect_with_timeout(cmd: &mut Command) -> (Run, bool) {
+    collect_within(cmd, TIMEOUT)
+}
+
+/// [`collect_with_timeout`] with a time limit of its own (a whole suite run by another test
+/// runner).
+pub fn collect_within(cmd: &mut Command, limit: Duration) -> (Run, bool) {
     let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -525,7 +531,11 @@ pub fn collect_with_timeout(cmd: &mut Command) -> (Run, bool) {
         if let Some(st) = child.try_wait().expect("wait") {
             break Some(st);
         }
-        if start.elapsed() > TIMEOUT {
+        if start.elapsed() > limit {
+            // A command started in a process group of its own (a test runner) goes with
+            // everything it started.
+            // SAFETY: a signal to the group our child leads, if it leads one.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
             let _ = child.kill();
             let _ = child.wait();
             break None;
