@@ -39,6 +39,28 @@ pub enum AgentError {
     Ptrace(#[from] PtraceError),
 }
 
+/// The word that the trace header's clock carries after the counter's name when the agent
+/// was used (its protocol version: a trace replays only with the same one).
+pub fn clock_word() -> String {
+    format!("agent-{}", abi::VERSION)
+}
+
+/// Whether a trace header's `clock` says the agent was used: Ok(true) for this agent's
+/// word, Ok(false) for none, Err(the word) for another version's.
+pub fn used_in(clock: &str) -> Result<bool, String> {
+    match clock.split_whitespace().nth(1) {
+        None => Ok(false),
+        Some(w) if w == clock_word() => Ok(true),
+        Some(w) => Err(w.to_string()),
+    }
+}
+
+/// Whether `HINDSIGHT_NO_AGENT` asks for recordings without the agent (for hindsight's
+/// developers: every syscall traced, as before the agent existed).
+pub fn disabled_by_env() -> bool {
+    std::env::var_os("HINDSIGHT_NO_AGENT").is_some()
+}
+
 /// Whether the agent records or replays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -72,6 +94,8 @@ pub struct State {
     pub saved_sp: u64,
     /// The running thread's desched descriptor (see [`abi::Globals::desched_fd`]).
     pub desched_fd: i64,
+    /// A descriptor waiting for the agent to close it (see [`abi::Globals::stale_fd`]).
+    pub stale_fd: i64,
     /// The program's registers during a call.
     pub frame: Frame,
     /// The last report's kind and detail.
@@ -194,6 +218,7 @@ impl Agent {
             phase: u64_at(&b, offsets::PHASE),
             saved_sp: u64_at(&b, offsets::SAVED_SP),
             desched_fd: u64_at(&b, offsets::DESCHED_FD) as i64,
+            stale_fd: u64_at(&b, offsets::STALE_FD) as i64,
             frame,
             report: (u64_at(&b, offsets::REPORT), u64_at(&b, offsets::REPORT_A)),
             buffered: u64_at(&b, offsets::BUFFERED),
@@ -253,32 +278,22 @@ impl Agent {
         desched_fd: i64,
         others: u64,
     ) -> Result<(), AgentError> {
-        // desched_fd, stale_fd, tid and others are consecutive.
-        let mut b = [0u8; 32];
-        b[0..8].copy_from_slice(&desched_fd.to_le_bytes());
-        let stale_at = offsets::STALE_FD - offsets::DESCHED_FD;
-        let mut stale = [0u8; 8];
-        mem.read(self.addrs.globals + offsets::STALE_FD as u64, &mut stale)?;
-        b[stale_at..stale_at + 8].copy_from_slice(&stale);
-        let tid_at = offsets::TID - offsets::DESCHED_FD;
-        b[tid_at..tid_at + 8].copy_from_slice(&i64::from(tid).to_le_bytes());
-        let others_at = offsets::OTHERS - offsets::DESCHED_FD;
-        b[others_at..others_at + 8].copy_from_slice(&others.to_le_bytes());
-        mem.write(self.addrs.globals + offsets::DESCHED_FD as u64, &b)?;
+        let g = self.addrs.globals;
+        mem.write(g + offsets::DESCHED_FD as u64, &desched_fd.to_le_bytes())?;
+        // tid and others are consecutive.
+        let mut b = [0u8; 16];
+        b[..8].copy_from_slice(&i64::from(tid).to_le_bytes());
+        b[8..].copy_from_slice(&others.to_le_bytes());
+        mem.write(g + offsets::TID as u64, &b)?;
         Ok(())
     }
 
-    /// A forked child's copy of the agent: its threads have no desched descriptor yet; the
-    /// one it inherited from its parent's thread (`inherited`, ≥ 0) is closed by the agent
-    /// before it opens its own.
-    pub fn reset_for_child(&self, mem: &ProcessMemory, inherited: i64) -> Result<(), AgentError> {
-        mem.write(
-            self.addrs.globals + offsets::DESCHED_FD as u64,
-            &(-1i64).to_le_bytes(),
-        )?;
+    /// Gives the agent a descriptor to close at its next call (a desched descriptor no
+    /// thread uses any more).
+    pub fn set_stale(&self, mem: &ProcessMemory, fd: i64) -> Result<(), AgentError> {
         mem.write(
             self.addrs.globals + offsets::STALE_FD as u64,
-            &inherited.to_le_bytes(),
+            &fd.to_le_bytes(),
         )?;
         Ok(())
     }
@@ -327,6 +342,14 @@ impl Agent {
                         c.writes.len()
                     ))
                 })?;
+        }
+        // Calls handed over before and not answered yet stay first.
+        let s = self.state(mem)?;
+        if s.consumed < s.used && s.used <= abi::BUFFER_SIZE as u64 {
+            let mut rest = vec![0u8; (s.used - s.consumed) as usize];
+            mem.read(self.addrs.buffer + s.consumed, &mut rest)?;
+            rest.extend_from_slice(&buf);
+            buf = rest;
         }
         if buf.len() > abi::BUFFER_SIZE {
             return Err(AgentError::Corrupt(format!(

@@ -143,8 +143,8 @@ pub struct Globals {
     /// Recording: the running thread's desched descriptor (-1: none yet, -2: perf events
     /// are not available). Written by hindsight at each thread switch, read back at stops.
     pub desched_fd: i64,
-    /// Recording: a descriptor the agent closes before it opens a desched descriptor of its
-    /// own (the one a forked child inherited from its parent's thread), or -1.
+    /// Recording: a desched descriptor that no thread uses any more (its thread exited, or a
+    /// forked child inherited it), which the agent closes at its next call; -1: none.
     pub stale_fd: i64,
     /// Recording: the running thread's id (written by hindsight).
     pub tid: i64,

@@ -308,11 +308,6 @@ fn desched_fd() -> Option<u64> {
     if fd == -2 {
         return None;
     }
-    let stale = get!(stale_fd);
-    if stale >= 0 {
-        untraced(nr::CLOSE, &[stale as u64, 0, 0, 0, 0, 0]);
-        set!(stale_fd, -1);
-    }
     let attr = PerfAttr {
         kind: 1,   // PERF_TYPE_SOFTWARE
         size: 64,  // PERF_ATTR_SIZE_VER0
@@ -358,6 +353,12 @@ fn desched_fd() -> Option<u64> {
 }
 
 fn record_call() {
+    // A desched descriptor of a thread that is gone (or that a forked child inherited).
+    let stale = get!(stale_fd);
+    if stale >= 0 {
+        untraced(nr::CLOSE, &[stale as u64, 0, 0, 0, 0, 0]);
+        set!(stale_fd, -1);
+    }
     let f = frame();
     let (nr, args) = (f.rax, f.args());
     let Some(call) = calls::classify(nr, &args, &ProgramMemory) else {
