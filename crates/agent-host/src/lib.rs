@@ -288,6 +288,12 @@ impl Agent {
         Ok(())
     }
 
+    /// Sets the agent's phase (`abi::PHASE_*`): hindsight took a thread out of a call.
+    pub fn set_phase(&self, mem: &ProcessMemory, phase: u64) -> Result<(), AgentError> {
+        mem.write(self.addrs.globals + offsets::PHASE as u64, &phase.to_le_bytes())?;
+        Ok(())
+    }
+
     /// Gives the agent a descriptor to close at its next call (a desched descriptor no
     /// thread uses any more).
     pub fn set_stale(&self, mem: &ProcessMemory, fd: i64) -> Result<(), AgentError> {
@@ -314,6 +320,30 @@ impl Agent {
             }
         }
         Ok(())
+    }
+
+    /// Tells the agent that the process maps file (st_dev, st_ino) shared: writes to it stay
+    /// traced (what they change in the mapping is seen at their stop).
+    pub fn add_shared_file(&self, mem: &ProcessMemory, dev: u64, ino: u64) -> Result<(), AgentError> {
+        let g = self.addrs.globals;
+        let count = mem.read_u64(g + offsets::SHARED_COUNT as u64)? as usize;
+        let mut b = vec![0u8; abi::MAX_SHARED_FILES * 16];
+        mem.read(g + offsets::SHARED_FILES as u64, &mut b)?;
+        let known = (0..count.min(abi::MAX_SHARED_FILES))
+            .any(|i| u64_at(&b, i * 16) == dev && u64_at(&b, i * 16 + 8) == ino);
+        if known {
+            return Ok(());
+        }
+        if count < abi::MAX_SHARED_FILES {
+            let mut e = [0u8; 16];
+            e[..8].copy_from_slice(&dev.to_le_bytes());
+            e[8..].copy_from_slice(&ino.to_le_bytes());
+            mem.write(g + (offsets::SHARED_FILES + count * 16) as u64, &e)?;
+        }
+        let count = (count + 1).min(abi::MAX_SHARED_FILES + 1) as u64;
+        mem.write(g + offsets::SHARED_COUNT as u64, &count.to_le_bytes())?;
+        // Descriptors looked at before are looked at again.
+        self.forget_all_fds(mem)
     }
 
     /// Forgets every descriptor (after `close_range`).

@@ -28,6 +28,9 @@ pub const STACK_SIZE: usize = 64 << 10;
 /// Descriptors below this number have an entry in [`Globals::fd_state`].
 pub const FD_TABLE: usize = 4096;
 
+/// How many shared file mappings the agent tells apart (beyond, every write is traced).
+pub const MAX_SHARED_FILES: usize = 8;
+
 /// [`Globals::magic`]: "hsAGENT1".
 pub const MAGIC: u64 = u64::from_le_bytes(*b"hsAGENT1");
 
@@ -153,6 +156,13 @@ pub struct Globals {
     pub others: u64,
     /// Recording: (st_dev, st_ino) of the recording's stdout and stderr (0, 0: none).
     pub outputs: [[u64; 2]; 2],
+    /// Recording: (st_dev, st_ino) of files the process maps shared: a write to one changes
+    /// the program's memory, which hindsight sees only at a stop, so those writes stay
+    /// traced.
+    pub shared_files: [[u64; 2]; MAX_SHARED_FILES],
+    /// How many of `shared_files` are set; more than [`MAX_SHARED_FILES`]: every write stays
+    /// traced.
+    pub shared_count: u64,
     /// The kind of the agent's last report (`REPORT_*`), 0: none.
     pub report: u64,
     /// The report's detail.
@@ -185,6 +195,8 @@ impl Globals {
             tid: 0,
             others: 0,
             outputs: [[0; 2]; 2],
+            shared_files: [[0; 2]; MAX_SHARED_FILES],
+            shared_count: 0,
             report: 0,
             report_a: 0,
             buffered: 0,
@@ -240,6 +252,10 @@ pub mod offsets {
     pub const OTHERS: usize = offset_of!(Globals, others);
     /// [`Globals::outputs`].
     pub const OUTPUTS: usize = offset_of!(Globals, outputs);
+    /// [`Globals::shared_files`].
+    pub const SHARED_FILES: usize = offset_of!(Globals, shared_files);
+    /// [`Globals::shared_count`].
+    pub const SHARED_COUNT: usize = offset_of!(Globals, shared_count);
     /// [`Globals::report`].
     pub const REPORT: usize = offset_of!(Globals, report);
     /// [`Globals::report_a`].

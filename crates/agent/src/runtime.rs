@@ -266,8 +266,11 @@ fn plain_fd(fd: u64) -> bool {
         return true;
     }
     let outputs = get!(outputs);
+    let shared = get!(shared_files);
+    let count = get!(shared_count) as usize;
     let output = outputs
         .iter()
+        .chain(shared.iter().take(count))
         .any(|o| (o[0] | o[1]) != 0 && o[0] == st[0] && o[1] == st[1]);
     if slot {
         // SAFETY: as above.
@@ -365,7 +368,7 @@ fn record_call() {
         return fall_back();
     };
     if let Some(fd) = call.writes_fd {
-        if !plain_fd(fd) {
+        if get!(shared_count) as usize > MAX_SHARED_FILES || !plain_fd(fd) {
             return fall_back();
         }
     }

@@ -253,13 +253,19 @@ pub(crate) fn dup_desched(pid: i32, fd: i64) -> Option<std::os::fd::OwnedFd> {
     }
 }
 
-/// Disarms a desched event through the recorder's duplicate of its descriptor.
-pub(crate) fn disarm_desched(fd: &std::os::fd::OwnedFd) {
+/// Arms or disarms a desched event through the recorder's duplicate of its descriptor.
+pub(crate) fn set_desched(fd: &std::os::fd::OwnedFd, on: bool) {
     use std::os::fd::AsRawFd;
+    const PERF_EVENT_IOC_ENABLE: u64 = 0x2400;
     const PERF_EVENT_IOC_DISABLE: u64 = 0x2401;
+    let req = if on {
+        PERF_EVENT_IOC_ENABLE
+    } else {
+        PERF_EVENT_IOC_DISABLE
+    };
     // SAFETY: an ioctl on our own descriptor.
     unsafe {
-        libc::ioctl(fd.as_raw_fd(), PERF_EVENT_IOC_DISABLE as _, 0);
+        libc::ioctl(fd.as_raw_fd(), req as _, 0);
     }
 }
 

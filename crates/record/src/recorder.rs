@@ -1328,6 +1328,14 @@ impl Recorder {
         if state == Some(State::User) && !self.agent_at_signal(pid, tid, sig, &si)? {
             return Ok(());
         }
+        if state != Some(State::User) && self.stray_desched(pid, tid, sig, &si) {
+            if state == Some(State::InSyscall) {
+                let _ = Tid(tid).syscall(0);
+            } else if state == Some(State::Exiting) {
+                let _ = Tid(tid).cont(0);
+            }
+            return Ok(());
+        }
         if state != Some(State::User) {
             // It arrived while the thread was not executing user code (at a syscall's end):
             // written and delivered when the thread runs next.
@@ -1605,6 +1613,17 @@ impl Recorder {
             }
             "munmap" | "mremap" => p.shared.forget(args[0], args[1]),
             _ => {}
+        }
+        if name == "mmap"
+            && args[3] & libc::MAP_SHARED as u64 != 0
+            && args[3] & libc::MAP_ANONYMOUS as u64 == 0
+        {
+            if let (Some(a), Some(k)) = (
+                p.agent,
+                file_key(format!("/proc/{pid}/fd/{}", args[4] as i32)),
+            ) {
+                let _ = a.add_shared_file(&p.mem, k.dev, k.ino);
+            }
         }
     }
 

@@ -72,18 +72,46 @@ impl Recorder {
         Ok(())
     }
 
-    /// Disarms the desched event of `tid` (after a call was taken out of the agent before
-    /// the agent could disarm it).
-    fn disarm_desched(&mut self, pid: i32, tid: i32) {
-        let Some(t) = self.procs.get_mut(&pid).and_then(|p| p.thread(tid)) else {
+    /// Disarms (or arms) the desched event of `tid`, the running thread, through the
+    /// recorder's duplicate of its descriptor (after a call was taken out of the agent before
+    /// the agent could disarm it, or at a stop, which counts as a switch).
+    fn arm_desched(&mut self, pid: i32, tid: i32, on: bool) {
+        let Some(p) = self.procs.get_mut(&pid) else {
             return;
         };
+        let fd = match (p.agent, p.agent_runner == Some(tid)) {
+            // The agent may have opened it since the recorder last looked.
+            (Some(a), true) => a.state(&p.mem).map(|s| s.desched_fd).unwrap_or(-1),
+            _ => -1,
+        };
+        let Some(t) = p.thread(tid) else {
+            return;
+        };
+        if fd >= 0 && fd != t.agent.desched_fd {
+            t.agent.desched_fd = fd;
+            t.agent.desched_dup = None;
+        }
         if t.agent.desched_dup.is_none() {
             t.agent.desched_dup = agent::dup_desched(pid, t.agent.desched_fd);
         }
         if let Some(fd) = &t.agent.desched_dup {
-            agent::disarm_desched(fd);
+            agent::set_desched(fd, on);
         }
+    }
+
+    /// The running thread of `pid` was taken out of the agent in the middle of a call: the
+    /// agent is told that no call is under way.
+    fn left_agent(&mut self, pid: i32) -> Result<(), RecordError> {
+        if let Some(p) = self.procs.get(&pid) {
+            if let Some(a) = p.agent {
+                a.set_phase(&p.mem, abi::PHASE_IDLE)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn disarm_desched(&mut self, pid: i32, tid: i32) {
+        self.arm_desched(pid, tid, false);
     }
 
     /// The signals of `tid` that waited for it to leave the agent are sent again (it is at a
@@ -103,6 +131,22 @@ impl Recorder {
             agent::disarm_exit_trap(Tid(tid))?;
         }
         Ok(())
+    }
+
+    /// Whether a signal that stopped `tid` of `pid` (not executing user code) is a desched
+    /// signal of the agent's (one of the thread's event that came late): nothing for the
+    /// program.
+    pub(super) fn stray_desched(&mut self, pid: i32, tid: i32, sig: i32, si: &libc::siginfo_t) -> bool {
+        if sig != abi::DESCHED_SIGNAL {
+            return false;
+        }
+        let fd = self
+            .procs
+            .get_mut(&pid)
+            .and_then(|p| p.thread(tid))
+            .map(|t| t.agent.desched_fd)
+            .unwrap_or(-1);
+        agent::is_desched(sig, si, fd)
     }
 
     /// A signal that the recorder sent again (see [`Recorder::requeue_deferred`]) gets its
@@ -169,11 +213,26 @@ impl Recorder {
             .map(|t| t.agent.desched_fd)
             .unwrap_or(-1);
         if agent::is_desched(sig, si, state.desched_fd) || agent::is_desched(sig, si, own_fd) {
-            // The thread was switched out (blocked, or preempted) with its event armed.
-            if let Place::Interrupted { .. } = place {
-                self.drain_agent(pid, tid, &state)?;
-                self.disarm_desched(pid, tid);
-                agent::redo_traced(Tid(tid), &place)?;
+            // The thread was switched out (blocked, or preempted) with its event armed. Every
+            // ptrace stop switches it out too: the event is disarmed here, and armed again
+            // only for a call that is still to be made.
+            self.arm_desched(pid, tid, false);
+            match place {
+                Place::Interrupted { .. } => {
+                    self.drain_agent(pid, tid, &state)?;
+                    self.left_agent(pid)?;
+                    agent::redo_traced(Tid(tid), &place)?;
+                }
+                // Inside the agent, its call still to be made: armed again.
+                Place::Inside { .. }
+                    if state.phase == abi::PHASE_SYSCALL
+                        && self.procs.get(&pid).and_then(|p| p.agent).is_some_and(|a| {
+                            regs.pc() != a.addrs.untraced + abi::SYSCALL_LEN
+                        }) =>
+                {
+                    self.arm_desched(pid, tid, true);
+                }
+                _ => {}
             }
             let _ = Tid(tid).cont(0);
             return Ok(false);
@@ -196,6 +255,7 @@ impl Recorder {
                 // interrupted, and the signal is delivered there as the kernel would.
                 self.drain_agent(pid, tid, &state)?;
                 self.disarm_desched(pid, tid);
+                self.left_agent(pid)?;
                 if let Some((nr, args, result)) = agent::interrupted_traced(Tid(tid), &place)? {
                     let writes = self.written(pid, nr, &args, result);
                     self.append(
@@ -228,6 +288,8 @@ impl Recorder {
                         .filter(|s| s.ret == ret);
                     match stub {
                         Some(stub) if phase != abi::PHASE_COMMIT => {
+                            self.disarm_desched(pid, tid);
+                            self.left_agent(pid)?;
                             agent::redo_at(Tid(tid), &stub, &state)?;
                             let _ = Tid(tid).cont(0);
                             return Ok(false);
@@ -271,6 +333,7 @@ impl Recorder {
             Place::Interrupted { .. } => {
                 self.drain_agent(pid, tid, &state)?;
                 self.disarm_desched(pid, tid);
+                self.left_agent(pid)?;
                 agent::redo_traced(Tid(tid), &place)?;
                 let _ = Tid(tid).cont(0);
                 Ok(false)
