@@ -56,6 +56,9 @@ global_asm!(
     "mov [rip + {g} + {f} + 112], r15",
     "pushfq",
     "pop rax",
+    // A debugger single-stepping into the agent leaves the trap flag in what pushfq saw:
+    // the program's flags never have it (the popfq below would trap after the return).
+    "btr rax, 8",
     "mov [rip + {g} + {f} + 120], rax",
     "movdqu [rip + {g} + {x} + 0], xmm0",
     "movdqu [rip + {g} + {x} + 16], xmm1",
