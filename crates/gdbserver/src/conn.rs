@@ -1,6 +1,10 @@
-//! The TCP connection to gdb, with one packet answered on the way: `qGetTLSAddr` (where a
-//! thread's thread-local variables live), which gdbstub does not know. Everything else
-//! passes through to gdbstub untouched.
+//! The TCP connection to gdb, with packets answered on the way: `qGetTLSAddr` (where a
+//! thread's thread-local variables live), which gdbstub does not know, and packets that name
+//! a thread the replay does not have (`vCont`, `H`, `T`), which get an error reply here (in
+//! gdbstub a resume action for an unknown thread can only end the session, or resume all).
+//! Everything else passes through to gdbstub untouched. A packet is never longer than
+//! [`MAX_PACKET`]: a longer one (gdb never sends one) is dropped, with its bytes up to the
+//! next `$`.
 //!
 //! gdb asks it to print `errno` and other `__thread` variables when it has no libthread_db
 //! (a remote target). The answers come from a table the target refreshes at every stop
@@ -18,16 +22,26 @@ use gdbstub::conn::{Connection, ConnectionExt};
 /// thread), as of the last stop.
 pub type TlsTable = Rc<RefCell<Vec<(i32, u64, u64)>>>;
 
+/// The client tids of the replay's threads, as of the last stop.
+pub type Threads = Rc<RefCell<Vec<i32>>>;
+
+/// The longest packet accepted (gdb sends at most what `qSupported`'s `PacketSize` allows;
+/// this is generous above gdbstub's buffer).
+pub const MAX_PACKET: usize = 64 << 10;
+
 enum State {
     Outside,
     Packet(Vec<u8>),
     Checksum(Vec<u8>, usize),
+    /// In a packet longer than [`MAX_PACKET`]: its bytes are dropped up to the next `$`.
+    Dropping,
 }
 
 /// gdb's connection, as gdbstub reads it.
 pub struct GdbConnection {
     stream: TcpStream,
     tls: TlsTable,
+    threads: Threads,
     /// Bytes for gdbstub.
     ready: VecDeque<u8>,
     state: State,
@@ -40,10 +54,11 @@ pub struct GdbConnection {
 
 impl GdbConnection {
     /// Wraps gdb's connection.
-    pub fn new(stream: TcpStream, tls: TlsTable) -> GdbConnection {
+    pub fn new(stream: TcpStream, tls: TlsTable, threads: Threads) -> GdbConnection {
         GdbConnection {
             stream,
             tls,
+            threads,
             ready: VecDeque::new(),
             state: State::Outside,
             swallow_ack: false,
@@ -89,10 +104,15 @@ impl GdbConnection {
                 p.push(b);
                 if b == b'#' {
                     State::Checksum(p, 0)
+                } else if p.len() > MAX_PACKET {
+                    // Not a packet gdb sends: dropped, its memory with it.
+                    State::Dropping
                 } else {
                     State::Packet(p)
                 }
             }
+            State::Dropping if b == b'$' => State::Packet(vec![b]),
+            State::Dropping => State::Dropping,
             State::Checksum(mut p, n) => {
                 p.push(b);
                 if n + 1 < 2 {
@@ -109,11 +129,14 @@ impl GdbConnection {
     /// A whole packet (`$…#cc`): answered here, or passed on.
     fn packet(&mut self, p: Vec<u8>) -> std::io::Result<()> {
         let body = &p[1..p.len() - 3];
-        let Some(args) = body.strip_prefix(b"qGetTLSAddr:") else {
+        let reply = if let Some(args) = body.strip_prefix(b"qGetTLSAddr:") {
+            self.tls_reply(args).unwrap_or_else(|| "E01".to_string())
+        } else if self.names_unknown_thread(body) {
+            "E01".to_string()
+        } else {
             self.ready.extend(p);
             return Ok(());
         };
-        let reply = self.tls_reply(args).unwrap_or_else(|| "E01".to_string());
         let sum = reply.bytes().fold(0u8, |a, b| a.wrapping_add(b));
         let out = format!("+${reply}#{sum:02x}");
         self.send_now(out.as_bytes())?;
@@ -141,6 +164,36 @@ impl GdbConnection {
         Connection::flush(self)
     }
 
+    /// Whether packet `body` names a thread the replay does not have: a `vCont` action for
+    /// one, `Hg`/`Hc` selecting one, `T` asking whether one is alive. `-1` (all) and `0` (any)
+    /// name none.
+    fn names_unknown_thread(&self, body: &[u8]) -> bool {
+        let Ok(text) = std::str::from_utf8(body) else {
+            return false;
+        };
+        let ids: Vec<&str> = if let Some(actions) = text.strip_prefix("vCont;") {
+            actions
+                .split(';')
+                .filter_map(|a| a.split_once(':').map(|(_, id)| id))
+                .collect()
+        } else if let Some(id) = text.strip_prefix("Hg").or_else(|| text.strip_prefix("Hc")) {
+            vec![id]
+        } else if let Some(id) = text.strip_prefix('T') {
+            vec![id]
+        } else {
+            return false;
+        };
+        let threads = self.threads.borrow();
+        ids.into_iter().any(|id| {
+            // `TID` or `pPID.TID`, in hex.
+            let tid = id.rsplit('.').next().unwrap_or(id).trim_start_matches('p');
+            match tid {
+                "-1" | "0" | "" => false,
+                t => i32::from_str_radix(t, 16).map_or(true, |t| !threads.contains(&t)),
+            }
+        })
+    }
+
     /// `thread-id,offset,lm` → the variable's address in hex.
     fn tls_reply(&self, args: &[u8]) -> Option<String> {
         let text = std::str::from_utf8(args).ok()?;
@@ -154,6 +207,96 @@ impl GdbConnection {
         let table = self.tls.borrow();
         let &(_, _, base) = table.iter().find(|(t, l, _)| *t == tid && *l == lm)?;
         Some(format!("{:x}", base.wrapping_add(offset)))
+    }
+}
+
+/// Watches gdb's connection for a ^C (byte 0x03) while a motion runs, and interrupts the
+/// session's motion when one comes; stops watching when dropped. The byte stays in the
+/// socket for [`GdbConnection::take_interrupt`].
+pub struct InterruptWatch {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for InterruptWatch {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl GdbConnection {
+    /// Starts watching for gdb's ^C (see [`InterruptWatch`]).
+    pub fn watch_interrupt(&self, interrupter: hindsight_engine::Interrupter) -> InterruptWatch {
+        use std::os::fd::AsRawFd;
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let thread = self.stream.try_clone().ok().map(|stream| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                // The replay's SIGCHLD is read through a signalfd: this thread must not take it.
+                block_sigchld();
+                let fd = stream.as_raw_fd();
+                while !stop.load(Ordering::SeqCst) {
+                    let mut pfd = libc::pollfd {
+                        fd,
+                        events: libc::POLLIN,
+                        revents: 0,
+                    };
+                    // SAFETY: one valid pollfd.
+                    let n = unsafe { libc::poll(&mut pfd, 1, 50) };
+                    if n <= 0 {
+                        continue;
+                    }
+                    let mut buf = [0u8; 64];
+                    // SAFETY: peeks into a local buffer; the bytes stay in the socket.
+                    let got = unsafe {
+                        libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_PEEK)
+                    };
+                    if got <= 0 {
+                        return;
+                    }
+                    if buf[..got as usize].contains(&0x03) {
+                        interrupter.interrupt();
+                        return;
+                    }
+                    // Something else (an acknowledgement): look again a little later.
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+            })
+        });
+        InterruptWatch { stop, thread }
+    }
+
+    /// Consumes gdb's ^C (and acknowledgements before it), if it sent one.
+    pub fn take_interrupt(&mut self) -> std::io::Result<()> {
+        while let Some(b) = ConnectionExt::peek(self)? {
+            match b {
+                0x03 => {
+                    ConnectionExt::read(self)?;
+                    return Ok(());
+                }
+                b'+' => {
+                    ConnectionExt::read(self)?;
+                }
+                _ => return Ok(()),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Blocks SIGCHLD in the calling thread (hindsight reads it through a signalfd, which sees a
+/// signal only while every thread blocks it).
+fn block_sigchld() {
+    // SAFETY: plain signal-mask calls on a local set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGCHLD);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
     }
 }
 

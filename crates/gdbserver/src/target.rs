@@ -1,6 +1,7 @@
-//! The replay as a gdbstub target: gdb's requests become calls on the session
-//! (`hindsight_cli::remote`), and every motion — forward or reverse — runs when gdbstub waits
-//! for the stop (`wait_for_stop_reason`), synchronously.
+//! The replay as a gdbstub target: gdb's requests become calls on the engine's session
+//! (`hindsight_engine::remote`), and every motion — forward or reverse — runs when gdbstub
+//! waits for the stop (`wait_for_stop_reason`), synchronously; gdb's ^C during it interrupts
+//! it at the next event.
 //!
 //! Threads are named by their *recorded* tids (what the program saw): time travel starts the
 //! replay again, with new live tids, and gdb must keep seeing the same threads.
@@ -24,9 +25,8 @@ use gdbstub::target::ext::breakpoints::{
 use gdbstub::target::ext::monitor_cmd::{ConsoleOutput, MonitorCmd, MonitorCmdOps};
 use gdbstub::target::{Target, TargetError, TargetResult};
 use hindsight_breakpoints::table::WatchAccess;
-use hindsight_cli::remote::{self, ClientBreakpoints, RemoteStop};
-use hindsight_cli::session::Session;
-use hindsight_ptrace::Tid;
+use hindsight_engine::remote::{self, ClientBreakpoints, RemoteStop};
+use hindsight_engine::{Session, Tid};
 
 use crate::arch::{RegNum, Regs, X86_64Linux, ORIG_RAX};
 
@@ -56,11 +56,18 @@ pub struct ReplayTarget {
     pub(crate) motion: Motion,
     /// What `qGetTLSAddr` answers from (the connection reads it).
     pub(crate) tls: crate::conn::TlsTable,
+    /// The threads gdb may name (the connection refuses packets naming others).
+    pub(crate) threads: crate::conn::Threads,
     /// The client flushes its caches after `monitor` (the gdb that `--gdb` starts has a hook
     /// for it); other clients are told how when a command moved the replay.
     pub(crate) client_refreshes: bool,
     /// The server's log (connections, failures) goes to stderr.
     pub(crate) chatty: bool,
+    /// `monitor` commands: the command line's interpreter, its text captured.
+    pub(crate) monitor: crate::monitor::Monitor,
+    /// What motions tell on the way (threads, dprintf text, periodic commands): the server's
+    /// log, on stdout as the command line shows them.
+    pub(crate) log: hindsight_cli::Console,
 }
 
 impl ReplayTarget {
@@ -71,8 +78,11 @@ impl ReplayTarget {
             client: ClientBreakpoints::default(),
             motion: Motion::Continue,
             tls: Default::default(),
+            threads: Default::default(),
             client_refreshes: false,
             chatty: true,
+            monitor: Default::default(),
+            log: hindsight_cli::Console::terminal(),
         }
     }
 
@@ -83,9 +93,14 @@ impl ReplayTarget {
         }
     }
 
-    /// Refreshes the thread-local storage table (after a stop: threads and libraries change).
+    /// Refreshes the thread-local storage table and the list of threads (after a stop:
+    /// threads and libraries change).
     pub(crate) fn refresh_tls(&mut self) {
         *self.tls.borrow_mut() = remote::tls_blocks(&self.session);
+        *self.threads.borrow_mut() = remote::threads(&self.session)
+            .into_iter()
+            .map(|(_, tid)| remote::client_tid(&self.session, tid))
+            .collect();
     }
 
     /// The client disconnected: its breakpoints go, the replay stays where it is.
@@ -121,11 +136,12 @@ impl ReplayTarget {
     /// end if the failure lost it.
     pub(crate) fn run_motion(&mut self) -> (MultiThreadStopReason<u64>, Option<String>) {
         let s = &mut self.session;
+        let log = &mut self.log;
         let r = match self.motion {
-            Motion::Continue => remote::resume(s),
-            Motion::Step(t) => remote::step(s, t),
+            Motion::Continue => remote::resume(s, log),
+            Motion::Step(t) => remote::step(s, log, t),
             Motion::ReverseContinue => remote::reverse_resume(s),
-            Motion::ReverseStep(t) => remote::reverse_step(s, t),
+            Motion::ReverseStep(t) => remote::reverse_step(s, log, t),
         };
         match r {
             Ok(stop) => (self.reason(stop), None),
@@ -179,6 +195,11 @@ impl ReplayTarget {
             RemoteStop::HistoryEnd(t) => MultiThreadStopReason::ReplayLog {
                 tid: Some(self.gdb_tid(t)),
                 pos: ReplayLogPosition::End,
+            },
+            // gdb's ^C: it expects the thread to stop with SIGINT.
+            RemoteStop::Interrupted(t) => MultiThreadStopReason::SignalWithThread {
+                tid: self.gdb_tid(t),
+                signal: Signal::SIGINT,
             },
         }
     }
@@ -562,7 +583,7 @@ impl MonitorCmd for ReplayTarget {
         mut out: ConsoleOutput<'_>,
     ) -> Result<(), Self::Error> {
         let cmd = String::from_utf8_lossy(cmd).into_owned();
-        let result = remote::monitor(&mut self.session, cmd.trim());
+        let result = self.monitor.run(&mut self.session, cmd.trim());
         out.write_raw(result.text.as_bytes());
         if result.moved {
             self.refresh_tls();

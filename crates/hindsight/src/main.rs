@@ -41,6 +41,8 @@ enum Command {
     Ls,
     /// Show a trace: program, processes, events, size.
     Info(InfoArgs),
+    /// Serve the Debug Adapter Protocol to an editor (stdio, or TCP on 127.0.0.1).
+    Dap(DapArgs),
     /// Print a completion script for SHELL (bash, zsh, fish, elvish, powershell).
     #[command(
         after_help = "For example: hindsight completions bash > ~/.local/share/bash-completion/completions/hindsight"
@@ -98,7 +100,7 @@ struct RecordArgs {
     #[arg(short, long, value_name = "DIR")]
     output: Option<PathBuf>,
     /// A thread that runs MS milliseconds without a syscall while others are ready is
-    /// preempted (doubles for a thread preempted again).
+    /// preempted (doubles for a thread preempted again in code that does not count ticks).
     #[arg(
         long,
         value_name = "MS",
@@ -106,6 +108,10 @@ struct RecordArgs {
         value_parser = positive_ms
     )]
     time_slice: u64,
+    /// Chaos mode (as rr's): random time slices and a random ready thread at each turn, so
+    /// that thread orders rare in a normal run show up; the recording replays as exactly.
+    #[arg(long)]
+    chaos: bool,
     /// Do not pin hindsight and the program to one CPU.
     #[arg(long)]
     no_pin: bool,
@@ -154,6 +160,13 @@ struct InfoArgs {
     trace: Option<String>,
 }
 
+#[derive(Args, Debug)]
+struct DapArgs {
+    /// Listen on this TCP port of 127.0.0.1 instead of speaking on stdin/stdout.
+    #[arg(long, value_name = "PORT")]
+    port: Option<u16>,
+}
+
 /// `--time-slice`: a positive number of milliseconds.
 fn positive_ms(s: &str) -> Result<u64, String> {
     match s.parse::<u64>() {
@@ -163,6 +176,7 @@ fn positive_ms(s: &str) -> Result<u64, String> {
 }
 
 fn main() -> ExitCode {
+    end_on_output_errors();
     let args: Vec<OsString> = std::env::args_os().collect();
     let (cli, matches) = match parse(args) {
         Ok(parsed) => parsed,
@@ -175,6 +189,36 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Output that cannot be written ends hindsight as it ends a filter: a closed pipe
+/// (`hindsight info --events | head`) by SIGPIPE, quietly, as gdb's output does; any other
+/// failure (a full disk) with one line saying so and status 1. The front ends print with
+/// `println!`, whose failure is a panic: it is turned into that line here, before anything
+/// unwinds (the program under hindsight dies with it, as on any exit of hindsight).
+fn end_on_output_errors() {
+    // SAFETY: restores the default disposition, which the Rust runtime had set to ignore.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let msg = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if let Some(what) = msg.strip_prefix("failed printing to ") {
+            let line = format!("hindsight: cannot write to {what}\n");
+            // SAFETY: a plain write of our own buffer; stderr may be what failed: ignored.
+            unsafe {
+                libc::write(2, line.as_ptr().cast(), line.len());
+            }
+            std::process::exit(1);
+        }
+        default(info);
+    }));
 }
 
 /// Parses the command line. Help and version go to stdout (status 0); a mistake is one line
@@ -316,6 +360,7 @@ fn run(cli: Cli, matches: &ArgMatches) -> anyhow::Result<u8> {
                 args: program.collect(),
                 pin: !a.no_pin,
                 time_slice_ms: a.time_slice,
+                chaos: a.chaos,
             })
         }
         Command::Replay(a) => {
@@ -342,8 +387,8 @@ fn run(cli: Cli, matches: &ArgMatches) -> anyhow::Result<u8> {
                 Some(mode) => {
                     let (mut session, _) = hindsight_cli::open_replay(&opts)?;
                     // -ex/-x: where the replay is when gdb first sees it.
-                    hindsight_cli::remote::run_commands(&mut session, &opts.session.commands)?;
-                    let program = hindsight_cli::remote::program(&session);
+                    hindsight_gdbserver::prepare(&mut session, &opts.session.commands)?;
+                    let program = session.program().to_path_buf();
                     match mode {
                         GdbMode::Server(spec) => {
                             hindsight_gdbserver::serve(session, &spec, &program)
@@ -355,6 +400,10 @@ fn run(cli: Cli, matches: &ArgMatches) -> anyhow::Result<u8> {
         }
         Command::Ls => hindsight_cli::traces::ls(),
         Command::Info(a) => hindsight_cli::traces::info(a.trace.as_deref(), a.events, a.check),
+        Command::Dap(a) => match a.port {
+            None => hindsight_dap::run_stdio(),
+            Some(p) => hindsight_dap::run_tcp(p, || false),
+        },
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,

@@ -163,3 +163,82 @@ fn lines_of_threads_replay_in_the_order_they_were_printed() {
         replays_the_same(&rec);
     }
 }
+
+#[test]
+fn the_program_does_not_see_the_recorders_settings() {
+    let prog = compile("unrecorded_look", &[]);
+    let native = native(&prog, &[]);
+    assert_eq!(
+        native,
+        "tsc mode 1, seccomp mode 0\nset tsc: 0\ntsc mode 1, rdtsc goes forward: 1\n\
+         own filter: 0\nseccomp mode 2\n"
+    );
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, native);
+    replays_the_same(&rec);
+}
+
+#[test]
+fn semaphore_arrays_and_file_system_names() {
+    let prog = compile("sysv_sem", &[]);
+    let rec = record(&prog, &[]);
+    assert!(
+        rec.out
+            .starts_with("GETALL: 0\nvalues: 3 1 4 1 5, guard 9\nsysfs: 0, first type named "),
+        "{}",
+        rec.out
+    );
+    replays_the_same(&rec);
+}
+
+#[test]
+fn a_failed_waitid_still_writes_its_siginfo() {
+    let prog = compile("waitid_errors", &[]);
+    let native = native(&prog, &[]);
+    assert_eq!(
+        native,
+        "no child: -1 (No child processes): 0 0 0 0 0 0, then 286331153\n\
+         bad pidfd: -1 (Bad file descriptor): 0 0 0 0 0 0, then 572662306\n"
+    );
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, native);
+    replays_the_same(&rec);
+}
+
+#[test]
+fn socket_name_lengths_without_a_buffer() {
+    let prog = compile("sockname_len", &[]);
+    let native = native(&prog, &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, native);
+    assert!(
+        rec.out.starts_with("getsockname: 0, length 2\n"),
+        "{}",
+        rec.out
+    );
+    replays_the_same(&rec);
+}
+
+#[test]
+fn a_32_bit_syscall_is_refused_by_name() {
+    let prog = compile("int80", &[]);
+    let trace = scratch().join(format!("int80-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&trace);
+    let r = hindsight(&[
+        "record".as_ref(),
+        "-o".as_ref(),
+        trace.as_os_str(),
+        prog.as_os_str(),
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stdout, "before int 0x80\n");
+    assert_eq!(
+        r.stderr.lines().next(),
+        Some(
+            "hindsight: the recording stopped: unsupported syscall: a 32-bit syscall \
+             (int $0x80, number 20) in a 64-bit program"
+        ),
+        "{}",
+        r.stderr
+    );
+}

@@ -340,3 +340,94 @@ fn a_relative_trace_path_works_from_any_directory() {
         assert_eq!(r.code, 0, "{}", r.stderr);
     }
 }
+
+/// Runs `script` with bash, `$HS` set to hindsight and `$T` to a recorded trace.
+fn bash(script: &str, trace: &Path) -> Run {
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg(script)
+        .env("HS", env!("CARGO_BIN_EXE_hindsight"))
+        .env("T", trace)
+        .env("HINDSIGHT_DIR", scratch().join("hindsight-dir"))
+        .stdin(std::process::Stdio::null());
+    let (r, finished) = collect_with_timeout(&mut cmd);
+    assert!(finished, "{script}");
+    r
+}
+
+#[test]
+fn a_closed_pipe_ends_hindsight_quietly_and_a_full_disk_in_one_line() {
+    let prog = compile("rr_chatty", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    // `| head -1`: hindsight ends by SIGPIPE (status 141), saying nothing.
+    for cmd in [
+        r#""$HS" info --events "$T""#,
+        r#""$HS" replay "$T" --batch -ex continue"#,
+    ] {
+        let r = bash(
+            &format!("{cmd} | head -1 >/dev/null; echo \"status ${{PIPESTATUS[0]}}\""),
+            &trace,
+        );
+        assert_eq!(r.stdout, "status 141\n", "{cmd}\n{}", r.stderr);
+        assert_eq!(r.stderr, "", "{cmd}");
+    }
+    // stdout on a full disk: one line, status 1.
+    for cmd in [
+        r#""$HS" info --events "$T""#,
+        r#""$HS" replay "$T" --batch -ex continue"#,
+        r#""$HS" ls"#,
+    ] {
+        let r = bash(&format!("{cmd} >/dev/full; echo \"status $?\""), &trace);
+        assert_eq!(r.stdout, "status 1\n", "{cmd}\n{}", r.stderr);
+        assert_eq!(
+            r.stderr, "hindsight: cannot write to stdout: No space left on device (os error 28)\n",
+            "{cmd}"
+        );
+    }
+}
+
+#[test]
+fn recording_onto_a_full_disk_stops_in_one_line_and_keeps_what_fits() {
+    // A 256 KiB file system of its own (in a mount namespace of its own): the copy of libc
+    // does not fit.
+    let prog = compile("rr_chatty", &[]);
+    let dir = scratch().join(format!("tiny-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let r = bash(
+        &format!(
+            r#"unshare -m bash -c 'mount -t tmpfs -o size=256k tmpfs "{d}" || exit 99
+               "$HS" record -o "{d}/t" -- "{p}" >/dev/null; echo "record $?"
+               "$HS" info "{d}/t" | grep Status; echo "info $?"'"#,
+            d = dir.display(),
+            p = prog.display()
+        ),
+        &dir,
+    );
+    assert_ne!(r.code, 99, "cannot mount a tmpfs here: {}", r.stderr);
+    assert_eq!(
+        r.stdout.lines().next(),
+        Some("record 2"),
+        "{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+    let errs: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(errs.len(), 2, "{}", r.stderr);
+    assert!(
+        errs[0].starts_with("hindsight: the recording stopped: ")
+            && errs[0].ends_with("No space left on device (os error 28)"),
+        "{}",
+        errs[0]
+    );
+    assert!(
+        errs[1].ends_with("(incomplete: replayable up to there)"),
+        "{}",
+        errs[1]
+    );
+    assert!(
+        r.stdout.contains("Status:     incomplete ("),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("info 0"), "{}", r.stdout);
+}

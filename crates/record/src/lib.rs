@@ -5,6 +5,7 @@
 //! switches, child processes and the files they mapped.
 
 mod agent;
+pub mod disguise;
 pub mod error;
 pub mod point;
 pub mod recorder;

@@ -47,6 +47,7 @@ use hindsight_trace::{
 };
 
 use crate::agent;
+use crate::disguise::Disguise;
 use crate::error::RecordError;
 use crate::point;
 use crate::settle::{self, Settled};
@@ -69,6 +70,9 @@ pub struct RecordOptions {
     pub pin: bool,
     /// How long a thread runs without a syscall before another ready thread gets its turn.
     pub time_slice: Duration,
+    /// rr's chaos mode: random time slices and a random ready thread at each turn, so that
+    /// orders that are rare in a normal run show up in recordings (the replay is as exact).
+    pub chaos: bool,
 }
 
 /// How a recording ended.
@@ -196,6 +200,8 @@ struct Process {
     current: Option<i32>,
     /// When the current thread started its turn.
     since: Instant,
+    /// How long the current thread's turn may last (chaos mode draws it; else its slice).
+    turn: Option<Duration>,
     /// Its shared mappings, whose changes are written down before its threads run.
     shared: SharedMemory,
     /// How many times user code started running in another thread than before, and the
@@ -256,6 +262,10 @@ struct Recorder {
     failure: Option<String>,
     slice: Duration,
     timer_armed: bool,
+    /// Random choices of chaos mode (None: a normal recording).
+    chaos: Option<fastrand::Rng>,
+    /// The answers that would show the recorder, made those of an unrecorded program.
+    disguise: Disguise,
 }
 
 /// Records `opts.program` into a new trace. The program's stdin, stdout and stderr are
@@ -343,6 +353,8 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
         failure: None,
         slice: opts.time_slice,
         timer_armed: false,
+        chaos: opts.chaos.then(fastrand::Rng::new),
+        disguise: Disguise::default(),
     };
     rec.writer.add_process(ProcessInfo {
         pid,
@@ -362,6 +374,7 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
             ready: VecDeque::from([pid]),
             current: None,
             since: Instant::now(),
+            turn: None,
             shared: SharedMemory::default(),
             turns: 0,
             last_runner: None,
@@ -564,7 +577,8 @@ impl Recorder {
     fn update_timer(&mut self) {
         let needed = self.procs.values().any(|p| !p.ready.is_empty());
         if needed != self.timer_armed {
-            set_timer(needed.then_some(Duration::from_micros(500)));
+            let period = if self.chaos.is_some() { 100 } else { 500 };
+            set_timer(needed.then_some(Duration::from_micros(period)));
             self.timer_armed = needed;
         }
     }
@@ -582,8 +596,9 @@ impl Recorder {
             match p.current {
                 Some(cur) => {
                     let since = p.since;
+                    let turn = p.turn;
                     if let Some(t) = p.thread(cur) {
-                        if now.duration_since(since) >= t.slice.max(slice)
+                        if now.duration_since(since) >= turn.unwrap_or(t.slice.max(slice))
                             && t.state == State::User
                             && !t.interrupted
                         {
@@ -669,7 +684,11 @@ impl Recorder {
         if p.threads.iter().any(|t| t.unannounced_syscall().is_some()) {
             return Ok(());
         }
-        let Some(tid) = p.ready.pop_front() else {
+        let pick = match self.chaos.as_mut() {
+            Some(rng) => rng.usize(..p.ready.len()),
+            None => 0,
+        };
+        let Some(tid) = p.ready.remove(pick) else {
             return Ok(());
         };
         let Some(t) = p.thread(tid) else {
@@ -714,6 +733,16 @@ impl Recorder {
         };
         p.current = Some(tid);
         p.since = Instant::now();
+        // Chaos: anything from a tenth of a millisecond to forty (log-uniform), now and then
+        // a long one that starves the others.
+        p.turn = self.chaos.as_mut().map(|rng| {
+            let us = if rng.u8(..16) == 0 {
+                200_000
+            } else {
+                (100.0 * 400f64.powf(rng.f64())) as u64
+            };
+            Duration::from_micros(us)
+        });
         if p.last_runner != Some(tid) {
             p.turns += 1;
             p.last_runner = Some(tid);
@@ -787,6 +816,10 @@ impl Recorder {
         }
         let nr = regs.0.orig_rax;
         let args = regs.syscall_args();
+        if let Some(why) = self.compat_syscall(pid, &regs) {
+            self.failure = Some(why);
+            return Ok(());
+        }
         if let Some(a) = self.procs.get(&pid).and_then(|p| p.agent) {
             let name = hindsight_syscalls::name(nr).unwrap_or("");
             if agent::touches_agent(&a, name, &args) {
@@ -811,6 +844,7 @@ impl Recorder {
             }
         };
         if let Replay::Deny(errno) = class {
+            self.disguise.answered(pid, nr, &args, errno);
             regs.0.orig_rax = u64::MAX;
             regs.0.rax = (-(errno as i64)) as u64;
             Tid(tid).set_regs(&regs)?;
@@ -915,6 +949,9 @@ impl Recorder {
             t.restart_block = Some((effects_nr, effects_args));
         }
         let mem = &p.mem;
+        let result = self
+            .disguise
+            .at_exit(mem, pid, tid, effects_nr, &effects_args, result);
         let mut writes = Vec::new();
         let mut mapped = None;
         let mut failure = None;
@@ -991,6 +1028,13 @@ impl Recorder {
             self.agent_after_fds(pid, name, &s.args);
         }
         let outputs = self.output_of(pid, s.nr, &s.args, result);
+        if let Some(p) = self.procs.get(&pid) {
+            if let Some(c) = p.counter.as_ref() {
+                if shares_memory_with_child(name, &s.args, &p.mem) {
+                    c.restore_word(&p.mem)?;
+                }
+            }
+        }
         if s.exec.is_some() {
             // The new program, before its first instruction: its counter and patched code.
             let (agent, counter) = match self.procs.get(&pid) {
@@ -1113,6 +1157,22 @@ impl Recorder {
     /// Output events for a write to the terminal (or whatever stdout/stderr were when the
     /// recording started): one in this process's stream and one in each ancestor's, so
     /// that replaying any of them shows it.
+    /// A 32-bit syscall (`int $0x80` in a 64-bit program) has numbers and arguments of
+    /// another table: it is refused by name rather than recorded as the x86-64 syscall of
+    /// the same number.
+    fn compat_syscall(&self, pid: i32, regs: &hindsight_ptrace::Regs) -> Option<String> {
+        let p = self.procs.get(&pid)?;
+        let mut insn = [0u8; 2];
+        p.mem.read(regs.pc().wrapping_sub(2), &mut insn).ok()?;
+        (insn == [0xcd, 0x80]).then(|| {
+            format!(
+                "unsupported syscall: a 32-bit syscall (int $0x80, number {}) in a 64-bit \
+                 program",
+                regs.0.orig_rax
+            )
+        })
+    }
+
     /// Whether syscall `nr` writes to the terminal outputs (what stdout or stderr was when
     /// recording started). Such a write keeps its turn (unless it takes longer than the
     /// syscall patience): two threads writing there at once would reach the terminal in an
@@ -1203,7 +1263,7 @@ impl Recorder {
                 .procs
                 .get(&pid)
                 .and_then(|p| p.counter.as_ref())
-                .map(|c| c.for_child(child));
+                .map(|c| c.for_child(child, &mem));
             // The child shares its parent's shared mappings (same addresses).
             let shared = self
                 .procs
@@ -1236,6 +1296,7 @@ impl Recorder {
             };
             self.owner.insert(child, child);
             self.parents.insert(child, pid);
+            self.disguise.fork(pid, child);
             let (program, args) = process_identity(child);
             if let Some(s) = self
                 .procs
@@ -1260,6 +1321,7 @@ impl Recorder {
                     ready: VecDeque::from([child]),
                     current: None,
                     since: Instant::now(),
+                    turn: None,
                     shared,
                     turns: 0,
                     last_runner: None,
@@ -1649,6 +1711,20 @@ impl Recorder {
         while let Ok((_, _)) = hindsight_ptrace::wait_any() {}
         self.procs.clear();
     }
+}
+
+/// Whether syscall `name(args)` makes a child process that shares the caller's memory (vfork,
+/// clone with CLONE_VM but not CLONE_THREAD).
+fn shares_memory_with_child(name: &str, args: &[u64; 6], mem: &ProcessMemory) -> bool {
+    let vm = libc::CLONE_VM as u64;
+    let thread = libc::CLONE_THREAD as u64;
+    let flags = match name {
+        "vfork" => return true,
+        "clone" => args[0],
+        "clone3" => mem.read_u64(args[0]).unwrap_or(0),
+        _ => return false,
+    };
+    flags & vm != 0 && flags & thread == 0
 }
 
 /// What the kernel wrote for CLONE_PARENT_SETTID / CLONE_CHILD_SETTID (the child's tid): replay

@@ -94,7 +94,8 @@ pub enum Replay {
     /// state, program), then checked/fixed up by replay.
     Execute,
     /// Refused during recording AND replay: this errno (positive, e.g.
-    /// `libc::ENOSYS`) is returned to the program without running the call.
+    /// `libc::ENOSYS`) is returned to the program without running the call
+    /// (`Deny(0)`: success, for a setting the recorder keeps for itself).
     Deny(i32),
 }
 

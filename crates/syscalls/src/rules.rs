@@ -165,9 +165,11 @@ impl<'m> Out<'m> {
     /// A socket address returned through `addr` with its value-result length
     /// word at `lenp` (as the kernel's `move_addr_to_user` writes them).
     fn sockaddr(&mut self, addr: u64, lenp: u64) -> Result<(), SyscallError> {
-        if addr == 0 || lenp == 0 {
+        if lenp == 0 {
             return Ok(());
         }
+        // The full length goes back even when there is no buffer (a null address with a
+        // length of 0 asks for the length alone).
         let klen = u64::from(self.u32_at(lenp, "the address length")?);
         self.put(lenp, 4);
         let len = klen.min(self.original_len(lenp));
@@ -512,11 +514,31 @@ pub(crate) fn rule(nr: u64, args: &[u64; 6]) -> Result<Rule, SyscallError> {
                 }
             }),
         ),
+        // IPT_SO_SET_REPLACE, IP6T_SO_SET_REPLACE: the kernel hands back the old table's
+        // counters through the pointer of struct ipt_replace (num_counters at 84, counters
+        // at 88), 16 bytes each. Every other option only reads.
+        "setsockopt" if a[2] & 0xffff_ffff == 64 && matches!(a[1] & 0xffff_ffff, 0 | 41) => (
+            Emu,
+            eff!(|o| {
+                if o.ok() {
+                    let n = u64::from(o.u32_at(a[3] + 84, "struct ipt_replace")?);
+                    let mut p = [0u8; 8];
+                    o.read(a[3] + 88, &mut p, "struct ipt_replace")?;
+                    o.put(u64::from_ne_bytes(p), n * 16);
+                }
+            }),
+        ),
+        "setsockopt" => (Emu, nothing()),
         "waitid" => (
             Emu,
             eff!(|o| {
                 o.fixed(a[2], SIGINFO);
                 o.fixed(a[4], RUSAGE);
+                // Even when it fails the kernel fills in the siginfo's first six fields
+                // (si_signo … si_status: zeros), unless the buffer was bad.
+                if !o.ok() && !o.failed_with(EFAULT) {
+                    o.put(a[2], 28);
+                }
             }),
         ),
         "rt_sigtimedwait" => (
@@ -566,10 +588,12 @@ pub(crate) fn rule(nr: u64, args: &[u64; 6]) -> Result<Rule, SyscallError> {
         "futex" => futex_rule(&a, name, nr)?,
 
         // ---- sockets ----
+        // accept leaves the length alone without an address buffer; getsockname and
+        // getpeername write it back always.
         "accept" | "accept4" | "getsockname" | "getpeername" => (
             Emu,
             eff!(|o| {
-                if o.ok() {
+                if o.ok() && (a[1] != 0 || matches!(name, "getsockname" | "getpeername")) {
                     o.sockaddr(a[1], a[2])?;
                 }
             }),
@@ -660,6 +684,15 @@ pub(crate) fn rule(nr: u64, args: &[u64; 6]) -> Result<Rule, SyscallError> {
         ),
         "msgctl" => ipc_ctl_rule(name, a[1], a[2], &MSGCTL)?,
         "shmctl" => ipc_ctl_rule(name, a[1], a[2], &SHMCTL)?,
+        // GETALL: one unsigned short per semaphore of the set.
+        "semctl" if a[2] & 0xffff_ffff & !0x100 == 13 => (
+            Emu,
+            eff!(|o| {
+                if o.ok() {
+                    o.put(a[3], 2 * semaphores(a[0])?);
+                }
+            }),
+        ),
         "semctl" => ipc_ctl_rule(name, a[2], a[3], &SEMCTL)?,
         "shmat" | "shmdt" => {
             return Err(unsupported(
@@ -684,6 +717,23 @@ pub(crate) fn rule(nr: u64, args: &[u64; 6]) -> Result<Rule, SyscallError> {
         "quotactl_fd" => (Emu, quotactl_rule(a[1], a[3], name)?),
         "sysfs" => match a[0] {
             1 | 3 => (Emu, nothing()),
+            // The name of file system type a[1]: a string of at most 16 bytes (the kernel's
+            // longest names are shorter), its length seen in what was written.
+            2 => (
+                Emu,
+                eff!(|o| {
+                    if o.ok() {
+                        let mut b = [0u8; 256];
+                        o.read(a[2], &mut b[..1], "the file system name")?;
+                        let mut n = 1;
+                        while n < b.len() && b[n - 1] != 0 {
+                            o.read(a[2] + n as u64, &mut b[n..n + 1], "the file system name")?;
+                            n += 1;
+                        }
+                        o.put(a[2], n as u64);
+                    }
+                }),
+            ),
             _ => return Err(unknown_request("sysfs option", a[0], name)),
         },
         "seccomp" => match a[0] {
@@ -806,7 +856,6 @@ pub(crate) fn rule(nr: u64, args: &[u64; 6]) -> Result<Rule, SyscallError> {
         | "shutdown"
         | "sendto"
         | "sendmsg"
-        | "setsockopt"
         | "kill"
         | "tkill"
         | "tgkill"
@@ -1135,6 +1184,20 @@ fn ioctl_rule(req: u64, arg: u64) -> Result<Effect, SyscallError> {
         | 0x1268 // BLKSSZGET
         | 0x8004_5200 // RNDGETENTCNT
         => Io::Fixed(4),
+        0x5459 // TIOCSERGETLSR
+        | 0x5600 // VT_OPENQRY
+        | 0x4B44 // KDGKBMODE
+        => Io::Fixed(4),
+        0x545D => Io::Fixed(80), // TIOCGICOUNT: struct serial_icounter_struct
+        // TUNSETIFF and TUNGETIFF copy the whole struct ifreq back, whatever their numbers
+        // say (_IOW/_IOR of an int).
+        0x4004_54CA | 0x8004_54D2 => Io::Fixed(40),
+        0x5603 => Io::Fixed(6),  // VT_GETSTATE: struct vt_stat
+        // Interface, route and bridge setters: the kernel only reads.
+        0x890B | 0x890C // SIOCADDRT, SIOCDELRT
+        | 0x8914 | 0x8916 | 0x8918 | 0x891A | 0x891C | 0x891E | 0x8922 | 0x8924 // SIOCSIF*
+        | 0x89A0..=0x89A3 // SIOCBRADDBR, SIOCBRDELBR, SIOCBRADDIF, SIOCBRDELIF
+        => Io::Nothing,
         0x5460 // FIOQSIZE
         | 0x1260 // BLKGETSIZE
         | 0x8008_1272 // BLKGETSIZE64
@@ -1229,9 +1292,11 @@ fn prctl_rule(a: &[u64; 6]) -> Result<(Replay, Effect), SyscallError> {
     let (arg2, arg3, arg5) = (a[1], a[2], a[4]);
     let option = a[0] & 0xffff_ffff;
     Ok(match option {
-        // PR_SET_NAME, PR_SET_SECCOMP, PR_SET_TSC, PR_SET_NO_NEW_PRIVS,
-        // PR_SET_SYSCALL_USER_DISPATCH, PR_SET_MDWE, PR_SET_VMA: shape the process.
-        15 | 22 | 26 | 38 | 59 | 65 | 0x5356_4d41 => (Exec, nothing()),
+        // PR_SET_NAME, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS, PR_SET_SYSCALL_USER_DISPATCH,
+        // PR_SET_MDWE, PR_SET_VMA: shape the process.
+        15 | 22 | 38 | 59 | 65 | 0x5356_4d41 => (Exec, nothing()),
+        // PR_SET_TSC: answered without running (success), so that rdtsc stays recorded.
+        26 => (Replay::Deny(0), nothing()),
         // PR_SET_MM: PR_SET_MM_MAP_SIZE (14) only reports a size.
         35 if arg2 == 14 => (Emu, eff!(|o| { o.fixed(arg3, 4) })),
         35 => (Exec, nothing()),
@@ -1368,6 +1433,28 @@ const SEMCTL: IpcCtl = IpcCtl {
     nothing: &[0, 1, 11, 12, 14, 15, 16, 17],
     sized: &[(&[2, 18, 20], 104), (&[3, 19], 40)],
 };
+
+/// The number of semaphores of set `semid`, asked of the kernel (the recorder is in the
+/// program's IPC namespace unless the program made its own).
+fn semaphores(semid: u64) -> Result<u64, SyscallError> {
+    // SAFETY: semid_ds is plain data; IPC_STAT fills it or fails.
+    let mut ds: libc::semid_ds = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::semctl(
+            semid as i32,
+            0,
+            libc::IPC_STAT,
+            &mut ds as *mut libc::semid_ds,
+        )
+    };
+    if r != 0 {
+        return Err(SyscallError::Unknown(format!(
+            "semctl GETALL of semaphore set {semid}: its size cannot be known ({})",
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(ds.sem_nsems as u64)
+}
 
 fn ipc_ctl_rule(
     name: &'static str,

@@ -438,6 +438,11 @@ fn socket_addresses() {
     );
     // accept with null addr: nothing (the kernel does not touch addrlen)
     assert_eq!(wr("accept", &[3, 0, 0x1080], 5, &m), vec![]);
+    // getsockname with null addr: the length alone
+    assert_eq!(
+        wr("getsockname", &[3, 0, 0x1080], 0, &m),
+        vec![w(0x1080, 4)]
+    );
     // accept4 with a connected peer address length 0
     m.set_u32(0x1080, 0);
     assert_eq!(
