@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# Record/replay benchmark: wall time of four programs run natively, under `hindsight record`
+# Record/replay benchmark: wall time of test programs and real ones run natively, under `hindsight record`
 # and under `hindsight replay --batch -q -ex continue` (best of 3 each), the trace's size per
 # second of the program's run, and the recording speed in instructions per second against
 # gdb's `record full` on the same CPU-bound loop. Writes the table into BENCHMARKS.md between
 # <!-- record-bench:start --> and <!-- record-bench:end --> (appended if they are missing).
 #
 #   bench/record.sh
-#   CPU_N=... SYS_N=... THREAD_ROUNDS=... TIMER_N=... GDB_N=... RUNS=... LIMIT=SECONDS BENCH_FILE=... bench/record.sh
+#   CPU_N=... SYS_N=... THREAD_ROUNDS=... HANDOFF_ROUNDS=... TIMER_N=... GDB_N=... RUNS=... LIMIT=SECONDS BENCH_FILE=... bench/record.sh
+#   REAL=0 bench/record.sh   # without the real programs (sqlite3, ls, find, git, python3)
+#
+# The real programs need sqlite3, git and python3 (apt-get install sqlite3 git python3); a
+# missing one gets a row saying so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CPU_N=${CPU_N:-1000000000}          # rec_cpu iterations (5 instructions each)
 SYS_N=${SYS_N:-300000}              # rec_sys read/write pairs
 THREAD_ROUNDS=${THREAD_ROUNDS:-100} # rec_threads rounds per thread (4 threads)
+HANDOFF_ROUNDS=${HANDOFF_ROUNDS:-500} # rec_handoff turns per thread (16 threads)
+REAL=${REAL:-1}                     # 0: skip the real programs
 TIMER_N=${TIMER_N:-200}             # rec_timer signals (1 ms apart)
 GDB_N=${GDB_N:-20000}               # rec_cpu iterations under gdb's record full
 RUNS=${RUNS:-3}
@@ -25,6 +31,7 @@ hs=${CARGO_TARGET_DIR:-target}/release/hindsight
 gcc -O2 -g -o "$out/rec_cpu" bench/programs/rec_cpu.c
 gcc -O2 -g -o "$out/rec_sys" bench/programs/rec_sys.c
 gcc -O2 -g -pthread -o "$out/rec_threads" bench/programs/rec_threads.c
+gcc -O2 -g -pthread -o "$out/rec_handoff" bench/programs/rec_handoff.c
 gcc -O2 -g -o "$out/rec_timer" tests/programs/rr_itimer.c  # the record/replay test program, N signals
 
 # One run's wall time in ns; "timeout" or "exit N" (with its last line of stderr in
@@ -81,31 +88,61 @@ bytes() { awk -v n="$1" 'BEGIN { if (n >= 1048576) printf "%.1f MiB", n / 104857
 size_of() { if [ -d "$1" ]; then du -sb "$1" | cut -f1; else echo 0; fi; }
 
 rows=""
-for spec in "cpu|rec_cpu|$CPU_N|\`rec_cpu\` ($CPU_N iterations, no syscall)" \
-            "sys|rec_sys|$SYS_N|\`rec_sys\` ($SYS_N read+write pairs)" \
-            "threads|rec_threads|$THREAD_ROUNDS|\`rec_threads\` (4 threads × $THREAD_ROUNDS rounds, mutex handoffs)" \
-            "timer|rec_timer|$TIMER_N|\`rec_timer\` ($TIMER_N SIGALRMs, 1 ms apart, into a loop without syscalls)"; do
-    IFS='|' read -r name prog arg label <<<"$spec"
-    echo "== $prog $arg" >&2
-    native=$(best "$out/$prog" "$arg")
-    rec=$(best_record "$name" "$out/$prog" "$arg")
-    rep=-
-    total=0
-    events=0
+# One row: NAME LABEL COMMAND ARGS... (native, record, replay; the trace is deleted after).
+row() {
+    local name=$1 label=$2
+    shift 2
+    echo "== $label" >&2
+    local native rec rep=- total=0 events=0 per_s=-
+    native=$(best "$@")
+    rec=$(best_record "$name" "$@")
     if isnum "$rec"; then
         rep=$(best "$hs" replay "$out/trace-$name" --batch -q -ex continue)
-        if ! isnum "$rep"; then echo "replay of $prog: $rep: $(cat "$out/last-error" 2>/dev/null)" >&2; fi
+        if ! isnum "$rep"; then echo "replay of $name: $rep: $(cat "$out/last-error" 2>/dev/null)" >&2; fi
         total=$(size_of "$out/trace-$name")
         events=$((total - $(size_of "$out/trace-$name/files")))
     else
-        echo "record of $prog: $rec: $(cat "$out/last-error" 2>/dev/null)" >&2
+        echo "record of $name: $rec: $(cat "$out/last-error" 2>/dev/null)" >&2
     fi
-    per_s="-"
     if isnum "$native" && [ "$total" -gt 0 ]; then
         per_s="$(bytes "$(awk -v e="$events" -v n="$native" 'BEGIN { printf "%d", e / (n / 1e9) }')")/s"
     fi
     rows+="| $label | $(ms "$native") | $(ms "$rec") | $(ratio "$rec" "$native") | $(ms "$rep") | $(ratio "$rep" "$native") | $(bytes "$total") ($(bytes "$events") without copied files) | $per_s |"$'\n'
-done
+    rm -rf "$out/trace-$name"
+}
+
+row cpu "\`rec_cpu\` ($CPU_N iterations, no syscall)" "$out/rec_cpu" "$CPU_N"
+row sys "\`rec_sys\` ($SYS_N read+write pairs)" "$out/rec_sys" "$SYS_N"
+row threads "\`rec_threads\` (4 threads × $THREAD_ROUNDS rounds, mutex handoffs)" "$out/rec_threads" "$THREAD_ROUNDS"
+row handoff "\`rec_handoff\` (16 threads × $HANDOFF_ROUNDS turns, mutex + condition variables)" "$out/rec_handoff" "$HANDOFF_ROUNDS" 16
+row timer "\`rec_timer\` ($TIMER_N SIGALRMs, 1 ms apart, into a loop without syscalls)" "$out/rec_timer" "$TIMER_N"
+
+if [ "$REAL" != 0 ]; then
+    # A 10 MB database of random rows, made once.
+    db="$out/bench.db"
+    if command -v sqlite3 >/dev/null && [ ! -s "$db" ]; then
+        sqlite3 "$db" "create table t(a integer, b text);
+            with recursive n(i) as (select 1 union all select i + 1 from n where i < 40000)
+            insert into t select abs(random()) % 1000, hex(randomblob(100)) from n;" >/dev/null
+    fi
+    real_row() {
+        local name=$1 label=$2 need=$3
+        shift 3
+        if ! command -v "$need" >/dev/null; then
+            rows+="| $label | ($need not installed) | | | | | | |"$'\n'
+            return
+        fi
+        row "$name" "$label" "$@"
+    }
+    real_row sqlite "\`sqlite3\` query over a $(bytes "$(size_of "$db")") database" sqlite3 \
+        "$(command -v sqlite3)" "$db" "select a % 7, count(*), sum(length(b)) from t group by 1"
+    real_row ls "\`ls -la /usr/bin\`" ls "$(command -v ls)" -la /usr/bin
+    real_row find "\`find /usr/include\`" find "$(command -v find)" /usr/include
+    real_row git "\`git status\` in this repository" git "$(command -v git)" status
+    py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || true)
+    real_row python "\`python3 -c\` importing json and sqlite3" "${py:-python3}" \
+        "${py:-python3}" -c 'import json, sqlite3; print(json.dumps({"sqlite": sqlite3.sqlite_version}))'
+fi
 
 # Instructions per second while recording the same loop: hindsight (whole run of rec_cpu,
 # 5 × CPU_N instructions) and gdb's `record full` (GDB_N iterations from `work` to its return,

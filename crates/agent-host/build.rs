@@ -23,8 +23,7 @@ const ROOTS: [&str; 4] = [
 
 fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let manifest =
-        PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
+    let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let src = manifest.join("../agent/src");
     println!("cargo:rerun-if-changed={}", src.display());
     println!("cargo:rerun-if-changed=build.rs");
@@ -39,7 +38,14 @@ fn main() {
         .args(["--crate-name", "hindsight_agent_image"])
         .args(["--cfg", "feature=\"image\""])
         .args(["--target", &target])
-        .args(["-C", "opt-level=2", "-C", "panic=abort", "-C", "debuginfo=0"])
+        .args([
+            "-C",
+            "opt-level=2",
+            "-C",
+            "panic=abort",
+            "-C",
+            "debuginfo=0",
+        ])
         // No C library (the agent calls nothing of the program's); every symbol resolved
         // inside the object; bound there (no interposition, so no GOT lookups); the same
         // bytes at every build.
@@ -49,7 +55,11 @@ fn main() {
         .args(["-C", "link-arg=-Wl,--build-id=none"])
         // The assembly entry points are reached from outside only: roots for the linker's
         // garbage collection (hindsight finds them in the symbol table).
-        .args(ROOTS.iter().flat_map(|r| ["-C".to_string(), format!("link-arg=-Wl,--undefined={r}")]))
+        .args(
+            ROOTS
+                .iter()
+                .flat_map(|r| ["-C".to_string(), format!("link-arg=-Wl,--undefined={r}")]),
+        )
         .args(["-D", "warnings"])
         .arg("-o")
         .arg(&image)

@@ -165,7 +165,11 @@ pub fn load(tid: Tid, mem: &ProcessMemory, mode: Mode) -> Result<Agent, AgentErr
     }
     mem.write(a.globals, &g)?;
     // The code read-only and executable, the read-only data read-only.
-    for s in img.segments.iter().filter(|s| s.prot & libc::PROT_WRITE as u64 == 0) {
+    for s in img
+        .segments
+        .iter()
+        .filter(|s| s.prot & libc::PROT_WRITE as u64 == 0)
+    {
         let start = (a.range.0 + s.offset) & !0xfff;
         let end = (a.range.0 + s.offset + s.mem_len + 0xfff) & !0xfff;
         let r = inject_syscall(
@@ -175,7 +179,10 @@ pub fn load(tid: Tid, mem: &ProcessMemory, mode: Mode) -> Result<Agent, AgentErr
             [start, end - start, s.prot, 0, 0, 0],
         )?;
         if r != 0 {
-            return Err(AgentError::Map(start, format!("mprotect failed (error {})", -r)));
+            return Err(AgentError::Map(
+                start,
+                format!("mprotect failed (error {})", -r),
+            ));
         }
     }
     Ok(Agent { addrs: a })
@@ -186,7 +193,8 @@ impl Agent {
     pub fn state(&self, mem: &ProcessMemory) -> Result<State, AgentError> {
         let mut b = vec![0u8; offsets::HEADER];
         mem.read(self.addrs.globals, &mut b)?;
-        if u64_at(&b, offsets::MAGIC) != abi::MAGIC || u64_at(&b, offsets::MAGIC + 8) != abi::VERSION
+        if u64_at(&b, offsets::MAGIC) != abi::MAGIC
+            || u64_at(&b, offsets::MAGIC + 8) != abi::VERSION
         {
             return Err(AgentError::Corrupt(format!(
                 "its header at {:#x}",
@@ -240,7 +248,10 @@ impl Agent {
         }
         let mut buf = vec![0u8; used as usize];
         mem.read(self.addrs.buffer, &mut buf)?;
-        mem.write(self.addrs.globals + offsets::USED as u64, &0u64.to_le_bytes())?;
+        mem.write(
+            self.addrs.globals + offsets::USED as u64,
+            &0u64.to_le_bytes(),
+        )?;
         let mut calls = Vec::new();
         let mut at = 0;
         while at < buf.len() {
@@ -290,7 +301,10 @@ impl Agent {
 
     /// Sets the agent's phase (`abi::PHASE_*`): hindsight took a thread out of a call.
     pub fn set_phase(&self, mem: &ProcessMemory, phase: u64) -> Result<(), AgentError> {
-        mem.write(self.addrs.globals + offsets::PHASE as u64, &phase.to_le_bytes())?;
+        mem.write(
+            self.addrs.globals + offsets::PHASE as u64,
+            &phase.to_le_bytes(),
+        )?;
         Ok(())
     }
 
@@ -324,7 +338,12 @@ impl Agent {
 
     /// Tells the agent that the process maps file (st_dev, st_ino) shared: writes to it stay
     /// traced (what they change in the mapping is seen at their stop).
-    pub fn add_shared_file(&self, mem: &ProcessMemory, dev: u64, ino: u64) -> Result<(), AgentError> {
+    pub fn add_shared_file(
+        &self,
+        mem: &ProcessMemory,
+        dev: u64,
+        ino: u64,
+    ) -> Result<(), AgentError> {
         let g = self.addrs.globals;
         let count = mem.read_u64(g + offsets::SHARED_COUNT as u64)? as usize;
         let mut b = vec![0u8; abi::MAX_SHARED_FILES * 16];
@@ -360,8 +379,11 @@ impl Agent {
     pub fn fill(&self, mem: &ProcessMemory, calls: &[BufferedCall]) -> Result<(), AgentError> {
         let mut buf = Vec::new();
         for c in calls {
-            let writes: Vec<(u64, &[u8])> =
-                c.writes.iter().map(|w| (w.addr, w.data.as_slice())).collect();
+            let writes: Vec<(u64, &[u8])> = c
+                .writes
+                .iter()
+                .map(|w| (w.addr, w.data.as_slice()))
+                .collect();
             let size = hindsight_agent::record::size_for(writes.iter().map(|w| w.1.len()));
             let at = buf.len();
             buf.resize(at + size, 0);

@@ -271,12 +271,24 @@ mod tests {
     #[test]
     fn a_read_writes_what_it_returned() {
         let mut out = [(0, 0); 4];
-        let n = writes(nr::READ, &[3, 0x1000, 100, 0, 0, 0], 40, &NoMemory, &mut out);
+        let n = writes(
+            nr::READ,
+            &[3, 0x1000, 100, 0, 0, 0],
+            40,
+            &NoMemory,
+            &mut out,
+        );
         assert_eq!(n, Some(1));
         assert_eq!(out[0], (0x1000, 40));
         // A failed read writes nothing.
         assert_eq!(
-            writes(nr::READ, &[3, 0x1000, 100, 0, 0, 0], -11, &NoMemory, &mut out),
+            writes(
+                nr::READ,
+                &[3, 0x1000, 100, 0, 0, 0],
+                -11,
+                &NoMemory,
+                &mut out
+            ),
             Some(0)
         );
     }
@@ -294,7 +306,9 @@ mod tests {
 
     #[test]
     fn what_shapes_the_process_or_its_descriptors_is_not_buffered() {
-        for nr in [9u64, 10, 11, 12, 13, 14, 15, 32, 33, 56, 57, 58, 59, 60, 231, 292] {
+        for nr in [
+            9u64, 10, 11, 12, 13, 14, 15, 32, 33, 56, 57, 58, 59, 60, 231, 292,
+        ] {
             assert!(classify(nr, &[0; 6], &NoMemory).is_none(), "syscall {nr}");
         }
         // fcntl(F_DUPFD) makes a descriptor.

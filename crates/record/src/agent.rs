@@ -287,7 +287,9 @@ pub(crate) fn is_desched(sig: i32, si: &libc::siginfo_t, fd: i64) -> bool {
 pub(crate) fn touches_agent(agent: &Agent, name: &str, args: &[u64; 6]) -> bool {
     let a = &agent.addrs;
     match name {
-        "mmap" => args[3] & (libc::MAP_FIXED as u64 | 0x10_0000) != 0 && a.overlaps(args[0], args[1]),
+        "mmap" => {
+            args[3] & (libc::MAP_FIXED as u64 | 0x10_0000) != 0 && a.overlaps(args[0], args[1])
+        }
         "mremap" => {
             a.overlaps(args[0], args[1])
                 || (args[3] & libc::MREMAP_FIXED as u64 != 0 && a.overlaps(args[4], args[2]))

@@ -32,7 +32,14 @@ fn main() {
         let base = 0x7000_0000_0000u64
             - MAX_TRAMPOLINE * (p.sites.len() + p.syscalls.len()) as u64
             - 0x10000;
-        let patched = assemble(&code, &scan, &p, 0x7000_0000_0000, base & !0xfff, Some(0x7a00_0000_0000));
+        let patched = assemble(
+            &code,
+            &scan,
+            &p,
+            0x7000_0000_0000,
+            base & !0xfff,
+            Some(0x7a00_0000_0000),
+        );
         let mut how: BTreeMap<String, usize> = BTreeMap::new();
         for s in &p.sites {
             let h = match s.how {
@@ -131,6 +138,14 @@ pub fn debug_syscall(path: &str, at: u64) {
     let k = scan.index_of(at).unwrap();
     for j in k.saturating_sub(3)..k + 4 {
         let i = &scan.insns[j];
-        println!("{:#x} {} counted {:?} target {} unknown {} infn {}", i.ip(), i.insn, i.counted, scan.is_target(i.ip()), i.unknown_targets, i.in_function);
+        println!(
+            "{:#x} {} counted {:?} target {} unknown {} infn {}",
+            i.ip(),
+            i.insn,
+            i.counted,
+            scan.is_target(i.ip()),
+            i.unknown_targets,
+            i.in_function
+        );
     }
 }

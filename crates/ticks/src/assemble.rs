@@ -203,7 +203,9 @@ pub fn assemble(
     if let Some(entry) = agent {
         for site in &plan.syscalls {
             let made = match site.how {
-                How::Region { start, end } => region_block(scan, &[], start, end, bias, Some(entry)),
+                How::Region { start, end } => {
+                    region_block(scan, &[], start, end, bias, Some(entry))
+                }
                 _ => syscall_island_block(scan, site.at, bias, entry),
             };
             // A site that cannot be made stays a traced syscall.
@@ -258,8 +260,8 @@ fn place(
         return Err("its trampoline is too long");
     }
     let addr_of = |i: usize| rip + u64::from(encoded.new_instruction_offsets[i]);
-    let writes =
-        patch_writes(code, scan, at, how, back_edge_island, bias, rip).ok_or("its bytes are not the file's")?;
+    let writes = patch_writes(code, scan, at, how, back_edge_island, bias, rip)
+        .ok_or("its bytes are not the file's")?;
     let mut stubs = Vec::new();
     let mut glue_boundaries = Vec::new();
     for (i, m) in block.marks.iter().enumerate() {
@@ -566,7 +568,11 @@ impl Block {
             Mark::Boundary(ip),
         );
         self.emit(
-            enc(Instruction::with2(Code::Mov_r64_imm64, Register::R11, entry))?,
+            enc(Instruction::with2(
+                Code::Mov_r64_imm64,
+                Register::R11,
+                entry,
+            ))?,
             Mark::None,
         );
         self.emit(
@@ -663,7 +669,9 @@ fn emit_program(block: &mut Block, insn: &Instruction, site: Option<&Site>, last
     let flow = insn.flow_control();
     if insn.code() == Code::Syscall {
         // Only a syscall site's block holds a `syscall` (the counter never moves one).
-        let entry = block.agent.ok_or("a syscall in a trampoline without the agent")?;
+        let entry = block
+            .agent
+            .ok_or("a syscall in a trampoline without the agent")?;
         return block.agent_call(insn, entry, last);
     }
     match site.map(|s| (s.kind, s.flags_live)) {
@@ -724,7 +732,12 @@ fn single_block(scan: &Scan, site: &Site, bias: u64) -> Result<Block, &'static s
 
 /// The trampoline of a `syscall` at `at` sent to the agent through an island: the agent's
 /// stub, then back to the instruction after it.
-fn syscall_island_block(scan: &Scan, at: u64, bias: u64, entry: u64) -> Result<Block, &'static str> {
+fn syscall_island_block(
+    scan: &Scan,
+    at: u64,
+    bias: u64,
+    entry: u64,
+) -> Result<Block, &'static str> {
     let mut block = Block {
         agent: Some(entry),
         ..Default::default()

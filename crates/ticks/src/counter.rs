@@ -576,10 +576,7 @@ impl CodeView {
         let m = self.module_of_trampoline(pc)?;
         let stubs = &m.patched.agent_stubs;
         let i = stubs.partition_point(|s| s.entry <= pc);
-        stubs
-            .get(i.checked_sub(1)?)
-            .copied()
-            .filter(|s| pc < s.end)
+        stubs.get(i.checked_sub(1)?).copied().filter(|s| pc < s.end)
     }
 
     /// Whether `pc` is in the in-process agent's code.
@@ -589,7 +586,10 @@ impl CodeView {
 
     /// How many `syscall` instructions the patched code sends to the in-process agent.
     pub fn agent_sites(&self) -> usize {
-        self.modules.iter().map(|m| m.patched.agent_stubs.len()).sum()
+        self.modules
+            .iter()
+            .map(|m| m.patched.agent_stubs.len())
+            .sum()
     }
 
     /// The module whose executable mapping holds `pc`.
@@ -629,9 +629,8 @@ impl Clock {
     /// The tick count now; `read` reads the process's memory.
     pub fn read(&self, read: impl Fn(u64, &mut [u8]) -> bool) -> Option<u64> {
         let mut b = [0u8; 8];
-        read(self.page, &mut b).then(|| {
-            self.base + self.last.saturating_sub(u64::from_le_bytes(b)) / TICK
-        })
+        read(self.page, &mut b)
+            .then(|| self.base + self.last.saturating_sub(u64::from_le_bytes(b)) / TICK)
     }
 }
 

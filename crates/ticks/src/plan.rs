@@ -215,7 +215,8 @@ fn plan_syscalls(scan: &Scan, claims: &mut Claims, plan: &mut Plan) {
             continue;
         }
         if !claims.free(ip, end) {
-            plan.unpatched_syscalls.push((ip, "its bytes are patched already"));
+            plan.unpatched_syscalls
+                .push((ip, "its bytes are patched already"));
             continue;
         }
         if let Some(island) = island_near(scan, claims, ip + 2) {
@@ -227,7 +228,9 @@ fn plan_syscalls(scan: &Scan, claims: &mut Claims, plan: &mut Plan) {
             });
             continue;
         }
-        match find_region_with(scan, claims, k, true, &|a| targets.binary_search(&a).is_ok()) {
+        match find_region_with(scan, claims, k, true, &|a| {
+            targets.binary_search(&a).is_ok()
+        }) {
             Ok((start, rend)) => {
                 claims.take(start, rend);
                 plan.syscalls.push(SyscallSite {

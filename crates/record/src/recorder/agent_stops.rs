@@ -136,7 +136,13 @@ impl Recorder {
     /// Whether a signal that stopped `tid` of `pid` (not executing user code) is a desched
     /// signal of the agent's (one of the thread's event that came late): nothing for the
     /// program.
-    pub(super) fn stray_desched(&mut self, pid: i32, tid: i32, sig: i32, si: &libc::siginfo_t) -> bool {
+    pub(super) fn stray_desched(
+        &mut self,
+        pid: i32,
+        tid: i32,
+        sig: i32,
+        si: &libc::siginfo_t,
+    ) -> bool {
         if sig != abi::DESCHED_SIGNAL {
             return false;
         }
@@ -226,9 +232,11 @@ impl Recorder {
                 // Inside the agent, its call still to be made: armed again.
                 Place::Inside { .. }
                     if state.phase == abi::PHASE_SYSCALL
-                        && self.procs.get(&pid).and_then(|p| p.agent).is_some_and(|a| {
-                            regs.pc() != a.addrs.untraced + abi::SYSCALL_LEN
-                        }) =>
+                        && self
+                            .procs
+                            .get(&pid)
+                            .and_then(|p| p.agent)
+                            .is_some_and(|a| regs.pc() != a.addrs.untraced + abi::SYSCALL_LEN) =>
                 {
                     self.arm_desched(pid, tid, true);
                 }
@@ -476,6 +484,8 @@ fn agent_report(state: &hindsight_agent_host::State) -> String {
             "the program wrote over hindsight's agent memory (at {:#x}): the recording stops here",
             state.report.1
         ),
-        other => format!("hindsight's agent reported a problem ({other}): the recording stops here"),
+        other => {
+            format!("hindsight's agent reported a problem ({other}): the recording stops here")
+        }
     }
 }
