@@ -211,11 +211,9 @@ pub fn writes(
         READLINKAT => put(a[2], count.min(a[3]))?,
         GETRANDOM => put(a[0], count.min(a[1]))?,
         RECVFROM => put(a[1], count.min(a[2]))?,
-        GETXATTR | LGETXATTR | FGETXATTR => {
-            if a[3] != 0 {
-                put(a[2], count.min(a[3]))?;
-            }
-        }
+        // A zero size asks for the value's length only: nothing written.
+        GETXATTR | LGETXATTR | FGETXATTR if a[3] != 0 => put(a[2], count.min(a[3]))?,
+        GETXATTR | LGETXATTR | FGETXATTR => {}
         READV => {
             let mut left = count;
             let cnt = a[2].min(MAX_IOVECS);

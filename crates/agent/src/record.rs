@@ -176,7 +176,7 @@ impl<'a> Record<'a> {
             return Err(Bad::Size);
         }
         let size = get_u32(buf, 0) as usize;
-        if size < HEADER_LEN || size % 8 != 0 || size > buf.len() {
+        if size < HEADER_LEN || !size.is_multiple_of(8) || size > buf.len() {
             return Err(Bad::Size);
         }
         let bytes = &buf[..size];

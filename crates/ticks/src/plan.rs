@@ -393,7 +393,7 @@ fn find_region_with(
                 why = "something jumps right next to it";
                 break;
             }
-            if !movable(&n.insn) && !(syscall && j == k) {
+            if !(movable(&n.insn) || (syscall && j == k)) {
                 ok = false;
                 why = "next to an instruction that cannot move";
                 break;
