@@ -134,7 +134,7 @@ if [ "$REAL" != 0 ]; then
         fi
         row "$name" "$label" "$@"
     }
-    real_row sqlite "\`sqlite3\` query over a $(bytes "$(size_of "$db")") database" sqlite3 \
+    real_row sqlite "\`sqlite3\` query over a $(bytes "$(stat -c %s "$db" 2>/dev/null || echo 0)") database" sqlite3 \
         "$(command -v sqlite3)" "$db" "select a % 7, count(*), sum(length(b)) from t group by 1"
     real_row ls "\`ls -la /usr/bin\`" ls "$(command -v ls)" -la /usr/bin
     real_row find "\`find /usr/include\`" find "$(command -v find)" /usr/include
