@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Record/replay benchmark: wall time of four small programs, and of zstd and xz compressing
+# Record/replay benchmark: wall time of test programs, real ones, and zstd and xz compressing
 # BIG_MB of text with two threads, run natively, under `hindsight record`
 # and under `hindsight replay --batch -q -ex continue` (best of 3 each), the trace's size per
 # second of the program's run, and the recording speed in instructions per second against
@@ -7,12 +7,18 @@
 # <!-- record-bench:start --> and <!-- record-bench:end --> (appended if they are missing).
 #
 #   bench/record.sh
-#   CPU_N=... SYS_N=... THREAD_ROUNDS=... TIMER_N=... GDB_N=... BIG_MB=... RUNS=... LIMIT=SECONDS BENCH_FILE=... bench/record.sh
+#   CPU_N=... SYS_N=... THREAD_ROUNDS=... HANDOFF_ROUNDS=... TIMER_N=... GDB_N=... BIG_MB=... RUNS=... LIMIT=SECONDS BENCH_FILE=... bench/record.sh
+#   REAL=0 bench/record.sh   # without the real programs (sqlite3, ls, find, git, python3)
+#
+# The real programs need sqlite3, git and python3 (apt-get install sqlite3 git python3); a
+# missing one gets a row saying so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CPU_N=${CPU_N:-1000000000}          # rec_cpu iterations (5 instructions each)
 SYS_N=${SYS_N:-300000}              # rec_sys read/write pairs
 THREAD_ROUNDS=${THREAD_ROUNDS:-100} # rec_threads rounds per thread (4 threads)
+HANDOFF_ROUNDS=${HANDOFF_ROUNDS:-500} # rec_handoff turns per thread (16 threads)
+REAL=${REAL:-1}                     # 0: skip the real programs
 TIMER_N=${TIMER_N:-200}             # rec_timer signals (1 ms apart)
 GDB_N=${GDB_N:-20000}               # rec_cpu iterations under gdb's record full
 BIG_MB=${BIG_MB:-50}                # MB of text compressed by zstd -T2 and xz -T2 (0: skip them)
@@ -27,6 +33,7 @@ hs=${CARGO_TARGET_DIR:-target}/release/hindsight
 gcc -O2 -g -o "$out/rec_cpu" bench/programs/rec_cpu.c
 gcc -O2 -g -o "$out/rec_sys" bench/programs/rec_sys.c
 gcc -O2 -g -pthread -o "$out/rec_threads" bench/programs/rec_threads.c
+gcc -O2 -g -pthread -o "$out/rec_handoff" bench/programs/rec_handoff.c
 gcc -O2 -g -o "$out/rec_timer" tests/programs/rr_itimer.c  # the record/replay test program, N signals
 if [ "$BIG_MB" -gt 0 ]; then
     if ! command -v zstd >/dev/null || ! command -v xz >/dev/null; then
@@ -93,7 +100,7 @@ bytes() { awk -v n="$1" 'BEGIN { if (n >= 1048576) printf "%.1f MiB", n / 104857
 size_of() { if [ -d "$1" ]; then du -sb "$1" | cut -f1; else echo 0; fi; }
 
 rows=""
-# One row of the table: NAME LABEL COMMAND... (native, record and replay, best of $RUNS each).
+# One row: NAME LABEL COMMAND ARGS... (native, record, replay; the trace is deleted after).
 row() {
     local name=$1 label=$2
     shift 2
@@ -113,16 +120,45 @@ row() {
         per_s="$(bytes "$(awk -v e="$events" -v n="$native" 'BEGIN { printf "%d", e / (n / 1e9) }')")/s"
     fi
     rows+="| $label | $(ms "$native") | $(ms "$rec") | $(ratio "$rec" "$native") | $(ms "$rep") | $(ratio "$rep" "$native") | $(bytes "$total") ($(bytes "$events") without copied files) | $per_s |"$'\n'
+    rm -rf "$out/trace-$name"
 }
 
 row cpu "\`rec_cpu\` ($CPU_N iterations, no syscall)" "$out/rec_cpu" "$CPU_N"
 row sys "\`rec_sys\` ($SYS_N read+write pairs)" "$out/rec_sys" "$SYS_N"
 row threads "\`rec_threads\` (4 threads × $THREAD_ROUNDS rounds, mutex handoffs)" "$out/rec_threads" "$THREAD_ROUNDS"
+row handoff "\`rec_handoff\` (16 threads × $HANDOFF_ROUNDS turns, mutex + condition variables)" "$out/rec_handoff" "$HANDOFF_ROUNDS" 16
 row timer "\`rec_timer\` ($TIMER_N SIGALRMs, 1 ms apart, into a loop without syscalls)" "$out/rec_timer" "$TIMER_N"
 # Two threads compressing: preemptions land anywhere in their loops (the instruction counter).
 if [ "$BIG_MB" -gt 0 ]; then
     row zstd "\`zstd -T2 -5\` on $BIG_MB MB of text" zstd -T2 -5 -c "$out/big.txt"
     row xz "\`xz -T2\` on $BIG_MB MB of text" xz -T2 -c "$out/big.txt"
+fi
+
+if [ "$REAL" != 0 ]; then
+    # A 10 MB database of random rows, made once.
+    db="$out/bench.db"
+    if command -v sqlite3 >/dev/null && [ ! -s "$db" ]; then
+        sqlite3 "$db" "create table t(a integer, b text);
+            with recursive n(i) as (select 1 union all select i + 1 from n where i < 40000)
+            insert into t select abs(random()) % 1000, hex(randomblob(100)) from n;" >/dev/null
+    fi
+    real_row() {
+        local name=$1 label=$2 need=$3
+        shift 3
+        if ! command -v "$need" >/dev/null; then
+            rows+="| $label | ($need not installed) | | | | | | |"$'\n'
+            return
+        fi
+        row "$name" "$label" "$@"
+    }
+    real_row sqlite "\`sqlite3\` query over a $(bytes "$(stat -c %s "$db" 2>/dev/null || echo 0)") database" sqlite3 \
+        "$(command -v sqlite3)" "$db" "select a % 7, count(*), sum(length(b)) from t group by 1"
+    real_row ls "\`ls -la /usr/bin\`" ls "$(command -v ls)" -la /usr/bin
+    real_row find "\`find /usr/include\`" find "$(command -v find)" /usr/include
+    real_row git "\`git status\` in this repository" git "$(command -v git)" status
+    py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || true)
+    real_row python "\`python3 -c\` importing json and sqlite3" "${py:-python3}" \
+        "${py:-python3}" -c 'import json, sqlite3; print(json.dumps({"sqlite": sqlite3.sqlite_version}))'
 fi
 
 # Instructions per second while recording the same loop: hindsight (whole run of rec_cpu,

@@ -1,9 +1,9 @@
-/* Time travel: a loop whose iterations each make a syscall (so that replay time, counted in
-   recorded events, moves on every iteration), a helper function that writes a global, and
-   output that depends on the run (the pid). */
+/* Time travel: a loop whose iterations make a syscall that is an event (so that replay time,
+   counted in recorded events, moves on every iteration: sched_yield; the in-process agent
+   buffers getppid), a helper that writes a global, and output that depends on the run. */
+#include <sched.h>
 #include <stdio.h>
 #include <unistd.h>
-
 long total;
 int counter;
 
@@ -21,7 +21,7 @@ int main(void) {
     for (int i = 0; i < 8; i++) {
         counter = i;
         add_to_total(square(i));
-        getppid();
+        getppid(), sched_yield();
     }
     printf("pid=%d total=%ld\n", pid, total);
     return total == 140 ? 0 : 1;

@@ -89,24 +89,33 @@ impl Console {
         }
     }
 
-    /// Shows `text` as it is (a closed terminal is not an error worth stopping for).
+    /// Shows `text` as it is.
     pub fn print(&mut self, text: &str) {
-        let _ = self.out.write_all(text.as_bytes());
-        let _ = self.out.flush();
+        let r = self
+            .out
+            .write_all(text.as_bytes())
+            .and_then(|_| self.out.flush());
+        written(r, "stdout");
     }
 
     /// Shows a line.
     pub fn println(&mut self, line: &str) {
-        let _ = self.out.write_all(line.as_bytes());
-        let _ = self.out.write_all(b"\n");
-        let _ = self.out.flush();
+        let r = self
+            .out
+            .write_all(line.as_bytes())
+            .and_then(|_| self.out.write_all(b"\n"))
+            .and_then(|_| self.out.flush());
+        written(r, "stdout");
     }
 
     /// Shows an error line.
     pub fn eprintln(&mut self, line: &str) {
-        let _ = self.err.write_all(line.as_bytes());
-        let _ = self.err.write_all(b"\n");
-        let _ = self.err.flush();
+        let r = self
+            .err
+            .write_all(line.as_bytes())
+            .and_then(|_| self.err.write_all(b"\n"))
+            .and_then(|_| self.err.flush());
+        written(r, "stderr");
     }
 
     /// True after `quit`.
@@ -177,5 +186,14 @@ impl Observer for Console {
                 self.eprintln(&e.to_string());
             }
         }
+    }
+}
+
+/// Output that cannot be written fails as `println!` does (a panic "failed printing to
+/// stdout: ..."), which the binary turns into one line and status 1 (a full disk), or never
+/// sees (a closed pipe ends hindsight by SIGPIPE first).
+fn written(r: std::io::Result<()>, what: &str) {
+    if let Err(e) = r {
+        panic!("failed printing to {what}: {e}");
     }
 }

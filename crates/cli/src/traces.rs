@@ -251,6 +251,23 @@ fn event_line(e: &hindsight_trace::Event) -> String {
             point: hindsight_trace::SignalPoint::Async(point),
             ..
         } => format!("[{tid}] {what}{}", ticks_text(point)),
+        Event::Buffered { tid, calls } => {
+            // How many of each call, in the order each first appears.
+            let mut counts: Vec<(&str, usize)> = Vec::new();
+            for c in calls {
+                let name = hindsight_syscalls::name(c.nr).unwrap_or("syscall");
+                match counts.iter_mut().find(|(n, _)| *n == name) {
+                    Some(e) => e.1 += 1,
+                    None => counts.push((name, 1)),
+                }
+            }
+            let list: Vec<String> = counts.iter().map(|(n, k)| format!("{n} ×{k}")).collect();
+            format!(
+                "[{tid}] {} buffered syscalls: {}",
+                calls.len(),
+                list.join(", ")
+            )
+        }
         Event::Output { pid, fd, data } => {
             format!("output of process {pid} to fd {fd}: {} bytes", data.len())
         }
@@ -264,7 +281,13 @@ fn event_line(e: &hindsight_trace::Event) -> String {
 /// The instruction counter the trace was recorded with, and for each module it copied, what
 /// runs uncounted there (positions in that code are found by their registers instead).
 fn print_counter(r: &TraceReader) {
-    let clock = &r.header().clock;
+    let header_clock = &r.header().clock;
+    // The counter's name, then the agent's word when the recording used the agent.
+    let mut words = header_clock.split_whitespace();
+    let clock = words.next().unwrap_or("none");
+    if let Some(agent) = words.next() {
+        println!("Agent:      {agent} (the common syscalls ran inside the process, logged to its buffer)");
+    }
     if clock != hindsight_ticks::CLOCK {
         println!(
             "Counter:    {} (recorded without this hindsight's instruction counter: positions \

@@ -342,7 +342,19 @@ fn round_trip_with(
     vars: &[&str],
     prelude: &[&str],
 ) -> (Recorded, Recorded) {
-    let prog = compile(name, &[]);
+    round_trip_built(name, &compile(name, &[]), args, end, vars, prelude)
+}
+
+/// [`round_trip_with`] of a program already built from `tests/programs/NAME.c`.
+fn round_trip_built(
+    name: &str,
+    prog: &Path,
+    args: &[&str],
+    end: End,
+    vars: &[&str],
+    prelude: &[&str],
+) -> (Recorded, Recorded) {
+    let prog = prog.to_path_buf();
     let dir = workdir(name);
     let code = match end {
         End::Exit(c) => c,
@@ -1670,4 +1682,178 @@ fn a_trace_from_a_newer_version_is_refused_by_name() {
         info.stdout
     );
     info.err_has(&bumped.to_string());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The in-process agent (syscall buffering): the programs agent_*.c
+
+/// The lines of `hindsight info --events TRACE`.
+fn event_lines(rec: &Recorded) -> Vec<String> {
+    let dir = rec.trace.parent().expect("parent");
+    let r = hs_in(
+        &dir.join("root"),
+        dir,
+        None,
+        &[os("info"), os("--events"), rec.trace.as_os_str()],
+    );
+    r.code(0);
+    assert!(
+        r.stdout
+            .lines()
+            .any(|l| l.starts_with("Agent:      agent-")),
+        "info does not say the recording used the agent\n{}",
+        r.stdout
+    );
+    r.stdout.lines().map(str::to_string).collect()
+}
+
+/// How many calls named `call` the agent logged in `lines` (from [`event_lines`]), e.g.
+/// `read` counts the `read ×N` of every `N buffered syscalls: ...` line.
+fn buffered_count(lines: &[String], call: &str) -> usize {
+    let tag = format!("{call} ×");
+    lines
+        .iter()
+        .filter_map(|l| l.split_once(" buffered syscalls: ").map(|(_, list)| list))
+        .flat_map(|list| list.split(", "))
+        .filter_map(|item| item.strip_prefix(&tag))
+        .map(|n| n.parse::<usize>().expect("a count"))
+        .sum()
+}
+
+#[test]
+fn agent_pipe_read_that_blocks_lets_the_writer_run() {
+    // Each round, the main thread's read of a pipe blocks until the other thread (which
+    // sleeps first) writes the time into it. The read starts in the agent; blocked there, it
+    // must become a traced call that lets the writer run (or the recording would hang).
+    let (a, _) = round_trip("agent_pipe_wait", &[], End::Exit(0), &["sum"]);
+    assert_eq!(a.value("got"), "20");
+    let lines = event_lines(&a);
+    let blocked = lines
+        .iter()
+        .filter(|l| l.contains("] read(0x3,") && l.ends_with("(blocks)"))
+        .count();
+    assert!(
+        blocked >= 10,
+        "only {blocked} of 20 reads blocked\n{}",
+        lines.join("\n")
+    );
+    // The writes into the pipes, which never block, ran in the agent.
+    let writes = buffered_count(&lines, "write");
+    assert!(
+        writes >= 20,
+        "only {writes} buffered writes\n{}",
+        lines.join("\n")
+    );
+}
+
+#[test]
+fn agent_signals_interrupting_buffered_calls() {
+    // A read interrupted without SA_RESTART fails with EINTR; with SA_RESTART it returns what
+    // the handler wrote; a 1 ms timer lands signals in and between thousands of buffered
+    // reads. Replay delivers each where it was, the handler seeing the recorded times.
+    let (a, b) = round_trip("agent_signals", &[], End::Exit(0), &["nhits", "digest"]);
+    for rec in [&a, &b] {
+        assert_eq!(rec.value("interrupted"), "EINTR");
+        assert_ne!(rec.value("restarted"), "-1");
+        let lines = event_lines(rec);
+        let reads = buffered_count(&lines, "read");
+        let hits: usize = rec.value("nhits").parse().expect("a number");
+        assert!(
+            reads >= 100,
+            "only {reads} buffered reads\n{}",
+            lines.join("\n")
+        );
+        let signals = lines
+            .iter()
+            .filter(|l| l.contains("signal SIGALRM"))
+            .count();
+        assert!(
+            signals >= hits + 2,
+            "{signals} SIGALRM events for {hits} hits and 2 interruptions\n{}",
+            lines.join("\n")
+        );
+    }
+}
+
+#[test]
+fn agent_follows_an_exec_without_ld_preload() {
+    // The program empties its environment (LD_PRELOAD included) and execs itself: the new
+    // program's reads still go through the agent, and replay gives its values back.
+    let (a, b) = round_trip("agent_exec", &[], End::Exit(0), &["child"]);
+    for rec in [&a, &b] {
+        assert_eq!(rec.value("preload"), "unset");
+        let lines = event_lines(rec);
+        let exec = lines
+            .iter()
+            .position(|l| l.contains("] exec of "))
+            .unwrap_or_else(|| panic!("no exec event\n{}", lines.join("\n")));
+        let reads = buffered_count(&lines[exec..], "read");
+        assert!(
+            reads >= 64,
+            "only {reads} buffered reads after the exec\n{}",
+            lines.join("\n")
+        );
+    }
+}
+
+#[test]
+fn agent_in_a_static_program() {
+    // No dynamic loader and no LD_PRELOAD: the agent still comes with the counter's patches.
+    let prog = compile("agent_static", &["-static"]);
+    let (a, _) = round_trip_built("agent_static", &prog, &[], End::Exit(0), &["value"], &[]);
+    let lines = event_lines(&a);
+    let reads = buffered_count(&lines, "read");
+    assert!(
+        reads >= 100,
+        "only {reads} buffered reads\n{}",
+        lines.join("\n")
+    );
+}
+
+#[test]
+fn a_program_that_overwrites_the_agent_is_stopped_with_an_error() {
+    let prog = compile("agent_scribble", &[]);
+    let dir = workdir("agent_scribble");
+    for (how, what) in [
+        ("write", "the program wrote over hindsight's agent memory"),
+        ("map", "would change hindsight's agent memory"),
+    ] {
+        let trace = dir.join(how);
+        let r = hs_in(
+            &dir.join("root"),
+            &dir,
+            None,
+            &[
+                os("record"),
+                os("-o"),
+                trace.as_os_str(),
+                os("--"),
+                prog.as_os_str(),
+                os(how),
+            ],
+        );
+        assert!(r.code > 0, "exit status {}\n{}", r.code, r.stderr);
+        // The program never got past the damage: its line is not in the recording.
+        r.lacks("scribbled");
+        r.lacks("no agent");
+        let stopped: Vec<&str> = r
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("hindsight: the recording stopped: "))
+            .collect();
+        assert!(
+            stopped.len() == 1 && stopped[0].contains(what),
+            "expected one line saying {what:?}\n{}",
+            r.stderr
+        );
+        // What was recorded up to there replays, and says why it ends.
+        let rp = replay(&trace, &["continue"]);
+        assert!(
+            rp.stdout.contains(what) || rp.stderr.contains(what),
+            "the replay does not say why the recording ended\n{}\n{}",
+            rp.stdout,
+            rp.stderr
+        );
+        rp.lacks("scribbled");
+    }
 }

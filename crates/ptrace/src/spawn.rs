@@ -27,6 +27,9 @@ pub struct SpawnOptions {
     pub cwd: Option<std::path::PathBuf>,
     /// argv[0] when it differs from the program's path (replay runs a copy of the program).
     pub argv0: Option<std::ffi::OsString>,
+    /// With `trap_syscalls`: the one instruction address (the pc after a `syscall`
+    /// instruction) whose syscalls run without a stop (the in-process agent's).
+    pub untraced_ip: Option<u64>,
 }
 
 /// The ptrace options every tracee gets. EXITKILL: the program dies with hindsight.
@@ -48,6 +51,37 @@ fn cstring(s: &OsStr, what: &str) -> Result<CString, PtraceError> {
         path: s.to_string_lossy().into_owned(),
         reason: format!("{what} contains a NUL byte"),
     })
+}
+
+/// The filter program: `SECCOMP_RET_TRACE` for every syscall, `SECCOMP_RET_ALLOW` for those
+/// whose instruction pointer (the pc after the `syscall` instruction) is `untraced`.
+fn seccomp_filter(untraced: Option<u64>) -> Vec<libc::sock_filter> {
+    let stmt = |code: u32, k: u32| libc::sock_filter {
+        code: code as u16,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    let jeq = |k: u32, jt: u8, jf: u8| libc::sock_filter {
+        code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+        jt,
+        jf,
+        k,
+    };
+    let trace = stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_TRACE);
+    let Some(ip) = untraced else {
+        return vec![trace];
+    };
+    // struct seccomp_data: nr (0), arch (4), instruction_pointer (8), args (16…).
+    let load = |at: u32| stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, at);
+    vec![
+        load(8),
+        jeq(ip as u32, 0, 3),
+        load(12),
+        jeq((ip >> 32) as u32, 0, 1),
+        stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
+        trace,
+    ]
 }
 
 /// Forks and executes `program` with `args` (argv[1..]) as a seized tracee and returns its tid,
@@ -79,16 +113,12 @@ pub fn spawn(program: &Path, args: &[&OsStr], opts: &SpawnOptions) -> Result<Tid
         Some(c) => Some(cstring(c.as_os_str(), "the working directory")?),
         None => None,
     };
-    // The seccomp filter: one instruction, "trace every syscall". Built before the fork: the
-    // child may only make async-signal-safe calls.
-    let filter = [libc::sock_filter {
-        code: (libc::BPF_RET | libc::BPF_K) as u16,
-        jt: 0,
-        jf: 0,
-        k: libc::SECCOMP_RET_TRACE,
-    }];
+    // The seccomp filter: "trace every syscall", except those made from the one
+    // instruction `untraced_ip` names. Built before the fork: the child may only make
+    // async-signal-safe calls.
+    let filter = seccomp_filter(opts.untraced_ip);
     let fprog = libc::sock_fprog {
-        len: 1,
+        len: filter.len() as u16,
         filter: filter.as_ptr() as *mut libc::sock_filter,
     };
 

@@ -14,4 +14,7 @@ pub enum RecordError {
     /// The instruction counter could not be set up.
     #[error(transparent)]
     Ticks(#[from] hindsight_ticks::TicksError),
+    /// The in-process agent could not be set up, or the program damaged it.
+    #[error(transparent)]
+    Agent(#[from] hindsight_agent_host::AgentError),
 }

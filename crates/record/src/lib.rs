@@ -4,6 +4,7 @@
 //! results and the memory they wrote, TSC values, signals and where they landed, thread
 //! switches, child processes and the files they mapped.
 
+mod agent;
 pub mod disguise;
 pub mod error;
 pub mod point;

@@ -46,12 +46,14 @@ use hindsight_trace::{
     TraceWriter,
 };
 
+use crate::agent;
 use crate::disguise::Disguise;
 use crate::error::RecordError;
 use crate::point;
 use crate::settle::{self, Settled};
 use crate::shared::SharedMemory;
-use hindsight_ticks::counter::Counter;
+use hindsight_agent_host::Agent;
+use hindsight_ticks::counter::{AgentCode, Counter};
 
 /// What to record and where.
 #[derive(Debug, Clone)]
@@ -144,6 +146,25 @@ struct Thread {
     /// before the clone that makes them (a clone slower than the syscall patience lets
     /// other threads run while it is inside).
     unborn: Vec<i32>,
+    /// Its dealings with the in-process agent.
+    agent: AgentThread,
+}
+
+/// What the recorder keeps of a thread's dealings with the in-process agent.
+#[derive(Debug, Default)]
+struct AgentThread {
+    /// Its desched descriptor in the program (-1: none yet, -2: not available).
+    desched_fd: i64,
+    /// The recorder's duplicate of it (to disarm the event of a call taken out of the agent).
+    desched_dup: Option<std::os::fd::OwnedFd>,
+    /// Signals that arrived while it was inside the agent, delivered once it is out.
+    deferred: Vec<(i32, libc::siginfo_t)>,
+    /// A preemption that waits for it to leave the agent.
+    preempt: bool,
+    /// Its exit trap (DR0 at the agent's return) is armed.
+    exit_trap: bool,
+    /// Signals sent to it again, and the siginfo each had (put back at its delivery).
+    requeued: Vec<(i32, libc::siginfo_t)>,
 }
 
 impl Thread {
@@ -169,6 +190,10 @@ impl Thread {
             interrupted: false,
             slice: Duration::ZERO,
             unborn: Vec::new(),
+            agent: AgentThread {
+                desched_fd: -1,
+                ..Default::default()
+            },
         }
     }
 }
@@ -194,6 +219,13 @@ struct Process {
     yield_waiters: Vec<i32>,
     /// The instruction counter (None: the program runs uncounted).
     counter: Option<Counter>,
+    /// The in-process agent (None: every syscall is traced).
+    agent: Option<Agent>,
+    /// The thread the agent was last told runs (see [`Agent::set_thread`]).
+    agent_runner: Option<i32>,
+    /// Desched descriptors that no thread uses any more (of exited threads, or inherited
+    /// from a parent), for the agent to close one at a time.
+    agent_stale: Vec<i64>,
 }
 
 impl Process {
@@ -269,13 +301,18 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0),
-        clock: if ticks_enabled() {
-            hindsight_ticks::CLOCK.to_string()
-        } else {
-            "none".to_string()
+        clock: match (ticks_enabled(), agent_enabled()) {
+            (true, true) => format!(
+                "{} {}",
+                hindsight_ticks::CLOCK,
+                hindsight_agent_host::clock_word()
+            ),
+            (true, false) => hindsight_ticks::CLOCK.to_string(),
+            _ => "none".to_string(),
         },
     };
     let writer = TraceWriter::create(&opts.trace_dir, header, &opts.program)?;
+    let outputs = [file_key("/proc/self/fd/1"), file_key("/proc/self/fd/2")];
 
     let spawn = hindsight_ptrace::SpawnOptions {
         disable_aslr: true,
@@ -283,6 +320,10 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
         trap_syscalls: true,
         trap_rdtsc: true,
         argv0: Some(opts.argv0.clone()),
+        untraced_ip: match agent_enabled() {
+            true => Some(hindsight_agent_host::image::image()?.addrs.untraced + 2),
+            false => None,
+        },
         ..Default::default()
     };
     let args: Vec<&std::ffi::OsStr> = opts.args.iter().map(|a| a.as_os_str()).collect();
@@ -299,7 +340,8 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
     let sp = tid.regs()?.sp();
     hindsight_ptrace::auxv::hide_vdso(&mem, sp)?;
     let random = at_random(&mem, sp);
-    let counter = install_counter(tid, &mem)?;
+    let agent = load_agent(tid, &mem, outputs)?;
+    let counter = install_counter(tid, &mem, agent.as_ref())?;
     install_alarm_handler();
 
     let mut rec = Recorder {
@@ -310,7 +352,7 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
         early: HashSet::new(),
         root: pid,
         root_exit: None,
-        outputs: [file_key("/proc/self/fd/1"), file_key("/proc/self/fd/2")],
+        outputs,
         threads_seen: 1,
         processes_seen: 1,
         events: 0,
@@ -344,6 +386,9 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
             last_runner: None,
             yield_waiters: Vec::new(),
             counter,
+            agent,
+            agent_runner: None,
+            agent_stale: Vec::new(),
         },
     );
     rec.owner.insert(pid, pid);
@@ -386,15 +431,47 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
 /// The instruction counter for a program stopped before its first instruction, unless
 /// `HINDSIGHT_NO_TICKS` is set (for hindsight's developers: the old way of finding
 /// asynchronous positions, without ticks).
-fn install_counter(tid: Tid, mem: &ProcessMemory) -> Result<Option<Counter>, RecordError> {
+fn install_counter(
+    tid: Tid,
+    mem: &ProcessMemory,
+    agent: Option<&Agent>,
+) -> Result<Option<Counter>, RecordError> {
     if !ticks_enabled() {
         return Ok(None);
     }
-    Ok(Some(Counter::install(tid, tid.0, mem)?))
+    let agent = agent.map(|a| AgentCode {
+        entry: a.addrs.entry,
+        code: a.addrs.code,
+    });
+    Ok(Some(Counter::install(tid, tid.0, mem, agent)?))
 }
 
 fn ticks_enabled() -> bool {
     std::env::var_os("HINDSIGHT_NO_TICKS").is_none()
+}
+
+/// Whether the program's syscalls go through the in-process agent: it needs the counter's
+/// patching (which sends `syscall` instructions to it); `HINDSIGHT_NO_AGENT` turns it off.
+fn agent_enabled() -> bool {
+    ticks_enabled() && !hindsight_agent_host::disabled_by_env()
+}
+
+/// The in-process agent for a program stopped before its first instruction (before the
+/// counter patches its code, which calls the agent).
+fn load_agent(
+    tid: Tid,
+    mem: &ProcessMemory,
+    outputs: [Option<FileKey>; 2],
+) -> Result<Option<Agent>, RecordError> {
+    if !agent_enabled() {
+        return Ok(None);
+    }
+    let outputs = outputs.map(|o| o.map(|k| (k.dev, k.ino)));
+    Ok(Some(hindsight_agent_host::load(
+        tid,
+        mem,
+        hindsight_agent_host::Mode::Record { outputs },
+    )?))
 }
 
 extern "C" fn on_alarm(_: libc::c_int) {}
@@ -475,6 +552,8 @@ fn is_synchronous(sig: i32, si_code: i32) -> bool {
         libc::SIGSEGV | libc::SIGBUS | libc::SIGILL | libc::SIGFPE | libc::SIGTRAP
     ) && si_code > 0
 }
+
+mod agent_stops;
 
 impl Recorder {
     fn run(&mut self) -> Result<(), RecordError> {
@@ -684,6 +763,14 @@ impl Recorder {
         if let Some(c) = p.counter.as_mut() {
             c.run(&p.mem, tid)?;
         }
+        if let Some(a) = p.agent {
+            if p.agent_runner != Some(tid) {
+                let others = p.threads.len().saturating_sub(1) as u64;
+                let fd = p.thread(tid).map(|t| t.agent.desched_fd).unwrap_or(-1);
+                a.set_thread(&p.mem, tid, fd, others)?;
+                p.agent_runner = Some(tid);
+            }
+        }
         let Some(t) = p.thread(tid) else {
             return Ok(());
         };
@@ -734,11 +821,27 @@ impl Recorder {
             t.slice = Duration::ZERO;
         }
         let mut regs = Tid(tid).regs()?;
+        if !self.agent_at_syscall(pid, tid, &regs)? {
+            return Ok(());
+        }
         let nr = regs.0.orig_rax;
         let args = regs.syscall_args();
         if let Some(why) = self.compat_syscall(pid, &regs) {
             self.failure = Some(why);
             return Ok(());
+        }
+        if let Some(a) = self.procs.get(&pid).and_then(|p| p.agent) {
+            let name = hindsight_syscalls::name(nr).unwrap_or("");
+            if agent::touches_agent(&a, name, &args) {
+                self.failure = Some(format!(
+                    "the program's {} would change hindsight's agent memory at {:#x}-{:#x}: \
+                     the recording stops here",
+                    crate::agent::describe(nr, &args),
+                    a.addrs.range.0,
+                    a.addrs.range.1
+                ));
+                return Ok(());
+            }
         }
         let class = match hindsight_syscalls::classify(nr, &args) {
             Ok(c) => c,
@@ -932,6 +1035,7 @@ impl Recorder {
         }
         if !hindsight_syscalls::is_error(result) {
             self.follow_shared(pid, name, &s.args, result as u64);
+            self.agent_after_fds(pid, name, &s.args);
         }
         let outputs = self.output_of(pid, s.nr, &s.args, result);
         if let Some(p) = self.procs.get(&pid) {
@@ -943,12 +1047,25 @@ impl Recorder {
         }
         if s.exec.is_some() {
             // The new program, before its first instruction: its counter and patched code.
-            let counter = match self.procs.get(&pid) {
-                Some(p) => install_counter(Tid(tid), &p.mem)?,
-                None => None,
+            let (agent, counter) = match self.procs.get(&pid) {
+                Some(p) => {
+                    let agent = load_agent(Tid(tid), &p.mem, self.outputs)?;
+                    let counter = install_counter(Tid(tid), &p.mem, agent.as_ref())?;
+                    (agent, counter)
+                }
+                None => (None, None),
             };
             if let Some(p) = self.procs.get_mut(&pid) {
                 p.counter = counter;
+                p.agent = agent;
+                p.agent_runner = None;
+                for t in p.threads.iter_mut() {
+                    // Its descriptors closed on exec (close-on-exec).
+                    t.agent = AgentThread {
+                        desched_fd: -1,
+                        ..Default::default()
+                    };
+                }
             }
         } else if !hindsight_syscalls::is_error(result) {
             self.follow_code(pid, tid, name, &s.args, result as u64)?;
@@ -1155,6 +1272,8 @@ impl Recorder {
                     Some(creator) => creator.unborn.push(child),
                     None => p.ready.push_back(child),
                 }
+                // The agent learns of the new count of threads at the next switch.
+                p.agent_runner = None;
             }
         } else {
             self.threads_seen += 1;
@@ -1172,6 +1291,30 @@ impl Recorder {
                 .get(&pid)
                 .map(|p| p.shared.clone())
                 .unwrap_or_default();
+            // The child has a copy of the agent; the desched descriptors it inherited are
+            // its parent's threads' (their events count those threads): the agent closes
+            // them, and the child's threads open their own. A vfork child shares its
+            // parent's memory (the parent tells the agent its thread again when it runs).
+            let vfork = stop == Stop::Vfork;
+            let (agent, agent_stale) = match self.procs.get_mut(&pid) {
+                Some(p) => {
+                    if vfork {
+                        p.agent_runner = None;
+                    }
+                    let fds = if vfork {
+                        Vec::new()
+                    } else {
+                        p.threads
+                            .iter()
+                            .map(|t| t.agent.desched_fd)
+                            .filter(|fd| *fd >= 0)
+                            .chain(p.agent_stale.iter().copied())
+                            .collect()
+                    };
+                    (p.agent, fds)
+                }
+                None => (None, Vec::new()),
+            };
             self.owner.insert(child, child);
             self.parents.insert(child, pid);
             self.disguise.fork(pid, child);
@@ -1205,6 +1348,9 @@ impl Recorder {
                     last_runner: None,
                     yield_waiters: Vec::new(),
                     counter,
+                    agent,
+                    agent_runner: None,
+                    agent_stale,
                 },
             );
         }
@@ -1259,8 +1405,20 @@ impl Recorder {
     }
 
     fn on_signal(&mut self, pid: i32, tid: i32, sig: i32) -> Result<(), RecordError> {
+        self.restore_requeued(pid, tid, sig)?;
         let si = Tid(tid).siginfo()?;
         let state = self.state(pid, tid);
+        if state == Some(State::User) && !self.agent_at_signal(pid, tid, sig, &si)? {
+            return Ok(());
+        }
+        if state != Some(State::User) && self.stray_desched(pid, tid, sig, &si) {
+            if state == Some(State::InSyscall) {
+                let _ = Tid(tid).syscall(0);
+            } else if state == Some(State::Exiting) {
+                let _ = Tid(tid).cont(0);
+            }
+            return Ok(());
+        }
         if state != Some(State::User) {
             // It arrived while the thread was not executing user code (at a syscall's end):
             // written and delivered when the thread runs next.
@@ -1365,7 +1523,13 @@ impl Recorder {
                 0,
             )));
         };
-        if let Settled::Gone(ev) = settle::settle(pid, Tid(tid), &p.mem)? {
+        let view = p.counter.as_ref().map(|c| c.view().clone());
+        let agent_stub_entry = |pc: u64| {
+            view.as_ref()
+                .and_then(|v| v.agent_stub(pc))
+                .is_some_and(|s| s.entry == pc)
+        };
+        if let Settled::Gone(ev) = settle::settle(pid, Tid(tid), &p.mem, &agent_stub_entry)? {
             return Ok(Err(ev));
         }
         let mut ticks = None;
@@ -1423,7 +1587,11 @@ impl Recorder {
             return Ok(());
         };
         t.interrupted = false;
-        match t.state {
+        let state = t.state;
+        if state == State::User && others_ready && !self.agent_at_interrupt(pid, tid)? {
+            return Ok(());
+        }
+        match state {
             State::User if others_ready => match self.async_point(pid, tid)? {
                 Ok(point) => self.preempt(pid, tid, point),
                 Err(ev) => self.handle(tid, ev),
@@ -1477,6 +1645,13 @@ impl Recorder {
             .thread(tid)
             .map(|t| std::mem::take(&mut t.unborn))
             .unwrap_or_default();
+        if let Some(t) = p.thread(tid) {
+            if t.agent.desched_fd >= 0 {
+                let fd = t.agent.desched_fd;
+                p.agent_stale.push(fd);
+            }
+        }
+        p.agent_runner = None;
         p.threads.retain(|t| t.tid != tid);
         p.ready.retain(|t| *t != tid);
         p.ready.extend(orphans);
@@ -1527,6 +1702,17 @@ impl Recorder {
             }
             "munmap" | "mremap" => p.shared.forget(args[0], args[1]),
             _ => {}
+        }
+        if name == "mmap"
+            && args[3] & libc::MAP_SHARED as u64 != 0
+            && args[3] & libc::MAP_ANONYMOUS as u64 == 0
+        {
+            if let (Some(a), Some(k)) = (
+                p.agent,
+                file_key(format!("/proc/{pid}/fd/{}", args[4] as i32)),
+            ) {
+                let _ = a.add_shared_file(&p.mem, k.dev, k.ino);
+            }
         }
     }
 

@@ -37,11 +37,14 @@ pub enum Settled {
 
 /// Single-steps stopped thread `tid` of `pid` to a position that replay can tell apart from
 /// the same pc's other executions (see the module's comment). The first step discards the
-/// signal the thread is stopped with (the caller delivers it itself).
+/// signal the thread is stopped with (the caller delivers it itself). Stepping also stops
+/// before a pc for which `stop_before` holds (where a syscall goes to the in-process agent:
+/// an event of its own, like a `syscall` instruction).
 pub fn settle(
     pid: i32,
     tid: Tid,
     mem: &ProcessMemory,
+    stop_before: &dyn Fn(u64) -> bool,
 ) -> Result<Settled, hindsight_ptrace::PtraceError> {
     use hindsight_ptrace::{Stop, WaitEvent};
     let mut seen: HashMap<u64, ([u64; 27], u64)> = HashMap::new();
@@ -58,7 +61,7 @@ pub fn settle(
                 seen.insert(pc, (words, digest));
             }
         }
-        if !steppable(mem, pc) {
+        if stop_before(pc) || !steppable(mem, pc) {
             return Ok(Settled::Here);
         }
         tid.step(0)?;

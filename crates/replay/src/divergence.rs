@@ -51,6 +51,14 @@ pub fn describe_event(e: &hindsight_trace::Event) -> String {
         Event::Signal { signo, .. } => format!("signal {}", signal_name(*signo)),
         Event::Preempt { point, .. } => format!("a thread switch at {:#x}", point.regs[16]),
         Event::Exec { path, .. } => format!("exec of {}", String::from_utf8_lossy(path)),
+        Event::Buffered { calls, .. } => match calls.first() {
+            Some(c) => format!(
+                "{} buffered syscall(s), the first {}",
+                calls.len(),
+                describe_syscall(c.nr, &c.args)
+            ),
+            None => "no buffered syscalls".to_string(),
+        },
         other => other.kind_name().to_string(),
     }
 }

@@ -17,6 +17,9 @@ pub enum ReplayError {
     /// The instruction counter failed.
     #[error(transparent)]
     Ticks(#[from] hindsight_ticks::TicksError),
+    /// The in-process agent failed.
+    #[error(transparent)]
+    Agent(#[from] hindsight_agent_host::AgentError),
     /// The trace cannot be replayed as asked (what and why, in words).
     #[error("{0}")]
     Unsupported(String),

@@ -154,6 +154,11 @@ pub struct Replayer {
     /// The instruction counter, as when recorded (None: the trace has no ticks). Threads
     /// are known to it by their recorded tids.
     counter: Option<Counter>,
+    /// The in-process agent, when the recording had it.
+    agent: Option<hindsight_agent_host::Agent>,
+    /// The recorded thread whose buffered calls were handed to the agent and are not known
+    /// to be all answered yet.
+    batch: Option<i32>,
     /// Where to stop: (events replayed, tick count of the thread that runs then).
     tick_stop: Option<(u64, u64)>,
     /// Tick counts at which threads stop (recorded tid, ticks): the user's tick quanta.
@@ -172,10 +177,17 @@ impl Replayer {
         }
         let reader = TraceReader::open(&opts.trace)?;
         let clock = &reader.header().clock;
-        if clock != "none" && clock != hindsight_ticks::CLOCK {
+        let counter_name = clock.split_whitespace().next().unwrap_or("");
+        if counter_name != "none" && counter_name != hindsight_ticks::CLOCK {
             return Err(ReplayError::Unsupported(format!(
                 "the trace was recorded with another instruction counter ({clock}; this hindsight counts {}): replay it with the hindsight that recorded it",
                 hindsight_ticks::CLOCK
+            )));
+        }
+        if let Err(word) = hindsight_agent_host::used_in(clock) {
+            return Err(ReplayError::Unsupported(format!(
+                "the trace was recorded with another version of hindsight's agent ({word}; this hindsight's is {}): replay it with the hindsight that recorded it",
+                hindsight_agent_host::clock_word()
             )));
         }
         // Every file checked against its checksum before any is used.
@@ -204,8 +216,14 @@ impl Replayer {
         let stream = reader.events(root)?;
         let live_pid = inf.pid();
         let mem = ProcessMemory::open(live_pid)?;
+        let agent = load_agent(&reader, Tid(live_pid), &mem)?;
         let counter = if counted(&reader) {
-            Some(Counter::install(Tid(live_pid), root, &mem)?)
+            Some(Counter::install(
+                Tid(live_pid),
+                root,
+                &mem,
+                agent.map(agent_code),
+            )?)
         } else {
             None
         };
@@ -236,6 +254,8 @@ impl Replayer {
             missed: None,
             cpu_ratio: 1.0,
             counter,
+            agent,
+            batch: None,
             tick_stop: None,
             thread_tick_stops: Vec::new(),
         };
@@ -395,6 +415,8 @@ impl Replayer {
             clear_tid: self.clear_tid.clone(),
             // Threads are known by their recorded tids: the copy's counts are the same.
             counter: self.counter.clone(),
+            agent: self.agent,
+            batch: self.batch,
             tick_stop: None,
             thread_tick_stops: Vec::new(),
         })
@@ -586,6 +608,60 @@ impl Replayer {
             tid,
             recorded,
             replayed,
+        })
+    }
+
+    /// Thread `rtid` has reached its next event (it did `replayed`): the calls of its that
+    /// were handed to the agent must all have been answered (a divergence otherwise).
+    fn batch_answered(
+        &mut self,
+        rtid: i32,
+        replayed: &str,
+    ) -> Result<Option<ReplayStop>, ReplayError> {
+        if self.batch != Some(rtid) {
+            return Ok(None);
+        }
+        let Some(a) = self.agent else {
+            return Ok(None);
+        };
+        let (n, first) = a.unanswered(&self.mem)?;
+        if n == 0 {
+            self.batch = None;
+            return Ok(None);
+        }
+        let first = first
+            .map(|c| describe_syscall(c.nr, &c.args))
+            .unwrap_or_default();
+        Ok(Some(self.diverged(
+            rtid,
+            format!("{n} more buffered syscall(s) first (the next one {first})"),
+            replayed.to_string(),
+        )))
+    }
+
+    /// A stop at the agent's report (a seccomp stop at its report instruction): the replayed
+    /// program's syscall is not the recorded one, or its memory was overwritten.
+    fn agent_report(&mut self, tid: Tid) -> Result<ReplayStop, ReplayError> {
+        let rtid = self.recorded_tid(tid);
+        let Some(a) = self.agent else {
+            return Ok(self.diverged(rtid, "a syscall".into(), "an agent report".into()));
+        };
+        let state = a.state(&self.mem)?;
+        let (kind, detail) = state.report;
+        let replayed = describe_syscall(state.frame.rax, &state.frame.args());
+        Ok(match kind {
+            hindsight_agent::abi::REPORT_MISMATCH => {
+                let recorded = a
+                    .record_at(&self.mem, detail)
+                    .map(|c| describe_syscall(c.nr, &c.args))
+                    .unwrap_or_else(|e| e.to_string());
+                self.diverged(rtid, format!("buffered {recorded}"), replayed)
+            }
+            _ => self.diverged(
+                rtid,
+                format!("buffered syscalls (hindsight's agent memory at {detail:#x})"),
+                format!("{replayed}, the agent's memory overwritten by the program"),
+            ),
         })
     }
 
@@ -896,6 +972,18 @@ impl Replayer {
                     self.consume();
                     self.write_all(&writes)?;
                 }
+                Event::Buffered { tid, calls } => {
+                    self.consume();
+                    let Some(a) = self.agent else {
+                        return Ok(Some(self.diverged(
+                            tid,
+                            describe_event(&Event::Buffered { tid, calls }),
+                            "no agent to answer them".into(),
+                        )));
+                    };
+                    a.fill(&self.mem, &calls)?;
+                    self.batch = Some(tid);
+                }
                 Event::ThreadExit { tid } => {
                     self.consume();
                     if let Some(live) = self.live.get(&tid).copied() {
@@ -1176,6 +1264,10 @@ impl Replayer {
                 ),
             )));
         }
+        let what = format!("{} at {:#x}", describe_event(event), regs.pc());
+        if let Some(s) = self.batch_answered(rtid, &what)? {
+            return Ok(Some(s));
+        }
         match self.consume() {
             Some(Event::Signal { signo, siginfo, .. }) => {
                 let fits = siginfo.len() >= std::mem::size_of::<libc::siginfo_t>();
@@ -1214,6 +1306,11 @@ impl Replayer {
         }
         // The hit was handled: the thread is not "in" a breakpoint any more.
         inf.forget_trap(tid);
+        let rtid = self.recorded_tid(tid);
+        let what = format!("an asynchronous position at {:#x}", tid.regs()?.pc());
+        if let Some(s) = self.batch_answered(rtid, &what)? {
+            return Ok(Some(s));
+        }
         match self.consume() {
             Some(Event::Signal { signo, siginfo, .. }) => {
                 self.inject_signal(inf, hook, tid, signo, &siginfo)
@@ -1295,6 +1392,15 @@ impl Replayer {
         let args = regs.syscall_args();
         let rtid = self.recorded_tid(tid);
         let replayed = describe_syscall(nr, &args);
+        if self
+            .agent
+            .is_some_and(|a| regs.pc() == a.addrs.report + hindsight_agent::abi::SYSCALL_LEN)
+        {
+            return self.agent_report(tid).map(Some);
+        }
+        if let Some(s) = self.batch_answered(rtid, &replayed)? {
+            return Ok(Some(s));
+        }
         let Some(event) = self.peek()?.cloned() else {
             return Ok(Some(self.end_of_recording()));
         };
@@ -1807,8 +1913,15 @@ impl Replayer {
         }
         // The new program's counter, installed where the recorder installed it: at the
         // exec's syscall exit, before its first instruction.
+        self.agent = load_agent(&self.reader, leader, &self.mem)?;
+        self.batch = None;
         if self.counter.is_some() {
-            self.counter = Some(Counter::install(leader, self.pid, &self.mem)?);
+            self.counter = Some(Counter::install(
+                leader,
+                self.pid,
+                &self.mem,
+                self.agent.map(agent_code),
+            )?);
             self.publish_code(inf);
         }
         self.apply_kernel_writes()?;
@@ -1897,6 +2010,9 @@ impl Replayer {
                         tsc: value,
                         aux,
                     }) if t == rtid && pc == regs.pc() => {
+                        if let Some(s) = self.batch_answered(rtid, &format!("rdtsc at {pc:#x}"))? {
+                            return Ok(Some(s));
+                        }
                         self.consume();
                         tsc::complete(&mut regs, read, value, aux.unwrap_or(0));
                         tid.set_regs(&regs)?;
@@ -1923,6 +2039,10 @@ impl Replayer {
                 point: SignalPoint::Synchronous,
                 ..
             }) if t == rtid && signo == signal => {
+                let what = format!("signal {}", crate::divergence::signal_name(signal));
+                if let Some(s) = self.batch_answered(rtid, &what)? {
+                    return Ok(Some(s));
+                }
                 self.consume();
                 if hook.stops_on_signal(signal) {
                     return Ok(Some(ReplayStop::Program(StopEvent::Signal { tid, signal })));
@@ -2005,7 +2125,37 @@ impl hindsight_control::CodeMap for PatchedCode {
 
 /// Whether the trace was recorded with this hindsight's instruction counter.
 fn counted(reader: &TraceReader) -> bool {
-    reader.header().clock == hindsight_ticks::CLOCK
+    reader.header().clock.split_whitespace().next() == Some(hindsight_ticks::CLOCK)
+}
+
+/// Whether the trace was recorded with the in-process agent.
+fn with_agent(reader: &TraceReader) -> bool {
+    counted(reader) && hindsight_agent_host::used_in(&reader.header().clock) == Ok(true)
+}
+
+/// The in-process agent for a replayed program stopped before its first instruction, when
+/// the recording had it (loaded where and when the recorder loaded it: before the counter
+/// patches the code).
+fn load_agent(
+    reader: &TraceReader,
+    tid: Tid,
+    mem: &ProcessMemory,
+) -> Result<Option<hindsight_agent_host::Agent>, ReplayError> {
+    if !with_agent(reader) {
+        return Ok(None);
+    }
+    Ok(Some(hindsight_agent_host::load(
+        tid,
+        mem,
+        hindsight_agent_host::Mode::Replay,
+    )?))
+}
+
+fn agent_code(a: hindsight_agent_host::Agent) -> hindsight_ticks::counter::AgentCode {
+    hindsight_ticks::counter::AgentCode {
+        entry: a.addrs.entry,
+        code: a.addrs.code,
+    }
 }
 
 /// The asynchronous position an event happens at, if it has one.
@@ -2057,6 +2207,10 @@ fn spawn_root(reader: &TraceReader, pin: bool) -> Result<(PathBuf, Inferior), Re
         ),
         cwd: cwd.is_dir().then_some(cwd),
         argv0: h.args.first().map(|a| OsString::from_vec(a.clone())),
+        untraced_ip: match with_agent(reader) {
+            true => Some(hindsight_agent_host::image::image()?.addrs.untraced + 2),
+            false => None,
+        },
     };
     let mut inf = Inferior::spawn_with(&program, &arg_refs, &spawn)?;
     yield_to_tracer(inf.pid());

@@ -29,6 +29,10 @@ use iced_x86::{
 
 use crate::code::ModuleCode;
 use crate::plan::{How, Plan, Site, Uncounted, JUMP_LEN};
+
+/// Bytes below the stack pointer that the ABI lets leaf code use (an agent stub moves the
+/// stack pointer past them before it calls the agent).
+const RED_ZONE: u64 = 128;
 use crate::scan::{Counted, Scan};
 
 /// The counter's step per tick: the low byte of the counter never changes, so the flags the
@@ -97,6 +101,34 @@ pub struct Patched {
     pub displaced: Vec<(u64, u64)>,
     /// Counted instructions left without a patch (run-time addresses).
     pub uncounted: Vec<Uncounted>,
+    /// The stubs that send `syscall` instructions to the in-process agent, sorted by
+    /// [`AgentStub::entry`] (none when the module was patched without the agent).
+    pub agent_stubs: Vec<AgentStub>,
+}
+
+/// The stub of a `syscall` instruction sent to the in-process agent:
+///
+/// ```text
+///   entry:     lea rsp, [rsp - 128]     the syscall's boundary (the red zone is kept)
+///              mov r11, AGENT_ENTRY
+///              call r11                 the agent answers the call, or asks for it to be
+///   ret:       lea rsp, [rsp + 128]       executed here (rcx = 0: answered)
+///              jrcxz end
+///   fallback:  syscall                  traced, with the program's registers
+///   end:       (the program's next instruction)
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentStub {
+    /// Its first instruction, where a thread stands at the program's `syscall`.
+    pub entry: u64,
+    /// The return address of its call into the agent.
+    pub ret: u64,
+    /// Its `syscall` instruction (the call executed in place).
+    pub fallback: u64,
+    /// Just past that `syscall`.
+    pub end: u64,
+    /// The program address of the `syscall` instruction it stands for.
+    pub logical: u64,
 }
 
 /// Why a site's trampoline could not be made.
@@ -108,8 +140,16 @@ fn encode_error(e: iced_x86::IcedError) -> &'static str {
 /// The most bytes one site's trampoline can take (planning reserves this much per site).
 pub const MAX_TRAMPOLINE: u64 = 256;
 
-/// Assembles `plan` for the module mapped with load bias `bias`, its trampolines from `base`.
-pub fn assemble(code: &ModuleCode, scan: &Scan, plan: &Plan, bias: u64, base: u64) -> Patched {
+/// Assembles `plan` for the module mapped with load bias `bias`, its trampolines from `base`;
+/// with `agent` (the in-process agent's entry), its syscall sites too.
+pub fn assemble(
+    code: &ModuleCode,
+    scan: &Scan,
+    plan: &Plan,
+    bias: u64,
+    base: u64,
+    agent: Option<u64>,
+) -> Patched {
     let mut out = Patched {
         base,
         ..Default::default()
@@ -134,9 +174,8 @@ pub fn assemble(code: &ModuleCode, scan: &Scan, plan: &Plan, bias: u64, base: u6
         }
         let group = &plan.sites[k..j];
         k = j;
-        let rip = base + out.code.len() as u64;
         let made = match how {
-            How::Region { start, end } => region_block(scan, group, start, end, bias),
+            How::Region { start, end } => region_block(scan, group, start, end, bias, None),
             _ => single_block(scan, &group[0], bias),
         };
         let block = match made {
@@ -146,68 +185,43 @@ pub fn assemble(code: &ModuleCode, scan: &Scan, plan: &Plan, bias: u64, base: u6
                 continue;
             }
         };
-        let encoded = match BlockEncoder::encode(
-            64,
-            InstructionBlock::new(&block.insns, rip),
-            BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS,
+        let back_edge_island =
+            group[0].kind == Counted::BackEdge && matches!(how, How::Island { .. });
+        if let Err(why) = place(
+            &mut out,
+            code,
+            scan,
+            &block,
+            (group[0].at, how),
+            back_edge_island,
+            group.len(),
+            bias,
         ) {
-            Ok(r) => r,
-            Err(e) => {
-                uncount(&mut out, group, bias, encode_error(e));
-                continue;
-            }
-        };
-        if encoded.code_buffer.len() as u64 > MAX_TRAMPOLINE * group.len() as u64 {
-            uncount(&mut out, group, bias, "its trampoline is too long");
-            continue;
+            uncount(&mut out, group, bias, why);
         }
-        let addr_of = |i: usize| rip + u64::from(encoded.new_instruction_offsets[i]);
-        let Some(writes) = patch_writes(code, scan, group, bias, rip) else {
-            uncount(&mut out, group, bias, "its bytes are not the file's");
-            continue;
-        };
-        for (i, m) in block.marks.iter().enumerate() {
-            match *m {
-                Mark::None => {}
-                Mark::Boundary(logical) => {
-                    out.boundaries.push((addr_of(i), logical));
-                    out.moved.push((logical, addr_of(i)));
+    }
+    if let Some(entry) = agent {
+        for site in &plan.syscalls {
+            let made = match site.how {
+                How::Region { start, end } => {
+                    region_block(scan, &[], start, end, bias, Some(entry))
                 }
-                Mark::Glue(_) => {}
-                Mark::AfterTrap {
-                    cont,
-                    logical,
-                    set_zf,
-                } => {
-                    // The jump back to the continuation: a glue jump to the program goes
-                    // straight there.
-                    let resume = match block.index_of(cont) {
-                        Some(c) => match block.marks[c] {
-                            Mark::Glue(l) => l,
-                            _ => addr_of(c),
-                        },
-                        None => cont,
-                    };
-                    out.traps.push(Trap {
-                        at: addr_of(i),
-                        resume,
-                        logical,
-                        set_zf,
-                    });
-                }
+                _ => syscall_island_block(scan, site.at, bias, entry),
+            };
+            // A site that cannot be made stays a traced syscall.
+            if let Ok(block) = made {
+                let _ = place(
+                    &mut out,
+                    code,
+                    scan,
+                    &block,
+                    (site.at, site.how),
+                    false,
+                    1,
+                    bias,
+                );
             }
         }
-        for w in &writes {
-            // A short back edge keeps its place (only its displacement changes).
-            let keeps_place = group[0].kind == Counted::BackEdge
-                && matches!(how, How::Island { .. })
-                && w.addr == group[0].at + bias;
-            if !keeps_place {
-                out.displaced.push((w.addr, w.addr + w.bytes.len() as u64));
-            }
-        }
-        out.writes.extend(writes);
-        out.code.extend_from_slice(&encoded.code_buffer);
     }
     out.writes.sort_by_key(|w| w.addr);
     out.boundaries.sort_unstable();
@@ -216,7 +230,111 @@ pub fn assemble(code: &ModuleCode, scan: &Scan, plan: &Plan, bias: u64, base: u6
     out.moved.sort_unstable();
     out.moved.dedup_by_key(|m| m.0);
     out.displaced.sort_unstable();
+    out.agent_stubs.sort_by_key(|s| s.entry);
     out
+}
+
+/// Encodes `block` at the end of the trampolines and adds it, its tables and the writes
+/// that send the patch `(at, how)` there to `out`. `back_edge_island`: a short back edge
+/// reaching its island keeps its place. `sites`: how many sites the block serves (its
+/// size limit).
+#[allow(clippy::too_many_arguments)]
+fn place(
+    out: &mut Patched,
+    code: &ModuleCode,
+    scan: &Scan,
+    block: &Block,
+    (at, how): (u64, How),
+    back_edge_island: bool,
+    sites: usize,
+    bias: u64,
+) -> Result<(), &'static str> {
+    let rip = out.base + out.code.len() as u64;
+    let encoded = BlockEncoder::encode(
+        64,
+        InstructionBlock::new(&block.insns, rip),
+        BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS,
+    )
+    .map_err(encode_error)?;
+    if encoded.code_buffer.len() as u64 > MAX_TRAMPOLINE * sites as u64 {
+        return Err("its trampoline is too long");
+    }
+    let addr_of = |i: usize| rip + u64::from(encoded.new_instruction_offsets[i]);
+    let writes = patch_writes(code, scan, at, how, back_edge_island, bias, rip)
+        .ok_or("its bytes are not the file's")?;
+    let mut stubs = Vec::new();
+    let mut glue_boundaries = Vec::new();
+    for (i, m) in block.marks.iter().enumerate() {
+        if let Mark::AgentReturn(logical) = *m {
+            // The fallback `syscall` is two instructions on (see [`AgentStub`]).
+            let fallback = addr_of(i + 2);
+            let entry = block
+                .marks
+                .iter()
+                .position(|m| *m == Mark::Boundary(logical))
+                .map(addr_of)
+                .ok_or("an agent stub without its boundary")?;
+            if block.insns.get(i + 2).map(|x| x.code()) != Some(Code::Syscall) {
+                return Err("an agent stub of another shape");
+            }
+            stubs.push(AgentStub {
+                entry,
+                ret: addr_of(i),
+                fallback,
+                end: fallback + 2,
+                logical,
+            });
+            // Just past the fallback `syscall` a thread stands at the program's next
+            // instruction, whatever comes there (its moved copy, or the jump back): a stop
+            // there (the syscall's own stop) is a program position, never stepped on.
+            // (A moved instruction there is a boundary already; the jump back is not.)
+            if block.insns.get(i + 3).is_none_or(|x| x.ip() >= LABELS) {
+                glue_boundaries.push((fallback + 2, logical + 2));
+            }
+        }
+    }
+    for (i, m) in block.marks.iter().enumerate() {
+        match *m {
+            Mark::None | Mark::Glue(_) | Mark::AgentReturn(_) => {}
+            Mark::Boundary(logical) => {
+                out.boundaries.push((addr_of(i), logical));
+                out.moved.push((logical, addr_of(i)));
+            }
+            Mark::AfterTrap {
+                cont,
+                logical,
+                set_zf,
+            } => {
+                // The jump back to the continuation: a glue jump to the program goes
+                // straight there.
+                let resume = match block.index_of(cont) {
+                    Some(c) => match block.marks[c] {
+                        Mark::Glue(l) => l,
+                        _ => addr_of(c),
+                    },
+                    None => cont,
+                };
+                out.traps.push(Trap {
+                    at: addr_of(i),
+                    resume,
+                    logical,
+                    set_zf,
+                });
+            }
+        }
+    }
+    for w in &writes {
+        // A short back edge keeps its place (only its displacement changes).
+        let keeps_place = back_edge_island && w.addr == at + bias;
+        if !keeps_place {
+            out.displaced.push((w.addr, w.addr + w.bytes.len() as u64));
+        }
+    }
+    out.boundaries.extend(glue_boundaries);
+    out.writes.extend(writes);
+    out.code.extend_from_slice(&encoded.code_buffer);
+    out.agent_stubs.extend(stubs);
+    Ok(())
 }
 
 fn uncount(out: &mut Patched, group: &[Site], bias: u64, why: &'static str) {
@@ -244,6 +362,8 @@ enum Mark {
         logical: u64,
         set_zf: bool,
     },
+    /// The return address of an agent stub's call, for the `syscall` at `logical`.
+    AgentReturn(u64),
 }
 
 /// A counting code whose stub is still to be emitted.
@@ -267,6 +387,8 @@ struct Block {
     stubs: Vec<Stub>,
     /// Taken paths of moved conditional back edges: (label, target, flags live).
     taken: Vec<(u64, u64, bool)>,
+    /// The in-process agent's entry: `syscall` instructions become calls of it.
+    agent: Option<u64>,
 }
 
 type Emit = Result<(), &'static str>;
@@ -431,6 +553,59 @@ impl Block {
         self.jump(call.near_branch_target(), Mark::None)
     }
 
+    /// The stub of a `syscall` sent to the agent at `entry` (see [`AgentStub`]). `last`:
+    /// nothing of the program follows it in the block (the glue jump that comes next gets a
+    /// label for the `jrcxz`).
+    fn agent_call(&mut self, syscall: &Instruction, entry: u64, last: bool) -> Emit {
+        let ip = syscall.ip();
+        let rsp = |d: i64| MemoryOperand::with_base_displ(Register::RSP, d);
+        self.emit(
+            enc(Instruction::with2(
+                Code::Lea_r64_m,
+                Register::RSP,
+                rsp(-(RED_ZONE as i64)),
+            ))?,
+            Mark::Boundary(ip),
+        );
+        self.emit(
+            enc(Instruction::with2(
+                Code::Mov_r64_imm64,
+                Register::R11,
+                entry,
+            ))?,
+            Mark::None,
+        );
+        self.emit(
+            enc(Instruction::with1(Code::Call_rm64, Register::R11))?,
+            Mark::None,
+        );
+        self.emit(
+            enc(Instruction::with2(
+                Code::Lea_r64_m,
+                Register::RSP,
+                rsp(RED_ZONE as i64),
+            ))?,
+            Mark::AgentReturn(ip),
+        );
+        let cont = if last {
+            let l = self.label();
+            self.pending = Some(l);
+            l
+        } else {
+            syscall.next_ip()
+        };
+        // The pending label is for the instruction after the `syscall`: emit these two
+        // with labels of their own.
+        let pending = self.pending.take();
+        self.emit(
+            enc(Instruction::with_branch(Code::Jrcxz_rel8_64, cont))?,
+            Mark::None,
+        );
+        self.emit(Instruction::with(Code::Syscall), Mark::None);
+        self.pending = pending;
+        Ok(())
+    }
+
     /// After the program instructions: the taken paths of counted conditional branches
     /// (count, then on to the target), then the stubs of every counting code: (restore the
     /// flags,) `int3`, back to the continuation.
@@ -489,9 +664,16 @@ fn rebase(insn: &mut Instruction, bias: u64) {
 /// through counts after it runs (the boundary is before both); a conditional back edge
 /// counts on its taken path; everything else counts before it runs and its boundary is
 /// after the count (arrivals through the patch jump step on to it).
-fn emit_program(block: &mut Block, insn: &Instruction, site: Option<&Site>) -> Emit {
+fn emit_program(block: &mut Block, insn: &Instruction, site: Option<&Site>, last: bool) -> Emit {
     let ip = insn.ip();
     let flow = insn.flow_control();
+    if insn.code() == Code::Syscall {
+        // Only a syscall site's block holds a `syscall` (the counter never moves one).
+        let entry = block
+            .agent
+            .ok_or("a syscall in a trampoline without the agent")?;
+        return block.agent_call(insn, entry, last);
+    }
     match site.map(|s| (s.kind, s.flags_live)) {
         Some((Counted::Entry, live)) if flow == FlowControl::Next => {
             block.relocate(*insn, Mark::Boundary(ip))?;
@@ -537,7 +719,7 @@ fn single_block(scan: &Scan, site: &Site, bias: u64) -> Result<Block, &'static s
             block.jump(target, Mark::Glue(target))?;
         }
         _ => {
-            emit_program(&mut block, &insn, Some(site))?;
+            emit_program(&mut block, &insn, Some(site), true)?;
             if can_fall_through(&insn) {
                 let next = insn.next_ip();
                 block.jump(next, Mark::Glue(next))?;
@@ -548,22 +730,48 @@ fn single_block(scan: &Scan, site: &Site, bias: u64) -> Result<Block, &'static s
     Ok(block)
 }
 
-/// The trampoline of a region `[start, end)` (file addresses) with its counted sites.
+/// The trampoline of a `syscall` at `at` sent to the agent through an island: the agent's
+/// stub, then back to the instruction after it.
+fn syscall_island_block(
+    scan: &Scan,
+    at: u64,
+    bias: u64,
+    entry: u64,
+) -> Result<Block, &'static str> {
+    let mut block = Block {
+        agent: Some(entry),
+        ..Default::default()
+    };
+    let insn = insn_at(scan, at, bias)?;
+    block.agent_call(&insn, entry, true)?;
+    let next = insn.next_ip();
+    block.jump(next, Mark::Glue(next))?;
+    block.finish()?;
+    Ok(block)
+}
+
+/// The trampoline of a region `[start, end)` (file addresses) with its counted sites (and,
+/// with `agent`, the agent's stub for a `syscall` in it).
 fn region_block(
     scan: &Scan,
     sites: &[Site],
     start: u64,
     end: u64,
     bias: u64,
+    agent: Option<u64>,
 ) -> Result<Block, &'static str> {
-    let mut block = Block::default();
+    let mut block = Block {
+        agent,
+        ..Default::default()
+    };
     let mut k = scan.index_of(start).ok_or("no instruction there")?;
     let mut last = None;
     while k < scan.insns.len() && scan.insns[k].ip() < end {
         let at = scan.insns[k].ip();
         let insn = insn_at(scan, at, bias)?;
         let site = sites.iter().find(|s| s.at == at);
-        emit_program(&mut block, &insn, site)?;
+        let is_last = insn.next_ip() >= end + bias;
+        emit_program(&mut block, &insn, site, is_last)?;
         last = Some(insn);
         k += 1;
     }
@@ -583,16 +791,18 @@ fn can_fall_through(insn: &Instruction) -> bool {
     )
 }
 
-/// The writes that send a site (or region) to its trampoline at `tramp`; None when the
-/// module's bytes there are not what planning decoded.
+/// The writes that send the patch `(at, how)` to its trampoline at `tramp`; None when the
+/// module's bytes there are not what planning decoded. `back_edge_island`: a short back
+/// edge that keeps its place and only gets a new displacement.
 fn patch_writes(
     code: &ModuleCode,
     scan: &Scan,
-    group: &[Site],
+    at: u64,
+    how: How,
+    back_edge_island: bool,
     bias: u64,
     tramp: u64,
 ) -> Option<Vec<Write>> {
-    let site = &group[0];
     let original = |at: u64, len: u64| -> Option<Vec<u8>> {
         Some(code.bytes_from(at)?.get(..len as usize)?.to_vec())
     };
@@ -602,15 +812,15 @@ fn patch_writes(
         b.extend_from_slice(&disp.to_le_bytes());
         Some(b)
     };
-    let (start, end) = match site.how {
+    let (start, end) = match how {
         How::Region { start, end } => (start, end),
         _ => {
-            let k = scan.index_of(site.at)?;
-            (site.at, scan.insns[k].end())
+            let k = scan.index_of(at)?;
+            (at, scan.insns[k].end())
         }
     };
     let mut writes = Vec::new();
-    match site.how {
+    match how {
         How::InPlace | How::Region { .. } => {
             let mut bytes = jump_to(start + bias)?;
             bytes.resize((end - start) as usize, 0xcc);
@@ -627,7 +837,7 @@ fn patch_writes(
                 bytes: jump_to(island + bias)?,
             });
             let orig = original(start, end - start)?;
-            if site.kind == Counted::BackEdge {
+            if back_edge_island {
                 // Only the displacement (the last byte) changes.
                 let rel = i8::try_from(island as i64 - end as i64).ok()?;
                 let mut bytes = orig.clone();

@@ -70,23 +70,47 @@ pub struct Counter {
     last: u64,
     running: Option<i32>,
     ticks: HashMap<i32, u64>,
+    /// The in-process agent, where patches send `syscall` instructions (None: they stay as
+    /// they are).
+    agent: Option<AgentCode>,
     /// The running thread's count at which the trap fires (None: disarmed).
     armed: Option<u64>,
+}
+
+/// Where the in-process agent's code is (crate `hindsight-agent`): the counter sends the
+/// program's `syscall` instructions to `entry`, and takes `[code.0, code.1)` for machinery
+/// (never counted, never a program position).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AgentCode {
+    /// What the stubs call.
+    pub entry: u64,
+    /// The agent's code.
+    pub code: (u64, u64),
 }
 
 impl Counter {
     /// Installs the counter in a process stopped at its exec, before its first instruction
     /// (one thread, `tid`, whose ticks are counted under the name `key`): maps the counter
     /// page, points the thread's GS base at it and patches the code mapped so far (the
-    /// program and its loader).
-    pub fn install(tid: Tid, key: i32, mem: &ProcessMemory) -> Result<Counter, TicksError> {
+    /// program and its loader). With `agent` (the entry of the in-process agent, already
+    /// mapped), every `syscall` instruction a patch can take is sent to it.
+    pub fn install(
+        tid: Tid,
+        key: i32,
+        mem: &ProcessMemory,
+        agent: Option<AgentCode>,
+    ) -> Result<Counter, TicksError> {
         let mut c = Counter {
             page: 0,
-            code: CodeView::default(),
+            code: CodeView {
+                modules: Vec::new(),
+                agent,
+            },
             skipped: Vec::new(),
             last: IDLE,
             running: Some(key),
             ticks: HashMap::new(),
+            agent,
             armed: None,
         };
         // Trampolines first: their places follow the modules' (below each), and the page
@@ -117,6 +141,11 @@ impl Counter {
         regs.0.gs_base = c.page;
         tid.set_regs(&regs)?;
         Ok(c)
+    }
+
+    /// The in-process agent that patches send `syscall` instructions to, if any.
+    pub fn agent(&self) -> Option<AgentCode> {
+        self.agent
     }
 
     /// The counter page's address.
@@ -192,12 +221,19 @@ impl Counter {
             .map(|m| m.start)
             .min()
             .unwrap_or(r.start);
-        let reserve = (MAX_TRAMPOLINE * (plan.sites.len() as u64 + 1) + 0xffff) & !0xfff;
+        // Room for the syscall sites' stubs only with the agent: without it the trampolines
+        // go where they always went.
+        let syscalls = if self.agent.is_some() {
+            plan.syscalls.len() as u64
+        } else {
+            0
+        };
+        let reserve = (MAX_TRAMPOLINE * (plan.sites.len() as u64 + syscalls + 1) + 0xffff) & !0xfff;
         let Some(mut base) = low.checked_sub(reserve + 0x1000) else {
             return Err(TicksError::Unpatchable("no room below it".into()));
         };
         base &= !0xfff;
-        let patched = patched_at(&analysis, path, bias, base);
+        let patched = patched_at(&analysis, path, bias, base, self.agent.map(|a| a.entry));
         let len = (patched.code.len() as u64 + 0xfff) & !0xfff;
         if len == 0 {
             return Ok(Module {
@@ -439,6 +475,7 @@ impl Counter {
             last,
             running: Some(child_tid),
             ticks: HashMap::new(),
+            agent: self.agent,
             armed: None,
         }
     }
@@ -454,6 +491,7 @@ impl Counter {
             last: self.last,
             running: self.running.map(map),
             ticks: self.ticks.iter().map(|(t, n)| (map(*t), *n)).collect(),
+            agent: self.agent,
             armed: self.armed,
         }
     }
@@ -464,6 +502,7 @@ impl Counter {
 #[derive(Debug, Clone, Default)]
 pub struct CodeView {
     modules: Vec<Module>,
+    agent: Option<AgentCode>,
 }
 
 impl CodeView {
@@ -479,6 +518,9 @@ impl CodeView {
     /// machinery (counting code, a jump between trampoline and program) and must be stepped
     /// on first ([`Counter::step_to_boundary`]).
     pub fn logical(&self, pc: u64) -> Option<u64> {
+        if self.in_agent(pc) {
+            return None;
+        }
         if let Some(m) = self.module_of_trampoline(pc) {
             let b = &m.patched.boundaries;
             return b.binary_search_by_key(&pc, |b| b.0).ok().map(|i| b[i].1);
@@ -526,6 +568,28 @@ impl CodeView {
                 }
             }
         }
+    }
+
+    /// The agent stub (see [`crate::assemble::AgentStub`]) whose instructions hold `pc`
+    /// (`[entry, end)`), if any.
+    pub fn agent_stub(&self, pc: u64) -> Option<crate::assemble::AgentStub> {
+        let m = self.module_of_trampoline(pc)?;
+        let stubs = &m.patched.agent_stubs;
+        let i = stubs.partition_point(|s| s.entry <= pc);
+        stubs.get(i.checked_sub(1)?).copied().filter(|s| pc < s.end)
+    }
+
+    /// Whether `pc` is in the in-process agent's code.
+    pub fn in_agent(&self, pc: u64) -> bool {
+        self.agent.is_some_and(|a| pc >= a.code.0 && pc < a.code.1)
+    }
+
+    /// How many `syscall` instructions the patched code sends to the in-process agent.
+    pub fn agent_sites(&self) -> usize {
+        self.modules
+            .iter()
+            .map(|m| m.patched.agent_stubs.len())
+            .sum()
     }
 
     /// The module whose executable mapping holds `pc`.
@@ -670,20 +734,20 @@ fn analysis_of(path: &Path) -> Result<Arc<Analysis>, TicksError> {
     Ok(a)
 }
 
-/// The module patched for load bias `bias` with trampolines at `base`, made once per
-/// (file, bias, base) per hindsight process.
-fn patched_at(a: &Analysis, path: &Path, bias: u64, base: u64) -> Arc<Patched> {
-    type Key = (FileKey, u64, u64);
+/// The module patched for load bias `bias` with trampolines at `base` (and its syscalls sent
+/// to `agent`), made once per (file, bias, base, agent) per hindsight process.
+fn patched_at(a: &Analysis, path: &Path, bias: u64, base: u64, agent: Option<u64>) -> Arc<Patched> {
+    type Key = (FileKey, u64, u64, Option<u64>);
     static CACHE: OnceLock<Mutex<HashMap<Key, Arc<Patched>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
-    let key = file_key(path).ok().map(|k| (k, bias, base));
+    let key = file_key(path).ok().map(|k| (k, bias, base, agent));
     if let Some(p) = key
         .as_ref()
         .and_then(|k| cache.lock().ok().and_then(|c| c.get(k).cloned()))
     {
         return p;
     }
-    let p = Arc::new(assemble(&a.code, &a.scan, &a.plan, bias, base));
+    let p = Arc::new(assemble(&a.code, &a.scan, &a.plan, bias, base, agent));
     if let (Some(k), Ok(mut c)) = (key, cache.lock()) {
         c.insert(k, p.clone());
     }

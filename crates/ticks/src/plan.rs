@@ -71,6 +71,19 @@ pub struct Uncounted {
     pub why: &'static str,
 }
 
+/// A `syscall` instruction that a patch sends to the in-process agent (crate
+/// `hindsight-agent`): the stub calls the agent, which answers the call or has the stub
+/// execute it in place. Counts no tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyscallSite {
+    /// The instruction's address.
+    pub at: u64,
+    /// How it is patched: [`How::Island`] (the `syscall` becomes a 2-byte jump to an island:
+    /// no other instruction moves, so it is safe even where jump tables lead) or
+    /// [`How::Region`].
+    pub how: How,
+}
+
 /// How a module's counted instructions are patched.
 #[derive(Debug, Clone, Default)]
 pub struct Plan {
@@ -78,6 +91,12 @@ pub struct Plan {
     pub sites: Vec<Site>,
     /// The others.
     pub uncounted: Vec<Uncounted>,
+    /// The `syscall` instructions that can be sent to the agent (planned after the counted
+    /// instructions, in the bytes they left: the ticks are the same with or without the
+    /// agent), sorted by address.
+    pub syscalls: Vec<SyscallSite>,
+    /// `syscall` instructions that no patch could take (they stay traced), with why.
+    pub unpatched_syscalls: Vec<(u64, &'static str)>,
 }
 
 /// Bytes already taken by a patch (sorted, disjoint `[start, end)` ranges).
@@ -142,7 +161,7 @@ pub fn plan(scan: &Scan) -> Plan {
                 continue;
             }
         }
-        match find_region(scan, &claims, k) {
+        match find_region(scan, &claims, k, false) {
             Ok((start, rend)) => {
                 claims.take(start, rend);
                 covered_until = rend;
@@ -170,7 +189,58 @@ pub fn plan(scan: &Scan) -> Plan {
         }
     }
     plan.sites.sort_by_key(|s| s.at);
+    plan_syscalls(scan, &mut claims, &mut plan);
     plan
+}
+
+/// Plans the patches of the module's `syscall` instructions in the bytes the counted
+/// instructions left.
+fn plan_syscalls(scan: &Scan, claims: &mut Claims, plan: &mut Plan) {
+    if !scan.insns.iter().any(|i| i.insn.code() == Code::Syscall) {
+        return;
+    }
+    // The scan takes the instruction after a `syscall` for a return address (a `syscall` is
+    // a call for the decoder); the kernel returns there by falling through, so for a
+    // syscall's region it is no way in unless something else leads there.
+    let targets = targets_but_syscall_returns(scan);
+    for k in 0..scan.insns.len() {
+        let i = &scan.insns[k];
+        if i.insn.code() != Code::Syscall {
+            continue;
+        }
+        let (ip, end) = (i.ip(), i.end());
+        if !i.in_function {
+            plan.unpatched_syscalls
+                .push((ip, "it lies outside every function the unwind tables list"));
+            continue;
+        }
+        if !claims.free(ip, end) {
+            plan.unpatched_syscalls
+                .push((ip, "its bytes are patched already"));
+            continue;
+        }
+        if let Some(island) = island_near(scan, claims, ip + 2) {
+            claims.take(ip, end);
+            claims.take(island, island + JUMP_LEN);
+            plan.syscalls.push(SyscallSite {
+                at: ip,
+                how: How::Island { island },
+            });
+            continue;
+        }
+        match find_region_with(scan, claims, k, true, &|a| {
+            targets.binary_search(&a).is_ok()
+        }) {
+            Ok((start, rend)) => {
+                claims.take(start, rend);
+                plan.syscalls.push(SyscallSite {
+                    at: ip,
+                    how: How::Region { start, end: rend },
+                });
+            }
+            Err(why) => plan.unpatched_syscalls.push((ip, why)),
+        }
+    }
 }
 
 /// Whether the arithmetic flags are live where the counting code of `i` continues (see
@@ -230,6 +300,12 @@ fn find_island(scan: &Scan, claims: &Claims, i: &Insn) -> Option<u64> {
         Some(Counted::BackEdge) => i.end(),
         _ => i.ip() + 2,
     };
+    island_near(scan, claims, from)
+}
+
+/// A free 5-byte window in padding that a `rel8` displacement counted from `from` reaches,
+/// nearest first.
+fn island_near(scan: &Scan, claims: &Claims, from: u64) -> Option<u64> {
     let lo = from.saturating_sub(128);
     let hi = from + 127;
     let first = scan.padding.partition_point(|p| p.1 <= lo);
@@ -255,8 +331,25 @@ fn find_island(scan: &Scan, claims: &Claims, i: &Insn) -> Option<u64> {
 /// A region of whole instructions around instruction `k` (starting at it or up to three
 /// instructions before it that fall through to it) of at least [`JUMP_LEN`] bytes: every
 /// instruction movable, nothing jumps into its interior, no byte taken, in a function whose
-/// every way in the code shows.
-fn find_region(scan: &Scan, claims: &Claims, k: usize) -> Result<(u64, u64), &'static str> {
+/// every way in the code shows. `syscall`: instruction `k` is a `syscall` for the agent's
+/// stub (which replaces it), and the region holds no counted instruction.
+fn find_region(
+    scan: &Scan,
+    claims: &Claims,
+    k: usize,
+    syscall: bool,
+) -> Result<(u64, u64), &'static str> {
+    find_region_with(scan, claims, k, syscall, &|a| scan.is_target(a))
+}
+
+/// [`find_region`] with `is_target` telling where control may arrive.
+fn find_region_with(
+    scan: &Scan,
+    claims: &Claims,
+    k: usize,
+    syscall: bool,
+    is_target: &dyn Fn(u64) -> bool,
+) -> Result<(u64, u64), &'static str> {
     let i = &scan.insns[k];
     if i.unknown_targets {
         return Err(
@@ -295,14 +388,19 @@ fn find_region(scan: &Scan, claims: &Claims, k: usize) -> Result<(u64, u64), &'s
                 why = "next to bytes that do not decode";
                 break;
             }
-            if n.ip() != start && scan.is_target(n.ip()) {
+            if n.ip() != start && is_target(n.ip()) {
                 ok = false;
                 why = "something jumps right next to it";
                 break;
             }
-            if !movable(&n.insn) {
+            if !(movable(&n.insn) || (syscall && j == k)) {
                 ok = false;
                 why = "next to an instruction that cannot move";
+                break;
+            }
+            if syscall && n.counted.is_some() {
+                ok = false;
+                why = "a counted instruction next to it";
                 break;
             }
             end = n.end();
@@ -316,6 +414,48 @@ fn find_region(scan: &Scan, claims: &Claims, k: usize) -> Result<(u64, u64), &'s
         }
     }
     Err(why)
+}
+
+/// The scan's targets without the addresses that are one only as the instruction after a
+/// `syscall` (sorted).
+fn targets_but_syscall_returns(scan: &Scan) -> Vec<u64> {
+    let mut other: Vec<u64> = Vec::new();
+    for i in &scan.insns {
+        let insn = &i.insn;
+        match insn.flow_control() {
+            FlowControl::UnconditionalBranch | FlowControl::ConditionalBranch
+                if crate::scan::is_direct(insn) =>
+            {
+                other.push(insn.near_branch_target());
+            }
+            FlowControl::Call if insn.code() != Code::Syscall => {
+                if crate::scan::is_direct(insn) {
+                    other.push(insn.near_branch_target());
+                }
+                other.push(insn.next_ip());
+            }
+            FlowControl::IndirectCall => other.push(insn.next_ip()),
+            _ => {}
+        }
+    }
+    // Function starts: the scan's targets that no instruction's flow explains are them
+    // (and the syscall returns, which are left out).
+    let returns: Vec<u64> = scan
+        .insns
+        .iter()
+        .filter(|i| i.insn.code() == Code::Syscall)
+        .map(|i| i.end())
+        .collect();
+    other.sort_unstable();
+    other.dedup();
+    let mut out: Vec<u64> = scan
+        .targets
+        .iter()
+        .copied()
+        .filter(|t| other.binary_search(t).is_ok() || returns.binary_search(t).is_err())
+        .collect();
+    out.sort_unstable();
+    out
 }
 
 /// Whether an instruction behaves the same at another address (branches keep absolute

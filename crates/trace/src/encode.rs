@@ -178,6 +178,19 @@ impl Enc {
                 self.u64(10);
                 self.writes(writes);
             }
+            Event::Buffered { tid, calls } => {
+                self.u64(11);
+                self.i64(i64::from(*tid));
+                self.u64(calls.len() as u64);
+                for c in calls {
+                    self.u64(c.nr);
+                    for a in c.args {
+                        self.u64(a);
+                    }
+                    self.i64(c.result);
+                    self.writes(&c.writes);
+                }
+            }
         }
     }
 
@@ -492,6 +505,20 @@ impl<'a> Dec<'a> {
             10 => Event::KernelWrite {
                 writes: self.writes()?,
             },
+            11 => {
+                let tid = self.i32()?;
+                let n = self.count()?;
+                let mut calls = Vec::with_capacity(n.min(4096));
+                for _ in 0..n {
+                    calls.push(BufferedCall {
+                        nr: self.u64()?,
+                        args: self.args()?,
+                        result: self.i64()?,
+                        writes: self.writes()?,
+                    });
+                }
+                Event::Buffered { tid, calls }
+            }
             _ => return self.err("unknown event kind"),
         })
     }

@@ -166,12 +166,36 @@ pub enum Event {
         /// What and where.
         writes: Vec<MemWrite>,
     },
+    /// Syscalls that thread `tid` made through the in-process agent, without a stop each
+    /// (`hindsight-agent`): all it made since its previous event, up to its next one. Replay
+    /// hands them to the agent before the thread runs, and the agent answers the thread's
+    /// calls from them in order.
+    Buffered {
+        /// Thread.
+        tid: i32,
+        /// The calls, in the order they were made.
+        calls: Vec<BufferedCall>,
+    },
+}
+
+/// One syscall that the in-process agent ran and logged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BufferedCall {
+    /// Syscall number.
+    pub nr: u64,
+    /// Arguments.
+    pub args: [u64; 6],
+    /// Raw result (negative errno on failure).
+    pub result: i64,
+    /// Memory it wrote.
+    pub writes: Vec<MemWrite>,
 }
 
 impl Event {
     /// The thread that runs up to this event. None for the events that no thread runs to:
-    /// `ProcessExit`, `Output` and `KernelWrite` (process-wide) and `ThreadExit` (the thread is
-    /// gone; replay handles it without running anything).
+    /// `ProcessExit`, `Output` and `KernelWrite` (process-wide), `ThreadExit` (the thread is
+    /// gone; replay handles it without running anything) and `Buffered` (replay hands the
+    /// calls to the agent before the thread runs to its next event).
     pub fn tid(&self) -> Option<i32> {
         match self {
             Event::Syscall { tid, .. }
@@ -184,7 +208,8 @@ impl Event {
             Event::ThreadExit { .. }
             | Event::ProcessExit { .. }
             | Event::Output { .. }
-            | Event::KernelWrite { .. } => None,
+            | Event::KernelWrite { .. }
+            | Event::Buffered { .. } => None,
         }
     }
 
@@ -202,6 +227,7 @@ impl Event {
             Event::ProcessExit { .. } => "process exit",
             Event::Output { .. } => "output",
             Event::KernelWrite { .. } => "kernel write",
+            Event::Buffered { .. } => "buffered syscalls",
         }
     }
 }

@@ -341,7 +341,15 @@ pub(super) fn step_once(s: &mut Session, tid: Tid) -> anyhow::Result<()> {
     {
         ReplayStop::Program(StopEvent::Stepped { .. }) => Ok(()),
         ReplayStop::Divergence(d) => bail!("{d}"),
-        other => bail!("replay stopped while stepping: {other:?}"),
+        other => {
+            let pc = s
+                .live()
+                .ok()
+                .and_then(|l| l.regs(tid).ok())
+                .map(|r| r.pc())
+                .unwrap_or(0);
+            bail!("replay stopped while stepping: {other:?} at {pc:#x}")
+        }
     }
 }
 

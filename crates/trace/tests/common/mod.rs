@@ -176,6 +176,26 @@ pub fn every_event() -> Vec<Event> {
                 data: vec![9; 16],
             }],
         },
+        Event::Buffered {
+            tid: 101,
+            calls: vec![
+                BufferedCall {
+                    nr: 0,
+                    args: [3, 0x5000, 4096, 0, 0, 0],
+                    result: 5,
+                    writes: vec![MemWrite {
+                        addr: 0x5000,
+                        data: b"hello".to_vec(),
+                    }],
+                },
+                BufferedCall {
+                    nr: 228,
+                    args: [1, 0x6000, 0, 0, 0, 0],
+                    result: -14,
+                    writes: Vec::new(),
+                },
+            ],
+        },
     ]
 }
 
