@@ -242,3 +242,17 @@ fn a_32_bit_syscall_is_refused_by_name() {
         r.stderr
     );
 }
+
+#[test]
+fn madvise_over_a_hole_still_drops_the_pages_before_it() {
+    let prog = compile("madvise_hole", &[]);
+    let native = native(&prog, &[]);
+    assert_eq!(
+        native,
+        "madvise: -1 (Cannot allocate memory), first byte now 0\n\
+         mprotect: -1 (Cannot allocate memory)\nbytes: yz\n"
+    );
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, native);
+    replays_the_same(&rec);
+}

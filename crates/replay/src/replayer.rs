@@ -1257,9 +1257,13 @@ impl Replayer {
         let failed = hindsight_syscalls::is_error(result);
         // rt_sigreturn "returns" the interrupted code's rax, which may look like an error
         // (-EINTR after a signal interrupted a syscall): it always runs.
+        // madvise and mprotect over a range with a hole fail with ENOMEM after acting on the
+        // mapped part before the hole: they run too.
+        let partial = result == -i64::from(libc::ENOMEM)
+            && matches!(name, "madvise" | "mprotect" | "pkey_mprotect");
         let execute = class == Replay::Execute
             && !creates_process
-            && (!failed || matches!(name, "exit_group" | "rt_sigreturn"));
+            && (!failed || partial || matches!(name, "exit_group" | "rt_sigreturn"));
         if !execute {
             if let Some(signo) = self.signal_let_in_by(name, result, tid)? {
                 self.interrupt_for_real(tid, regs, nr, args, result, signo)?;
