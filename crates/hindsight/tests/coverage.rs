@@ -256,3 +256,11 @@ fn madvise_over_a_hole_still_drops_the_pages_before_it() {
     assert_eq!(rec.out, native);
     replays_the_same(&rec);
 }
+
+#[test]
+fn mappings_of_one_file_merge_as_recorded() {
+    let prog = compile("coalesce_mremap", &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, "mremap worked, first bytes ELF\n");
+    replays_the_same(&rec);
+}

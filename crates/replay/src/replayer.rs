@@ -124,6 +124,8 @@ pub struct Replayer {
     presignalled: Option<(Tid, i32)>,
     /// Threads that are gone (ran exit for real).
     gone: HashSet<i32>,
+    /// Copies of mapped files open in the process (see `copies`).
+    copies: crate::copies::OpenCopies,
     quiet: bool,
     /// Program path used to start the replay.
     program: PathBuf,
@@ -215,6 +217,7 @@ impl Replayer {
             presignalled: None,
             sigreturn_pending: HashSet::new(),
             gone: HashSet::new(),
+            copies: Default::default(),
             quiet: opts.quiet,
             program,
             fork_at: None,
@@ -369,6 +372,7 @@ impl Replayer {
             presignalled: None,
             sigreturn_pending: HashSet::new(),
             gone: self.gone.clone(),
+            copies: self.copies.clone(),
             quiet: self.quiet,
             program: self.program.clone(),
             cpu_mark,
@@ -1558,8 +1562,18 @@ impl Replayer {
                 tid.set_regs(&r)?;
                 self.run_to_exit(tid)?
             }
-            Some(m) => {
+            Some(m) => 'mapped: {
                 let copy = self.reader.file_path(m.file)?;
+                if let Some(fd) = self.copies.fd(self.live_pid, m.file, &copy) {
+                    // This stop's syscall becomes the mmap of the copy already open.
+                    let mut r = regs;
+                    r.0.rdi = addr;
+                    r.0.r10 = fixed(args[3]);
+                    r.0.r8 = fd as u64;
+                    r.0.r9 = m.offset;
+                    tid.set_regs(&r)?;
+                    break 'mapped self.run_to_exit(tid)?;
+                }
                 let mut path = copy.as_os_str().as_bytes().to_vec();
                 path.push(0);
                 // Scratch space for the path: below the red zone, saved and restored.
@@ -1567,7 +1581,8 @@ impl Replayer {
                 let mut saved = vec![0u8; path.len()];
                 self.mem.read(scratch, &mut saved)?;
                 self.mem.write(scratch, &path)?;
-                // This stop's syscall becomes the openat; mmap and close follow.
+                // This stop's syscall becomes the openat; the mmap follows. The descriptor
+                // stays open for the file's next mappings (see `copies`).
                 let mut r = regs;
                 r.0.orig_rax = libc::SYS_openat as u64;
                 r.0.rdi = libc::AT_FDCWD as u64;
@@ -1589,12 +1604,7 @@ impl Replayer {
                     libc::SYS_mmap as u64,
                     [addr, args[1], args[2], fixed(args[3]), fd as u64, m.offset],
                 )?;
-                self.rerun_syscall(
-                    tid,
-                    &regs,
-                    libc::SYS_close as u64,
-                    [fd as u64, 0, 0, 0, 0, 0],
-                )?;
+                self.copies.insert(m.file, fd as i32);
                 self.mem.write(scratch, &saved)?;
                 a
             }
