@@ -264,3 +264,18 @@ fn mappings_of_one_file_merge_as_recorded() {
     assert_eq!(rec.out, "mremap worked, first bytes ELF\n");
     replays_the_same(&rec);
 }
+
+#[test]
+fn a_huge_sparse_file_is_copied_sparse_and_mapped() {
+    let prog = compile("sparse_map", &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, "last byte x, middle 7, start 0\n");
+    // The copy takes what the file's data takes, not 64 GiB.
+    let mut used = 0;
+    for e in std::fs::read_dir(rec.trace.join("files")).unwrap() {
+        use std::os::unix::fs::MetadataExt as _;
+        used += e.unwrap().metadata().unwrap().blocks() * 512;
+    }
+    assert!(used < 64 << 20, "the copies use {used} bytes");
+    replays_the_same(&rec);
+}

@@ -1545,7 +1545,20 @@ impl Replayer {
         mapped: Option<MappedFile>,
     ) -> Result<Option<ReplayStop>, ReplayError> {
         let addr = result as u64;
-        let fixed = |flags: u64| (flags & !0x10_0000 & !0x03) | 0x02 | libc::MAP_FIXED as u64;
+        // The copy is mapped privately at the recorded address. A shared mapping becomes a
+        // private one that reserves no swap: it counted for nothing when recorded, and a
+        // large one (a sparse file of 100 GiB) would not fit the commit limit otherwise.
+        let fixed = |flags: u64| {
+            let shared = flags & 0x03 == libc::MAP_SHARED as u64;
+            (flags & !0x10_0000 & !0x03)
+                | 0x02
+                | libc::MAP_FIXED as u64
+                | if shared {
+                    libc::MAP_NORESERVE as u64
+                } else {
+                    0
+                }
+        };
         let rtid = self.recorded_tid(tid);
         let actual = match mapped {
             None => {
