@@ -279,3 +279,20 @@ fn a_huge_sparse_file_is_copied_sparse_and_mapped() {
     assert!(used < 64 << 20, "the copies use {used} bytes");
     replays_the_same(&rec);
 }
+
+#[test]
+fn vsyscalls_are_recorded_and_replayed() {
+    let prog = compile("vsyscall_calls", &[]);
+    let rec = record(&prog, &[]);
+    if rec.out == "no vsyscall page\n" {
+        // vsyscall=none on this kernel: nothing to record (the call would fault natively).
+        return;
+    }
+    assert!(
+        rec.out
+            .starts_with("gettimeofday 0, time agrees, getcpu 0\nplausible: 1\nvalues: "),
+        "{}",
+        rec.out
+    );
+    replays_the_same(&rec);
+}

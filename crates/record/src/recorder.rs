@@ -705,6 +705,9 @@ impl Recorder {
             self.failure = Some(why);
             return Ok(());
         }
+        if crate::vsyscall::is_vsyscall(&regs) {
+            return self.on_vsyscall(pid, tid, regs);
+        }
         let class = match hindsight_syscalls::classify(nr, &args) {
             Ok(c) => c,
             // A request whose effects are not known runs: most are ones the kernel refuses
@@ -1008,6 +1011,43 @@ impl Recorder {
     /// Output events for a write to the terminal (or whatever stdout/stderr were when the
     /// recording started): one in this process's stream and one in each ancestor's, so
     /// that replaying any of them shows it.
+    /// A call into the vsyscall page, at its seccomp stop: performed here and skipped (see
+    /// `vsyscall`), written down like a syscall that returned at once.
+    fn on_vsyscall(
+        &mut self,
+        pid: i32,
+        tid: i32,
+        mut regs: hindsight_ptrace::Regs,
+    ) -> Result<(), RecordError> {
+        let nr = regs.0.orig_rax;
+        let args = regs.syscall_args();
+        let Some(p) = self.procs.get(&pid) else {
+            return Ok(());
+        };
+        let Some((result, writes)) = crate::vsyscall::perform(&p.mem, &regs) else {
+            self.failure = Some(format!(
+                "unsupported syscall: a call into the vsyscall page at {:#x}",
+                regs.pc()
+            ));
+            return Ok(());
+        };
+        regs.0.orig_rax = u64::MAX;
+        regs.0.rax = result as u64;
+        Tid(tid).set_regs(&regs)?;
+        self.append(
+            pid,
+            &Event::Syscall {
+                tid,
+                nr,
+                args,
+                result,
+                writes,
+                mapped: None,
+            },
+        )?;
+        self.run_user(pid, tid)
+    }
+
     /// A 32-bit syscall (`int $0x80` in a 64-bit program) has numbers and arguments of
     /// another table: it is refused by name rather than recorded as the x86-64 syscall of
     /// the same number.
