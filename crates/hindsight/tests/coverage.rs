@@ -296,3 +296,18 @@ fn vsyscalls_are_recorded_and_replayed() {
     );
     replays_the_same(&rec);
 }
+
+#[test]
+fn a_stack_limit_the_program_sets_holds_in_replay() {
+    let prog = compile("stack_limit", &[]);
+    let rec = record(&prog, &[]);
+    let depth: u64 = rec
+        .out
+        .trim()
+        .strip_prefix("overflowed at depth ")
+        .and_then(|d| d.parse().ok())
+        .unwrap_or_else(|| panic!("{}", rec.out));
+    // 512 KiB of 256-byte frames and more, not the 8 MiB default.
+    assert!(depth < 2100, "{depth}");
+    replays_the_same(&rec);
+}
