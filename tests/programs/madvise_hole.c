@@ -1,6 +1,7 @@
 /* madvise(MADV_DONTNEED) over a range with a hole: it fails with ENOMEM, yet the page mapped
  * before the hole was dropped (reads zeros again); an mprotect over the hole likewise changes
- * the page before it. */
+ * the page before it. Over a locked page it fails with EINVAL after dropping the page before
+ * it, and the locked one keeps its bytes. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,5 +26,13 @@ int main(void)
     r = mprotect(area, page, PROT_READ | PROT_WRITE);
     area[1] = 'z';
     printf("bytes: %c%c\n", area[0], area[1]);
+    char *two = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    two[0] = 'a';
+    two[page] = 'b';
+    if (mlock(two + page, page) != 0)
+        return 1;
+    r = madvise(two, 2 * page, MADV_DONTNEED);
+    printf("madvise over a locked page: %d (%s), bytes %d %c\n", r, r ? strerror(errno) : "",
+           two[0], two[page]);
     return 0;
 }

@@ -250,7 +250,8 @@ fn madvise_over_a_hole_still_drops_the_pages_before_it() {
     assert_eq!(
         native,
         "madvise: -1 (Cannot allocate memory), first byte now 0\n\
-         mprotect: -1 (Cannot allocate memory)\nbytes: yz\n"
+         mprotect: -1 (Cannot allocate memory)\nbytes: yz\n\
+         madvise over a locked page: -1 (Invalid argument), bytes 0 b\n"
     );
     let rec = record(&prog, &[]);
     assert_eq!(rec.out, native);

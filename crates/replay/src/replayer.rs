@@ -1261,10 +1261,9 @@ impl Replayer {
         let failed = hindsight_syscalls::is_error(result);
         // rt_sigreturn "returns" the interrupted code's rax, which may look like an error
         // (-EINTR after a signal interrupted a syscall): it always runs.
-        // madvise and mprotect over a range with a hole fail with ENOMEM after acting on the
-        // mapped part before the hole: they run too.
-        let partial = result == -i64::from(libc::ENOMEM)
-            && matches!(name, "madvise" | "mprotect" | "pkey_mprotect");
+        // madvise and mprotect may fail after acting on part of their range (ENOMEM at a
+        // hole, EINVAL at a locked page): they run even then, on the same memory map.
+        let partial = matches!(name, "madvise" | "mprotect" | "pkey_mprotect");
         let execute = class == Replay::Execute
             && !creates_process
             && (!failed || partial || matches!(name, "exit_group" | "rt_sigreturn"));

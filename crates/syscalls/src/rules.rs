@@ -757,6 +757,8 @@ pub(crate) fn rule(nr: u64, args: &[u64; 6]) -> Result<Rule, SyscallError> {
         | "pkey_mprotect" | "pkey_alloc" | "pkey_free" | "map_shadow_stack" | "mseal" => {
             (Exec, nothing())
         }
+        // Locked pages are not dropped by madvise(MADV_DONTNEED) (it fails on them).
+        "mlock" | "munlock" | "mlockall" | "munlockall" | "mlock2" => (Exec, nothing()),
         "fork" | "vfork" | "execve" | "execveat" | "exit" | "exit_group" => (Exec, nothing()),
         "set_tid_address" | "set_robust_list" | "rt_sigreturn" | "personality" => (Exec, nothing()),
         "rt_sigaction" => (Exec, eff!(|o| { o.fixed(a[2], KSIGACTION) })),
@@ -933,11 +935,6 @@ pub(crate) fn rule(nr: u64, args: &[u64; 6]) -> Result<Rule, SyscallError> {
         | "sched_setattr"
         | "ioprio_set"
         | "ioprio_get"
-        | "mlock"
-        | "munlock"
-        | "mlockall"
-        | "munlockall"
-        | "mlock2"
         | "mbind"
         | "set_mempolicy"
         | "set_mempolicy_home_node"
