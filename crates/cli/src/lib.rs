@@ -1,24 +1,22 @@
-//! The front end of hindsight: a command interpreter with gdb's command names and output
-//! shapes, interactive (with history and line editing) or batch (`-ex`, `-x`).
+//! The command-line front end of hindsight: a command interpreter with gdb's command names
+//! and output shapes, interactive (with history and line editing) or batch (`-ex`, `-x`).
 //!
-//! Layering: the interpreter ([`commands`]) works on a [`session::Session`], which owns the
-//! live process (`hindsight-control`), the program's symbols (`hindsight-symbols`) and the
-//! breakpoint table (`hindsight-breakpoints`). Output goes to stdout, errors to stderr, each
-//! error one line, as gdb does.
+//! Layering: the interpreter ([`commands`]) parses gdb's syntax, calls the engine
+//! (`hindsight-engine`: the session, its motions and queries, all answering with data) and
+//! shows the answers in gdb's words on a [`console::Console`] — the terminal (output to
+//! stdout, each error one line on stderr, as gdb does), or a buffer when another front end
+//! runs hindsight commands for its user (the gdb server's `monitor`, the DAP server's
+//! debug console).
 
 pub mod commands;
-mod context;
-mod hook;
-mod linkmap;
+pub mod console;
 mod printf;
-pub mod remote;
 mod report;
-pub mod session;
 mod source;
-mod stepping;
-mod tls;
 pub mod traces;
-mod travel;
+
+pub use console::Console;
+pub use hindsight_engine::Session;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -67,16 +65,18 @@ impl Default for DebugOptions {
 /// Runs `hindsight debug`; returns the process exit status.
 pub fn run_debug(opts: DebugOptions) -> anyhow::Result<u8> {
     let program = opts.program.clone().context("no program to debug")?;
-    let session = session::Session::start(&program, &opts.args, opts.pin)?;
+    let session = Session::start(&program, &opts.args, opts.pin)?;
+    let mut console = Console::terminal();
+    no_symbols_note(&session, &mut console);
     if !opts.quiet && !opts.batch {
-        println!(
+        console.println(&format!(
             "hindsight: {} is stopped before its first instruction (process {}). \
              Type \"continue\" to run it, \"help\" for commands.",
             program.display(),
             session.pid().unwrap_or(0)
-        );
+        ));
     }
-    Ok(run_session(session, &opts))
+    Ok(run_session(session, console, &opts))
 }
 
 /// Options of `hindsight replay`.
@@ -101,9 +101,19 @@ pub enum GdbMode {
     Launch,
 }
 
+/// gdb's note on a program without DWARF.
+fn no_symbols_note(s: &Session, c: &mut Console) {
+    if s.lacks_debug_info() {
+        c.println(&format!(
+            "(No debugging symbols found in {})",
+            s.program().display()
+        ));
+    }
+}
+
 /// Opens the trace `hindsight replay` names and starts its replay, stopped before the
 /// program's first instruction. Returns the session and the trace's directory.
-pub fn open_replay(opts: &ReplayCliOptions) -> anyhow::Result<(session::Session, PathBuf)> {
+pub fn open_replay(opts: &ReplayCliOptions) -> anyhow::Result<(Session, PathBuf)> {
     let root = hindsight_trace::default_root()?;
     let trace = hindsight_trace::resolve(&root, opts.trace.as_deref())?;
     warn_of_cut_streams(&trace);
@@ -113,7 +123,9 @@ pub fn open_replay(opts: &ReplayCliOptions) -> anyhow::Result<(session::Session,
         quiet: opts.session.quiet,
         pin: opts.session.pin,
     };
-    Ok((session::Session::start_replay(replay)?, trace))
+    let session = Session::start_replay(replay)?;
+    no_symbols_note(&session, &mut Console::terminal());
+    Ok((session, trace))
 }
 
 /// Says which event streams of the trace were cut off after the recording (the replay of
@@ -134,19 +146,20 @@ fn warn_of_cut_streams(trace: &std::path::Path) {
 /// Runs `hindsight replay`; returns the process exit status.
 pub fn run_replay(opts: ReplayCliOptions) -> anyhow::Result<u8> {
     let (session, trace) = open_replay(&opts)?;
+    let mut console = Console::terminal();
     if !opts.session.quiet && !opts.session.batch {
-        println!(
+        console.println(&format!(
             "hindsight: replaying {} ({}), stopped before its first instruction. \
              Type \"continue\" to run it, \"help\" for commands.",
             trace.display(),
-            session.program.display(),
-        );
+            session.program().display(),
+        ));
     }
-    Ok(run_session(session, &opts.session))
+    Ok(run_session(session, console, &opts.session))
 }
 
 /// Runs the scripts, then the prompt (unless in batch mode); returns the exit status.
-fn run_session(mut session: session::Session, opts: &DebugOptions) -> u8 {
+fn run_session(mut session: Session, mut console: Console, opts: &DebugOptions) -> u8 {
     let mut failed = false;
     for script in &opts.commands {
         let lines = match script {
@@ -154,25 +167,25 @@ fn run_session(mut session: session::Session, opts: &DebugOptions) -> u8 {
             Script::File(f) => match std::fs::read_to_string(f) {
                 Ok(text) => text.lines().map(str::to_string).collect(),
                 Err(e) => {
-                    eprintln!("{}: {e}.", f.display());
+                    console.eprintln(&format!("{}: {e}.", f.display()));
                     failed = true;
                     continue;
                 }
             },
         };
         for line in lines {
-            if session.quit_requested() {
+            if console.quit_requested() {
                 break;
             }
-            if let Err(e) = commands::execute(&mut session, &line) {
-                eprintln!("{e}");
+            if let Err(e) = commands::execute(&mut session, &mut console, &line) {
+                console.eprintln(&e.to_string());
                 failed = true;
             }
         }
     }
-    if !opts.batch && !session.quit_requested() {
-        ignore_interrupts();
-        commands::repl(&mut session);
+    if !opts.batch && !console.quit_requested() {
+        interrupt_on_ctrl_c(&session);
+        commands::repl(&mut session, &mut console);
     }
     session.kill();
     if failed {
@@ -182,16 +195,46 @@ fn run_session(mut session: session::Session, opts: &DebugOptions) -> u8 {
     }
 }
 
-/// ^C at the terminal goes to the whole foreground process group: the program stops with
-/// SIGINT (reported as gdb does), and hindsight itself must survive it. A handler that does
-/// nothing — not SIG_IGN, which the program would inherit through exec — does that.
-fn ignore_interrupts() {
-    extern "C" fn nothing(_: libc::c_int) {}
-    // SAFETY: installs an async-signal-safe handler that touches nothing.
+/// The flag that ^C sets (the session's interrupter), for the signal handler.
+static INTERRUPT: std::sync::OnceLock<std::sync::Arc<std::sync::atomic::AtomicBool>> =
+    std::sync::OnceLock::new();
+
+/// ^C at the terminal goes to the whole foreground process group: a live program stops with
+/// SIGINT (reported as gdb does); a replay's motion — forward or backward — stops at its next
+/// event; hindsight itself must survive it. The handler only sets the session's interrupt
+/// flag — not SIG_IGN, which the program would inherit through exec.
+fn interrupt_on_ctrl_c(session: &Session) {
+    let _ = INTERRUPT.set(session.interrupter().flag());
+    extern "C" fn on_sigint(_: libc::c_int) {
+        if let Some(flag) = INTERRUPT.get() {
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    // SAFETY: installs an async-signal-safe handler (one atomic load and store).
     unsafe {
         let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = nothing as *const () as usize;
+        sa.sa_sigaction = on_sigint as *const () as usize;
         sa.sa_flags = libc::SA_RESTART;
         libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
     }
+}
+
+/// Runs hindsight commands on `s`, their output and errors on `c`; the first that fails
+/// stops the rest and is the error (`hindsight replay --gdbserver PORT -ex CMD…`: to serve
+/// the replay from a breakpoint, an event or a bookmark).
+pub fn run_scripts(s: &mut Session, c: &mut Console, scripts: &[Script]) -> anyhow::Result<()> {
+    for script in scripts {
+        let lines = match script {
+            Script::Command(cmd) => vec![cmd.clone()],
+            Script::File(f) => std::fs::read_to_string(f)
+                .with_context(|| format!("{}", f.display()))?
+                .lines()
+                .map(str::to_string)
+                .collect(),
+        };
+        for line in lines {
+            commands::execute(s, c, &line).with_context(|| format!("'{line}'"))?;
+        }
+    }
+    Ok(())
 }

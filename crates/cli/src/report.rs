@@ -1,8 +1,10 @@
-//! How stops and frames are shown: gdb's shapes, line for line.
+//! How stops and frames are shown: gdb's shapes, line for line, made from the engine's data.
 
-use hindsight_symbols::Frame;
+use hindsight_engine::frames::FrameInfo;
+use hindsight_engine::signals::signal_name;
+use hindsight_engine::{Session, Stop, StopReason, WatchAccess};
 
-use crate::session::Session;
+use crate::console::{say, Console};
 
 /// Whether a frame line shows its pc.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -13,104 +15,246 @@ pub(crate) enum PcShown {
     Always,
 }
 
-/// The pc a frame is "in" for symbol lookup: outer frames' pcs are return addresses, which
-/// may already belong to the next line or function.
-pub(crate) fn lookup_pc(frame: &Frame, index: usize) -> u64 {
-    let pc = frame.regs.pc().unwrap_or(0);
-    if index > 0 {
-        pc.saturating_sub(1)
-    } else {
-        pc
-    }
-}
-
 /// `add (a=1, b=2) at t.c:5`, `0x0000555555555170 in main () at t.c:12`,
 /// `0x00007ffff7e4a1a0 in write () from /lib/x86_64-linux-gnu/libc.so.6`.
-pub(crate) fn frame_line(s: &Session, frame: &Frame, index: usize, shown: PcShown) -> String {
-    let pc = frame.regs.pc().unwrap_or(0);
-    let at = lookup_pc(frame, index);
-    let func = s.symbols.function_at(at);
-    let line = if func.as_ref().map(|f| f.has_debug_info).unwrap_or(false) {
-        s.symbols.line_at(at)
-    } else {
-        None
-    };
-    let mid_line = match &line {
-        Some(l) => index > 0 || l.address != pc,
-        None => true,
-    };
+pub(crate) fn frame_line(f: &FrameInfo, shown: PcShown) -> String {
     let mut out = String::new();
-    if shown == PcShown::Always || mid_line {
-        out.push_str(&format!("{pc:#018x} in "));
+    // A frame whose callee was inlined shares the pc: gdb shows no address for it.
+    if (shown == PcShown::Always && !f.calls_inlined) || f.mid_line() {
+        out.push_str(&format!("{:#018x} in ", f.pc));
     }
-    match &func {
-        Some(f) => {
-            out.push_str(&f.name);
+    match &f.function {
+        Some(func) => {
+            out.push_str(&func.name);
             out.push_str(" (");
-            if f.has_debug_info {
-                out.push_str(&crate::context::frame_args(s, frame));
-            }
+            // gdb's `print frame-arguments scalars`: aggregates show as `...` in frame lines.
+            let args: Vec<String> = f
+                .args
+                .iter()
+                .map(|a| format!("{}={}", a.name, a.frame_text))
+                .collect();
+            out.push_str(&args.join(", "));
             out.push(')');
         }
         None => out.push_str("?? ()"),
     }
-    match (&line, &func) {
-        (Some(l), _) => out.push_str(&format!(" at {}:{}", l.name.clone(), l.line)),
+    match (&f.line, &f.library) {
+        (Some(l), _) => out.push_str(&format!(" at {}:{}", l.name, l.line)),
         // gdb names the file only for shared libraries, not for the executable.
-        (None, Some(f)) if f.module.0 > 0 => out.push_str(&format!(
-            " from {}",
-            s.symbols.module_path(f.module).display()
-        )),
-        (None, Some(_)) => {}
-        (None, None) => {
-            if let Some(m) = s.symbols.module_containing(pc).filter(|m| m.0 > 0) {
-                out.push_str(&format!(" from {}", s.symbols.module_path(m).display()));
-            }
-        }
+        (None, Some(lib)) => out.push_str(&format!(" from {}", lib.display())),
+        (None, None) => {}
     }
     out
 }
 
-/// The source line under a stop (`12\t  int r = add(1, 2);`), if there is line info.
-pub(crate) fn source_line(s: &mut Session, frame: &Frame, index: usize) -> Option<String> {
-    let at = lookup_pc(frame, index);
-    let f = s.symbols.function_at(at)?;
-    if !f.has_debug_info {
-        return None;
+/// The source line under a stop (`12\t  int r = add(1, 2);`), if there is line info; the
+/// listing centres there from now on.
+pub(crate) fn source_line(c: &mut Console, f: &FrameInfo) -> Option<String> {
+    let l = f.line.as_ref()?;
+    c.list_next = None;
+    c.list_center = Some((l.file.clone(), l.line));
+    match c.sources.show(&l.file, &l.name, l.line) {
+        Ok(text) => Some(text),
+        // gdb reports a missing source file as an error, once.
+        Err(e) => {
+            c.eprintln(&e);
+            None
+        }
     }
-    let l = s.symbols.line_at(at)?;
-    s.list_next = None;
-    s.list_center = Some((l.file.clone(), l.line));
-    Some(s.sources.show(&l.file, l.line))
 }
 
-/// Prints where frame `index` is, as gdb does after a stop: the frame line (unless the stop
-/// stayed in the same function and only the line is worth showing) and the source line.
-/// `with_frame`: print the frame line; otherwise only the source line (gdb's `next`/`step`
+/// Shows where the selected frame is, as gdb does after a stop: the frame line (unless the
+/// stop stayed in the same function and only the line is worth showing) and the source line.
+/// `with_frame`: show the frame line; otherwise only the source line (gdb's `next`/`step`
 /// within one function), or `0x… <tab>LINE` when the pc is mid-line.
-pub(crate) fn print_stop_location(s: &mut Session, frame: &Frame, with_frame: bool) {
-    let pc = frame.regs.pc().unwrap_or(0);
-    let line = s.symbols.line_at(pc);
-    let has_source = s
-        .symbols
-        .function_at(pc)
-        .map(|f| f.has_debug_info)
-        .unwrap_or(false)
-        && line.is_some();
-    if with_frame || !has_source {
-        println!("{}", frame_line(s, frame, 0, PcShown::IfMidLine));
-        if let Some(src) = source_line(s, frame, 0) {
-            println!("{src}");
+pub(crate) fn print_stop_location(c: &mut Console, f: &FrameInfo, with_frame: bool) {
+    if with_frame || f.line.is_none() {
+        say!(c, "{}", frame_line(f, PcShown::IfMidLine));
+        if let Some(src) = source_line(c, f) {
+            say!(c, "{src}");
         }
         return;
     }
-    let mid = line.as_ref().map(|l| l.address != pc).unwrap_or(true);
-    if let Some(src) = source_line(s, frame, 0) {
+    let mid = f.mid_line();
+    if let Some(src) = source_line(c, f) {
         if mid {
-            println!("{pc:#018x}\t{src}");
+            say!(c, "{:#018x}\t{src}", f.pc);
         } else {
-            println!("{src}");
+            say!(c, "{src}");
         }
+    }
+}
+
+/// The innermost frame of the selected thread, described.
+fn stop_frame(s: &Session) -> anyhow::Result<FrameInfo> {
+    let frame = s.selected_frame()?;
+    Ok(s.frame_info(&frame, 0))
+}
+
+/// Shows a stop as gdb does.
+pub(crate) fn show_stop(s: &Session, c: &mut Console, stop: &Stop) -> anyhow::Result<()> {
+    let pid = stop.pid;
+    match &stop.reason {
+        StopReason::Exited { code } => {
+            if *code == 0 {
+                say!(c, "[Inferior 1 (process {pid}) exited normally]");
+            } else {
+                // gdb prints the status in octal with a leading zero: 3 is 03, 10 is 012.
+                say!(c, "[Inferior 1 (process {pid}) exited with code 0{code:o}]");
+            }
+            return Ok(());
+        }
+        StopReason::Killed { signal } => {
+            let (name, desc) = signal_name(*signal);
+            say!(c, "\nProgram terminated with signal {name}, {desc}.");
+            say!(c, "The program no longer exists.");
+            return Ok(());
+        }
+        _ => {}
+    }
+    let Some(tid) = stop.thread else {
+        return Ok(());
+    };
+    let threads = s.live()?.threads();
+    // gdb announces a stop in another thread than the selected one.
+    if stop.switched_thread {
+        let pthread = threads
+            .iter()
+            .find(|t| t.tid == tid)
+            .map(|t| t.pthread)
+            .unwrap_or(0);
+        say!(c, "[Switching to Thread {pthread:#x} (LWP {tid})]");
+    }
+    c.list_next = None;
+    let multi = threads.len() > 1;
+    let thread_prefix = || -> String {
+        let num = threads
+            .iter()
+            .find(|t| t.tid == tid)
+            .map(|t| t.num)
+            .unwrap_or(1);
+        let name = s
+            .live()
+            .ok()
+            .and_then(|i| i.thread_name(tid))
+            .unwrap_or_default();
+        format!("Thread {num} \"{name}\" ")
+    };
+    match &stop.reason {
+        StopReason::Breakpoint { number, temporary } => {
+            let what = if *temporary {
+                "Temporary breakpoint"
+            } else {
+                "Breakpoint"
+            };
+            let frame = stop_frame(s)?;
+            // A breakpoint with several locations names the one hit: `Breakpoint 1.2`.
+            let number = match s.breakpoint_table().get(*number) {
+                Some(b) if b.locations.len() > 1 => {
+                    match b.locations.iter().position(|a| *a == frame.pc) {
+                        Some(k) => format!("{number}.{}", k + 1),
+                        None => number.to_string(),
+                    }
+                }
+                _ => number.to_string(),
+            };
+            let line = frame_line(&frame, PcShown::IfMidLine);
+            if multi {
+                say!(c, "\n{}hit {what} {number}, {line}", thread_prefix());
+            } else {
+                say!(c, "\n{what} {number}, {line}");
+            }
+            if let Some(src) = source_line(c, &frame) {
+                say!(c, "{src}");
+            }
+        }
+        StopReason::ConditionError { number, error } => {
+            c.eprintln(&format!(
+                "Error in testing condition for breakpoint {number}:"
+            ));
+            c.eprintln(error);
+            let frame = stop_frame(s)?;
+            print_stop_location(c, &frame, true);
+        }
+        StopReason::Watchpoint {
+            number,
+            access,
+            expr,
+            old,
+            new,
+        } => {
+            let title = watch_title(*access);
+            if multi {
+                say!(c, "\n{}hit {title} {number}: {expr}\n", thread_prefix());
+            } else {
+                say!(c, "\n{title} {number}: {expr}\n");
+            }
+            let new = s.format_value(new, None)?;
+            match old {
+                Some(o) => {
+                    say!(c, "Old value = {}", s.format_value(o, None)?);
+                    say!(c, "New value = {new}");
+                }
+                None => say!(c, "Value = {new}"),
+            }
+            let frame = stop_frame(s)?;
+            print_stop_location(c, &frame, true);
+        }
+        StopReason::EndOfHistory { why } => {
+            say!(c, "\nNo more reverse-execution history ({why}).");
+            let frame = stop_frame(s)?;
+            print_stop_location(c, &frame, true);
+        }
+        StopReason::StartOfHistory => {
+            say!(c, "\nNo more reverse-execution history.");
+            let frame = stop_frame(s)?;
+            print_stop_location(c, &frame, true);
+        }
+        StopReason::EventReached { event } => {
+            say!(c, "\nStopped at event {event}.");
+            let frame = stop_frame(s)?;
+            print_stop_location(c, &frame, true);
+        }
+        StopReason::Signal { signal } => {
+            let (name, desc) = signal_name(*signal);
+            if multi {
+                say!(c, "\n{}received signal {name}, {desc}.", thread_prefix());
+            } else {
+                say!(c, "\nProgram received signal {name}, {desc}.");
+            }
+            let frame = stop_frame(s)?;
+            print_stop_location(c, &frame, true);
+        }
+        StopReason::Interrupted => {
+            // What gdb shows after ^C.
+            if multi {
+                say!(c, "\n{}received signal SIGINT, Interrupt.", thread_prefix());
+            } else {
+                say!(c, "\nProgram received signal SIGINT, Interrupt.");
+            }
+            let frame = stop_frame(s)?;
+            print_stop_location(c, &frame, true);
+        }
+        StopReason::Step => {
+            let frame = stop_frame(s)?;
+            if !c.quiet_steps {
+                print_stop_location(c, &frame, stop.new_frame);
+            }
+        }
+        StopReason::Exited { .. } | StopReason::Killed { .. } => {}
+    }
+    if let Some((n, v)) = &stop.returned {
+        say!(c, "Value returned is ${n} = {}", s.format_value(v, None)?);
+    }
+    Ok(())
+}
+
+/// gdb's title of a watchpoint.
+pub(crate) fn watch_title(access: WatchAccess) -> &'static str {
+    match access {
+        WatchAccess::Write => "Hardware watchpoint",
+        WatchAccess::Read => "Hardware read watchpoint",
+        WatchAccess::Access => "Hardware access (read/write) watchpoint",
     }
 }
 
@@ -119,65 +263,4 @@ pub(crate) fn display_file(path: &std::path::Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string())
-}
-
-/// Signal names and gdb's descriptions.
-pub(crate) fn signal_name(sig: i32) -> (String, String) {
-    // Real-time signals are named by number, as gdb does ("SIG34, Real-time event 34").
-    if (32..=64).contains(&sig) {
-        return (format!("SIG{sig}"), format!("Real-time event {sig}"));
-    }
-    let (n, d) = signal_name_static(sig);
-    (n.to_string(), d.to_string())
-}
-
-/// The signal named by `name` as gdb writes it (SIGALRM, ALRM, SIG34, 14).
-pub(crate) fn signal_number(name: &str) -> Option<i32> {
-    if let Ok(n) = name.parse::<i32>() {
-        return (1..=64).contains(&n).then_some(n);
-    }
-    let upper = name.to_ascii_uppercase();
-    let full = if upper.starts_with("SIG") {
-        upper
-    } else {
-        format!("SIG{upper}")
-    };
-    (1..=64).find(|&n| signal_name(n).0 == full)
-}
-
-fn signal_name_static(sig: i32) -> (&'static str, &'static str) {
-    match sig {
-        libc::SIGHUP => ("SIGHUP", "Hangup"),
-        libc::SIGINT => ("SIGINT", "Interrupt"),
-        libc::SIGQUIT => ("SIGQUIT", "Quit"),
-        libc::SIGILL => ("SIGILL", "Illegal instruction"),
-        libc::SIGTRAP => ("SIGTRAP", "Trace/breakpoint trap"),
-        libc::SIGABRT => ("SIGABRT", "Aborted"),
-        libc::SIGBUS => ("SIGBUS", "Bus error"),
-        libc::SIGFPE => ("SIGFPE", "Arithmetic exception"),
-        libc::SIGKILL => ("SIGKILL", "Killed"),
-        libc::SIGUSR1 => ("SIGUSR1", "User defined signal 1"),
-        libc::SIGSEGV => ("SIGSEGV", "Segmentation fault"),
-        libc::SIGUSR2 => ("SIGUSR2", "User defined signal 2"),
-        libc::SIGPIPE => ("SIGPIPE", "Broken pipe"),
-        libc::SIGALRM => ("SIGALRM", "Alarm clock"),
-        libc::SIGTERM => ("SIGTERM", "Terminated"),
-        libc::SIGCHLD => ("SIGCHLD", "Child status changed"),
-        libc::SIGCONT => ("SIGCONT", "Continued"),
-        libc::SIGSTOP => ("SIGSTOP", "Stopped (signal)"),
-        libc::SIGTSTP => ("SIGTSTP", "Stopped (user)"),
-        libc::SIGTTIN => ("SIGTTIN", "Stopped (tty input)"),
-        libc::SIGTTOU => ("SIGTTOU", "Stopped (tty output)"),
-        libc::SIGURG => ("SIGURG", "Urgent I/O condition"),
-        libc::SIGSTKFLT => ("SIGSTKFLT", "Stack fault"),
-        libc::SIGPWR => ("SIGPWR", "Power fail/restart"),
-        libc::SIGXCPU => ("SIGXCPU", "CPU time limit exceeded"),
-        libc::SIGXFSZ => ("SIGXFSZ", "File size limit exceeded"),
-        libc::SIGVTALRM => ("SIGVTALRM", "Virtual timer expired"),
-        libc::SIGPROF => ("SIGPROF", "Profiling timer expired"),
-        libc::SIGWINCH => ("SIGWINCH", "Window size changed"),
-        libc::SIGIO => ("SIGIO", "I/O possible"),
-        libc::SIGSYS => ("SIGSYS", "Bad system call"),
-        _ => ("SIG?", "Unknown signal"),
-    }
 }

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 #[derive(Default)]
 pub struct SourceCache {
     files: HashMap<PathBuf, Option<Vec<String>>>,
+    /// Missing files already reported (gdb says so once, then writes `in FILE`).
+    reported: std::collections::HashSet<PathBuf>,
 }
 
 impl SourceCache {
@@ -31,11 +33,16 @@ impl SourceCache {
             .as_ref()
     }
 
-    /// The line as gdb prints it under a stop: `12\tcode`, or gdb's note when the file is gone.
-    pub fn show(&mut self, file: &Path, line: u32) -> String {
+    /// The line as gdb prints it under a stop: `12\tcode`, or gdb's note when the file
+    /// cannot be read (`name` is the file as the line table names it): the first time
+    /// `12\tNAME: No such file or directory.` (an error: `Err`), then `12\tin NAME`.
+    pub fn show(&mut self, file: &Path, name: &str, line: u32) -> Result<String, String> {
         match self.line(file, line) {
-            Some(text) => format!("{line}\t{text}"),
-            None => format!("{line}\tin {}", file.display()),
+            Some(text) => Ok(format!("{line}\t{text}")),
+            None if self.reported.insert(file.to_path_buf()) => {
+                Err(format!("{line}\t{name}: No such file or directory."))
+            }
+            None => Ok(format!("{line}\tin {name}")),
         }
     }
 }

@@ -21,6 +21,8 @@ pub struct RecordCliOptions {
     /// `--time-slice MS`: how long a thread runs without a syscall before another ready
     /// thread gets the turn.
     pub time_slice_ms: u64,
+    /// `--chaos`: random time slices and thread choices (rr's chaos mode).
+    pub chaos: bool,
 }
 
 /// The shell's convention: the exit code, or 128 + the signal that killed the program.
@@ -31,9 +33,11 @@ pub fn exit_code(status: &ExitStatus) -> u8 {
     }
 }
 
-/// Runs `hindsight record`: records the program and returns its exit status.
-pub fn record(opts: RecordCliOptions) -> anyhow::Result<u8> {
-    let program = crate::session::resolve_recordable(&opts.program)?;
+/// Records the program into a new trace (under `$HINDSIGHT_DIR` as `PROG-N`, marked the
+/// latest, unless `-o` names the directory); the program runs with hindsight's stdin, stdout
+/// and stderr. Returns how the recording ended.
+pub fn record_trace(opts: &RecordCliOptions) -> anyhow::Result<hindsight_record::Outcome> {
+    let program = hindsight_engine::session::resolve_recordable(&opts.program)?;
     let (dir, root) = match &opts.output {
         Some(d) => (d.clone(), None),
         None => {
@@ -58,11 +62,18 @@ pub fn record(opts: RecordCliOptions) -> anyhow::Result<u8> {
         trace_dir: dir.clone(),
         pin: opts.pin,
         time_slice: Duration::from_millis(opts.time_slice_ms),
+        chaos: opts.chaos,
     })
     .context("recording")?;
     if let Some(root) = root {
         hindsight_trace::set_latest(&root, &outcome.trace)?;
     }
+    Ok(outcome)
+}
+
+/// Runs `hindsight record`: records the program and returns its exit status.
+pub fn record(opts: RecordCliOptions) -> anyhow::Result<u8> {
+    let outcome = record_trace(&opts)?;
     if let Some(reason) = &outcome.incomplete {
         eprintln!("hindsight: the recording stopped: {reason}");
         eprintln!(
@@ -202,6 +213,14 @@ pub fn info(name: Option<&str>, events: bool, check: bool) -> anyhow::Result<u8>
     Ok(0)
 }
 
+/// Where an asynchronous event landed, by the thread's ticks.
+fn ticks_text(point: &hindsight_trace::AsyncPoint) -> String {
+    match point.ticks {
+        Some(t) => format!(" (tick {t})"),
+        None => " (uncounted)".to_string(),
+    }
+}
+
 /// One event in a line.
 fn event_line(e: &hindsight_trace::Event) -> String {
     use hindsight_trace::Event;
@@ -226,6 +245,12 @@ fn event_line(e: &hindsight_trace::Event) -> String {
         Event::SyscallExit { tid, result, .. } => format!("[{tid}] {what} = {result:#x}"),
         Event::SyscallEntry { tid, .. } => format!("[{tid}] {what} (blocks)"),
         Event::Rdtsc { tid, tsc, .. } => format!("[{tid}] {what} = {tsc}"),
+        Event::Preempt { tid, point } => format!("[{tid}] {what}{}", ticks_text(point)),
+        Event::Signal {
+            tid,
+            point: hindsight_trace::SignalPoint::Async(point),
+            ..
+        } => format!("[{tid}] {what}{}", ticks_text(point)),
         Event::Output { pid, fd, data } => {
             format!("output of process {pid} to fd {fd}: {} bytes", data.len())
         }
@@ -233,6 +258,50 @@ fn event_line(e: &hindsight_trace::Event) -> String {
             Some(t) => format!("[{t}] {what}"),
             None => what,
         },
+    }
+}
+
+/// The instruction counter the trace was recorded with, and for each module it copied, what
+/// runs uncounted there (positions in that code are found by their registers instead).
+fn print_counter(r: &TraceReader) {
+    let clock = &r.header().clock;
+    if clock != hindsight_ticks::CLOCK {
+        println!(
+            "Counter:    {} (recorded without this hindsight's instruction counter: positions \
+             between events are found by registers and stack)",
+            if clock == "none" { "none" } else { clock }
+        );
+        return;
+    }
+    println!("Counter:    {clock} (back edges, function entries and indirect jumps count ticks)");
+    for l in &r.manifest().parts {
+        let hindsight_trace::manifest::Part::Copy(id, name) = &l.part else {
+            continue;
+        };
+        let Some(survey) = r
+            .file_path(*id)
+            .ok()
+            .and_then(|p| std::fs::read(p).ok())
+            .and_then(|b| hindsight_ticks::survey(&b))
+        else {
+            continue;
+        };
+        let shown = name.split_once('-').map(|(_, n)| n).unwrap_or(name);
+        let left: usize = survey.uncounted.iter().map(|u| u.1).sum();
+        let why: Vec<String> = survey
+            .uncounted
+            .iter()
+            .map(|(w, n)| format!("{n}: {w}"))
+            .collect();
+        println!(
+            "  {shown}: {} counted instructions patched, {left} uncounted{}",
+            survey.patched,
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", why.join("; "))
+            }
+        );
     }
 }
 
@@ -267,6 +336,7 @@ fn print_info(dir: &Path, r: &TraceReader) -> anyhow::Result<()> {
         ),
     }
     println!("Size:       {}", size_text(r.size()));
+    print_counter(r);
     println!("Processes:  {}", r.processes().len());
     for p in r.processes() {
         let parent = p

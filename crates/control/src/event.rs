@@ -100,12 +100,22 @@ pub trait StopHook {
     fn stops_on_signal(&mut self, signal: i32) -> bool {
         stops_by_default(signal)
     }
+    /// Whether a signal that arrived is given to the program (gdb's `handle SIG pass`).
+    fn passes_signal(&mut self, _signal: i32) -> bool {
+        true
+    }
+    /// A signal arrived for thread `tid` and does not stop the program (gdb prints it when
+    /// `handle SIG print` says so).
+    fn signal_arrived(&mut self, _inferior: &crate::Inferior, _tid: Tid, _signal: i32) {}
     /// Replay only: `events` recorded events have been replayed and thread `tid` is about to
     /// run towards the next one. Between two such calls only that thread runs, and what it
     /// does is determined (this is what makes positions nameable). Return true to stop here.
     fn at_event(&mut self, _inferior: &crate::Inferior, _events: u64, _tid: Tid) -> bool {
         false
     }
+    /// Replay only: the running thread's tick count now (the instruction counter), told just
+    /// before each of the calls above (None: the trace counts no ticks).
+    fn clock(&mut self, _ticks: Option<u64>) {}
 }
 
 /// gdb's default `handle` table: these signals pass to the program silently (32 and 33 are

@@ -210,6 +210,96 @@ impl GdbConnection {
     }
 }
 
+/// Watches gdb's connection for a ^C (byte 0x03) while a motion runs, and interrupts the
+/// session's motion when one comes; stops watching when dropped. The byte stays in the
+/// socket for [`GdbConnection::take_interrupt`].
+pub struct InterruptWatch {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for InterruptWatch {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl GdbConnection {
+    /// Starts watching for gdb's ^C (see [`InterruptWatch`]).
+    pub fn watch_interrupt(&self, interrupter: hindsight_engine::Interrupter) -> InterruptWatch {
+        use std::os::fd::AsRawFd;
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let thread = self.stream.try_clone().ok().map(|stream| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                // The replay's SIGCHLD is read through a signalfd: this thread must not take it.
+                block_sigchld();
+                let fd = stream.as_raw_fd();
+                while !stop.load(Ordering::SeqCst) {
+                    let mut pfd = libc::pollfd {
+                        fd,
+                        events: libc::POLLIN,
+                        revents: 0,
+                    };
+                    // SAFETY: one valid pollfd.
+                    let n = unsafe { libc::poll(&mut pfd, 1, 50) };
+                    if n <= 0 {
+                        continue;
+                    }
+                    let mut buf = [0u8; 64];
+                    // SAFETY: peeks into a local buffer; the bytes stay in the socket.
+                    let got = unsafe {
+                        libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_PEEK)
+                    };
+                    if got <= 0 {
+                        return;
+                    }
+                    if buf[..got as usize].contains(&0x03) {
+                        interrupter.interrupt();
+                        return;
+                    }
+                    // Something else (an acknowledgement): look again a little later.
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+            })
+        });
+        InterruptWatch { stop, thread }
+    }
+
+    /// Consumes gdb's ^C (and acknowledgements before it), if it sent one.
+    pub fn take_interrupt(&mut self) -> std::io::Result<()> {
+        while let Some(b) = ConnectionExt::peek(self)? {
+            match b {
+                0x03 => {
+                    ConnectionExt::read(self)?;
+                    return Ok(());
+                }
+                b'+' => {
+                    ConnectionExt::read(self)?;
+                }
+                _ => return Ok(()),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Blocks SIGCHLD in the calling thread (hindsight reads it through a signalfd, which sees a
+/// signal only while every thread blocks it).
+fn block_sigchld() {
+    // SAFETY: plain signal-mask calls on a local set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGCHLD);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
 impl Connection for GdbConnection {
     type Error = std::io::Error;
 

@@ -3,14 +3,17 @@
 //! crate.
 //!
 //! Layering: gdbstub knows the protocol and nothing of the target; [`target`] plugs the
-//! replay in through gdbstub's traits, on top of `hindsight_cli::remote` (the session's
-//! surface for front ends); [`arch`] is hindsight's own x86-64 target description.
+//! replay in through gdbstub's traits, on top of the engine (`hindsight_engine::remote`: the
+//! session's surface for machine-level front ends); [`arch`] is hindsight's own x86-64 target
+//! description; [`monitor`] runs hindsight's own commands through the command line's
+//! interpreter, their text captured for gdb's console.
 //!
 //! One client at a time; a client that disconnects (or vanishes mid-command) leaves the replay
 //! where it was, and the next one finds it there.
 
 pub mod arch;
 pub mod conn;
+pub mod monitor;
 pub mod target;
 
 use std::io::Write as _;
@@ -21,7 +24,7 @@ use anyhow::Context as _;
 use gdbstub::conn::ConnectionExt;
 use gdbstub::stub::run_blocking::{BlockingEventLoop, Event, WaitForStopReasonError};
 use gdbstub::stub::{DisconnectReason, GdbStub, MultiThreadStopReason};
-use hindsight_cli::session::Session;
+use hindsight_engine::Session;
 
 pub use target::ReplayTarget;
 
@@ -48,7 +51,19 @@ impl BlockingEventLoop for ReplayLoop {
                 return Ok(Event::IncomingData(b));
             }
         }
+        // gdb's ^C while the motion runs interrupts it at the next event.
+        let watch = conn.watch_interrupt(target.session.interrupter());
         let (reason, failure) = target.run_motion();
+        drop(watch);
+        if let MultiThreadStopReason::SignalWithThread {
+            signal: gdbstub::common::Signal::SIGINT,
+            ..
+        } = reason
+        {
+            // The ^C that interrupted it is answered by this stop.
+            conn.take_interrupt()
+                .map_err(WaitForStopReasonError::Connection)?;
+        }
         if let Some(why) = failure {
             // Said on gdb's console, then the stop: the session goes on.
             target.log(&why);
@@ -63,13 +78,10 @@ impl BlockingEventLoop for ReplayLoop {
         target: &mut ReplayTarget,
     ) -> Result<Option<Self::StopReason>, target::TargetFailure> {
         // The replay is stopped between motions: report where it is.
-        let tid = hindsight_cli::remote::selected_thread(&target.session)
-            .unwrap_or(hindsight_ptrace::Tid(0));
+        let tid = hindsight_engine::remote::selected_thread(&target.session)
+            .unwrap_or(hindsight_engine::Tid(0));
         Ok(Some(target.reason(
-            hindsight_cli::remote::RemoteStop::Signal {
-                tid,
-                signal: libc::SIGINT,
-            },
+            hindsight_engine::remote::RemoteStop::Interrupted(tid),
         )))
     }
 }
@@ -123,8 +135,8 @@ fn serve_target(
         let _ = stream.set_nodelay(true);
         target.log(&format!("gdb connected from {peer}"));
         // The last client let the program exit: this one starts from the beginning again.
-        if !hindsight_cli::remote::is_alive(&target.session) {
-            if let Err(e) = hindsight_cli::remote::restart(&mut target.session) {
+        if !hindsight_engine::remote::is_alive(&target.session) {
+            if let Err(e) = hindsight_engine::remote::restart(&mut target.session) {
                 eprintln!("hindsight: could not start the replay again: {e:#}");
             }
         }
@@ -242,6 +254,25 @@ fn still_connected(stream: &std::net::TcpStream) -> bool {
         Ok(_) => true,
         Err(e) => e.kind() == std::io::ErrorKind::WouldBlock,
     }
+}
+
+/// Runs hindsight commands before any client connects (`hindsight replay --gdbserver PORT
+/// -ex CMD…`: to serve the replay from a breakpoint, an event or a bookmark). Their output
+/// goes to stdout as on the command line; the first that fails stops the rest and is the
+/// error. The breakpoints they set go afterwards: they would stop the program where gdb has
+/// none (gdb plants its own).
+pub fn prepare(session: &mut Session, scripts: &[hindsight_cli::Script]) -> anyhow::Result<()> {
+    let mut console = hindsight_cli::Console::terminal();
+    hindsight_cli::run_scripts(session, &mut console, scripts)?;
+    let numbers: Vec<u32> = session
+        .breakpoint_table()
+        .iter()
+        .map(|b| b.number)
+        .collect();
+    for n in numbers {
+        session.delete_breakpoint(n)?;
+    }
+    Ok(())
 }
 
 /// `--gdbserver [HOST:]PORT`.

@@ -1,6 +1,7 @@
-//! The replay as a gdbstub target: gdb's requests become calls on the session
-//! (`hindsight_cli::remote`), and every motion — forward or reverse — runs when gdbstub waits
-//! for the stop (`wait_for_stop_reason`), synchronously.
+//! The replay as a gdbstub target: gdb's requests become calls on the engine's session
+//! (`hindsight_engine::remote`), and every motion — forward or reverse — runs when gdbstub
+//! waits for the stop (`wait_for_stop_reason`), synchronously; gdb's ^C during it interrupts
+//! it at the next event.
 //!
 //! Threads are named by their *recorded* tids (what the program saw): time travel starts the
 //! replay again, with new live tids, and gdb must keep seeing the same threads.
@@ -24,9 +25,8 @@ use gdbstub::target::ext::breakpoints::{
 use gdbstub::target::ext::monitor_cmd::{ConsoleOutput, MonitorCmd, MonitorCmdOps};
 use gdbstub::target::{Target, TargetError, TargetResult};
 use hindsight_breakpoints::table::WatchAccess;
-use hindsight_cli::remote::{self, ClientBreakpoints, RemoteStop};
-use hindsight_cli::session::Session;
-use hindsight_ptrace::Tid;
+use hindsight_engine::remote::{self, ClientBreakpoints, RemoteStop};
+use hindsight_engine::{Session, Tid};
 
 use crate::arch::{RegNum, Regs, X86_64Linux, ORIG_RAX};
 
@@ -63,6 +63,11 @@ pub struct ReplayTarget {
     pub(crate) client_refreshes: bool,
     /// The server's log (connections, failures) goes to stderr.
     pub(crate) chatty: bool,
+    /// `monitor` commands: the command line's interpreter, its text captured.
+    pub(crate) monitor: crate::monitor::Monitor,
+    /// What motions tell on the way (threads, dprintf text, periodic commands): the server's
+    /// log, on stdout as the command line shows them.
+    pub(crate) log: hindsight_cli::Console,
 }
 
 impl ReplayTarget {
@@ -76,6 +81,8 @@ impl ReplayTarget {
             threads: Default::default(),
             client_refreshes: false,
             chatty: true,
+            monitor: Default::default(),
+            log: hindsight_cli::Console::terminal(),
         }
     }
 
@@ -129,11 +136,12 @@ impl ReplayTarget {
     /// end if the failure lost it.
     pub(crate) fn run_motion(&mut self) -> (MultiThreadStopReason<u64>, Option<String>) {
         let s = &mut self.session;
+        let log = &mut self.log;
         let r = match self.motion {
-            Motion::Continue => remote::resume(s),
-            Motion::Step(t) => remote::step(s, t),
+            Motion::Continue => remote::resume(s, log),
+            Motion::Step(t) => remote::step(s, log, t),
             Motion::ReverseContinue => remote::reverse_resume(s),
-            Motion::ReverseStep(t) => remote::reverse_step(s, t),
+            Motion::ReverseStep(t) => remote::reverse_step(s, log, t),
         };
         match r {
             Ok(stop) => (self.reason(stop), None),
@@ -187,6 +195,11 @@ impl ReplayTarget {
             RemoteStop::HistoryEnd(t) => MultiThreadStopReason::ReplayLog {
                 tid: Some(self.gdb_tid(t)),
                 pos: ReplayLogPosition::End,
+            },
+            // gdb's ^C: it expects the thread to stop with SIGINT.
+            RemoteStop::Interrupted(t) => MultiThreadStopReason::SignalWithThread {
+                tid: self.gdb_tid(t),
+                signal: Signal::SIGINT,
             },
         }
     }
@@ -570,7 +583,7 @@ impl MonitorCmd for ReplayTarget {
         mut out: ConsoleOutput<'_>,
     ) -> Result<(), Self::Error> {
         let cmd = String::from_utf8_lossy(cmd).into_owned();
-        let result = remote::monitor(&mut self.session, cmd.trim());
+        let result = self.monitor.run(&mut self.session, cmd.trim());
         out.write_raw(result.text.as_bytes());
         if result.moved {
             self.refresh_tls();

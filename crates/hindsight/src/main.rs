@@ -41,6 +41,8 @@ enum Command {
     Ls,
     /// Show a trace: program, processes, events, size.
     Info(InfoArgs),
+    /// Serve the Debug Adapter Protocol to an editor (stdio, or TCP on 127.0.0.1).
+    Dap(DapArgs),
     /// Print a completion script for SHELL (bash, zsh, fish, elvish, powershell).
     #[command(
         after_help = "For example: hindsight completions bash > ~/.local/share/bash-completion/completions/hindsight"
@@ -98,7 +100,7 @@ struct RecordArgs {
     #[arg(short, long, value_name = "DIR")]
     output: Option<PathBuf>,
     /// A thread that runs MS milliseconds without a syscall while others are ready is
-    /// preempted (doubles for a thread preempted again).
+    /// preempted (doubles for a thread preempted again in code that does not count ticks).
     #[arg(
         long,
         value_name = "MS",
@@ -106,6 +108,10 @@ struct RecordArgs {
         value_parser = positive_ms
     )]
     time_slice: u64,
+    /// Chaos mode (as rr's): random time slices and a random ready thread at each turn, so
+    /// that thread orders rare in a normal run show up; the recording replays as exactly.
+    #[arg(long)]
+    chaos: bool,
     /// Do not pin hindsight and the program to one CPU.
     #[arg(long)]
     no_pin: bool,
@@ -152,6 +158,13 @@ struct InfoArgs {
     /// The trace (default: latest-trace).
     #[arg(value_name = "TRACE")]
     trace: Option<String>,
+}
+
+#[derive(Args, Debug)]
+struct DapArgs {
+    /// Listen on this TCP port of 127.0.0.1 instead of speaking on stdin/stdout.
+    #[arg(long, value_name = "PORT")]
+    port: Option<u16>,
 }
 
 /// `--time-slice`: a positive number of milliseconds.
@@ -347,6 +360,7 @@ fn run(cli: Cli, matches: &ArgMatches) -> anyhow::Result<u8> {
                 args: program.collect(),
                 pin: !a.no_pin,
                 time_slice_ms: a.time_slice,
+                chaos: a.chaos,
             })
         }
         Command::Replay(a) => {
@@ -373,8 +387,8 @@ fn run(cli: Cli, matches: &ArgMatches) -> anyhow::Result<u8> {
                 Some(mode) => {
                     let (mut session, _) = hindsight_cli::open_replay(&opts)?;
                     // -ex/-x: where the replay is when gdb first sees it.
-                    hindsight_cli::remote::run_commands(&mut session, &opts.session.commands)?;
-                    let program = hindsight_cli::remote::program(&session);
+                    hindsight_gdbserver::prepare(&mut session, &opts.session.commands)?;
+                    let program = session.program().to_path_buf();
                     match mode {
                         GdbMode::Server(spec) => {
                             hindsight_gdbserver::serve(session, &spec, &program)
@@ -386,6 +400,10 @@ fn run(cli: Cli, matches: &ArgMatches) -> anyhow::Result<u8> {
         }
         Command::Ls => hindsight_cli::traces::ls(),
         Command::Info(a) => hindsight_cli::traces::info(a.trace.as_deref(), a.events, a.check),
+        Command::Dap(a) => match a.port {
+            None => hindsight_dap::run_stdio(),
+            Some(p) => hindsight_dap::run_tcp(p, || false),
+        },
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,

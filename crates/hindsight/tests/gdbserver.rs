@@ -275,9 +275,9 @@ fn refused_writes_monitor_commands_and_a_second_client() {
     );
     first.line("$1 = 0");
     // gdb shows what monitor commands print on its stderr.
-    first.err_line("Current position: {n}:{hex}:{n}");
-    first.err_line("Bookmark here at {n}:{hex}:{n}.");
-    first.err_line("here       {n}:{hex}:{n}");
+    first.err_line("Current position: {n}:{n}:{hex}:{n}");
+    first.err_line("Bookmark here at {n}:{n}:{hex}:{n}.");
+    first.err_line("here       {n}:{n}:{hex}:{n}");
     first.err_line("square (x=0) at tt_loop.c:{n}");
     first.err_line("Undefined command: \"nonsense\".  Try \"help\".");
     // A second client finds the replay where the first left it (at the bookmark).

@@ -231,5 +231,21 @@ fn libraries_are_named_as_the_dynamic_loader_names_them() {
         &["break count", "run", "info sharedlibrary", "thread 1", "bt"],
         &[],
     );
-    r.has(&format!("{libc}\n")).has(&format!(" from {libc}\n"));
+    r.has(&format!("{libc}\n"));
+    // A frame in a library without debug information is `from` the loader's name (libc has
+    // its debug information where libc6-dbg is installed; libstdc++ has none).
+    let cpp = compile_cpp("cpp_inline", &["-O2"]);
+    let ldd = std::process::Command::new("ldd")
+        .arg(&cpp)
+        .output()
+        .expect("ldd");
+    let ldd = String::from_utf8_lossy(&ldd.stdout).into_owned();
+    let libstdcxx = ldd
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("libstdc++.so.6 => "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("ldd names libstdc++")
+        .to_string();
+    let r = debug(&cpp, &["break scale", "run", "bt"], &[]);
+    r.has(&format!(" from {libstdcxx}\n"));
 }

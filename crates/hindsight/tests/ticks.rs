@@ -153,6 +153,21 @@ fn threads_racing_without_syscalls_replay_their_lost_updates_exactly() {
 }
 
 #[test]
+fn chaos_mode_recordings_replay_exactly() {
+    // Random time slices and thread choices: other orders, the same exactness.
+    let prog = compile("tick_racers", &["-O1"]);
+    let lines = replays_are_exact(
+        "racers-chaos",
+        &prog,
+        &["300000"],
+        &["--chaos"],
+        "shared",
+        6,
+    );
+    varied(&lines, "tick_racers --chaos");
+}
+
+#[test]
 fn timer_signals_in_a_loop_whose_state_is_in_memory_replay_on_the_same_iteration() {
     for (opt, args) in [("-O0", vec![]), ("-O2", vec![]), ("-O2", vec!["prof"])] {
         let prog = compile("tick_alarms", &[opt]);
@@ -166,4 +181,39 @@ fn timer_signals_in_a_loop_whose_state_is_in_memory_replay_on_the_same_iteration
         );
         varied(&lines, "tick_alarms");
     }
+}
+
+#[test]
+fn info_tells_the_counter_what_runs_uncounted_and_where_events_landed() {
+    let prog = compile("tick_racers", &["-O2"]);
+    let dir = workdir("info");
+    let p = prog.to_str().expect("path");
+    hs(
+        &dir,
+        &["record", "--time-slice", "1", "-o", "t", "--", p, "1000000"],
+    )
+    .code(0);
+    let info = hs(&dir, &["info", "t"]);
+    info.code(0)
+        .line("Counter:    ticks-1 (back edges, function entries and indirect jumps count ticks)")
+        .line("  tick_racers_O2: {n} counted instructions patched, {n} uncounted{*}")
+        .line("  libc.so.6: {n} counted instructions patched, {n} uncounted ({*})");
+    let events = hs(&dir, &["info", "--events", "t"]);
+    events.code(0);
+    assert!(
+        events.count("{*}[{n}] a thread switch at {hex} (tick {n})") >= 2,
+        "thread switches with their ticks\n{}",
+        events.stdout
+    );
+    // Without the counter (a developers' switch), positions are named the old way.
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hindsight"));
+    cmd.args(["record", "--time-slice", "1", "-o", "u", "--", p, "300000"])
+        .current_dir(&dir)
+        .env("HINDSIGHT_NO_TICKS", "1")
+        .env("HINDSIGHT_DIR", dir.join("root"));
+    let (r, _) = collect_with_timeout(&mut cmd);
+    r.code(0);
+    hs(&dir, &["info", "u"]).code(0).line(
+        "Counter:    none (recorded without this hindsight's instruction counter: positions between events are found by registers and stack)",
+    );
 }

@@ -322,7 +322,7 @@ fn a_bookmark_left_and_returned_to_shows_the_same_registers_and_memory() {
     let values = printed(&r);
     assert_eq!(values[0], values[3], "{text}");
     assert_eq!(values[1], values[4], "{text}");
-    r.line("here {*}{n}:{hex}:{n}");
+    r.line("here {*}{n}:{n}:{hex}:{n}");
 }
 
 #[test]
@@ -497,7 +497,7 @@ fn checkpoints_can_be_listed_restarted_and_deleted() {
         ],
     );
     r.clean();
-    r.line("checkpoint 1: {n}:{hex}:{n}");
+    r.line("checkpoint 1: {n}:{n}:{hex}:{n}");
     assert_eq!(printed(&r), ["1"], "{}", r.stdout);
     r.err_has("Not found: checkpoint id 1");
 }

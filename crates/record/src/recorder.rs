@@ -68,6 +68,9 @@ pub struct RecordOptions {
     pub pin: bool,
     /// How long a thread runs without a syscall before another ready thread gets its turn.
     pub time_slice: Duration,
+    /// rr's chaos mode: random time slices and a random ready thread at each turn, so that
+    /// orders that are rare in a normal run show up in recordings (the replay is as exact).
+    pub chaos: bool,
 }
 
 /// How a recording ended.
@@ -172,6 +175,8 @@ struct Process {
     current: Option<i32>,
     /// When the current thread started its turn.
     since: Instant,
+    /// How long the current thread's turn may last (chaos mode draws it; else its slice).
+    turn: Option<Duration>,
     /// Its shared mappings, whose changes are written down before its threads run.
     shared: SharedMemory,
     /// How many times user code started running in another thread than before, and the
@@ -225,6 +230,8 @@ struct Recorder {
     failure: Option<String>,
     slice: Duration,
     timer_armed: bool,
+    /// Random choices of chaos mode (None: a normal recording).
+    chaos: Option<fastrand::Rng>,
     /// The answers that would show the recorder, made those of an unrecorded program.
     disguise: Disguise,
 }
@@ -304,6 +311,7 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
         failure: None,
         slice: opts.time_slice,
         timer_armed: false,
+        chaos: opts.chaos.then(fastrand::Rng::new),
         disguise: Disguise::default(),
     };
     rec.writer.add_process(ProcessInfo {
@@ -324,6 +332,7 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
             ready: VecDeque::from([pid]),
             current: None,
             since: Instant::now(),
+            turn: None,
             shared: SharedMemory::default(),
             turns: 0,
             last_runner: None,
@@ -489,7 +498,8 @@ impl Recorder {
     fn update_timer(&mut self) {
         let needed = self.procs.values().any(|p| !p.ready.is_empty());
         if needed != self.timer_armed {
-            set_timer(needed.then_some(Duration::from_micros(500)));
+            let period = if self.chaos.is_some() { 100 } else { 500 };
+            set_timer(needed.then_some(Duration::from_micros(period)));
             self.timer_armed = needed;
         }
     }
@@ -507,8 +517,9 @@ impl Recorder {
             match p.current {
                 Some(cur) => {
                     let since = p.since;
+                    let turn = p.turn;
                     if let Some(t) = p.thread(cur) {
-                        if now.duration_since(since) >= t.slice.max(slice)
+                        if now.duration_since(since) >= turn.unwrap_or(t.slice.max(slice))
                             && t.state == State::User
                             && !t.interrupted
                         {
@@ -594,7 +605,11 @@ impl Recorder {
         if p.threads.iter().any(|t| t.unannounced_syscall().is_some()) {
             return Ok(());
         }
-        let Some(tid) = p.ready.pop_front() else {
+        let pick = match self.chaos.as_mut() {
+            Some(rng) => rng.usize(..p.ready.len()),
+            None => 0,
+        };
+        let Some(tid) = p.ready.remove(pick) else {
             return Ok(());
         };
         let Some(t) = p.thread(tid) else {
@@ -639,6 +654,16 @@ impl Recorder {
         };
         p.current = Some(tid);
         p.since = Instant::now();
+        // Chaos: anything from a tenth of a millisecond to forty (log-uniform), now and then
+        // a long one that starves the others.
+        p.turn = self.chaos.as_mut().map(|rng| {
+            let us = if rng.u8(..16) == 0 {
+                200_000
+            } else {
+                (100.0 * 400f64.powf(rng.f64())) as u64
+            };
+            Duration::from_micros(us)
+        });
         if p.last_runner != Some(tid) {
             p.turns += 1;
             p.last_runner = Some(tid);
@@ -902,6 +927,13 @@ impl Recorder {
             self.follow_shared(pid, name, &s.args, result as u64);
         }
         let outputs = self.output_of(pid, s.nr, &s.args, result);
+        if let Some(p) = self.procs.get(&pid) {
+            if let Some(c) = p.counter.as_ref() {
+                if shares_memory_with_child(name, &s.args, &p.mem) {
+                    c.restore_word(&p.mem)?;
+                }
+            }
+        }
         if s.exec.is_some() {
             // The new program, before its first instruction: its counter and patched code.
             let counter = match self.procs.get(&pid) {
@@ -1152,7 +1184,7 @@ impl Recorder {
                 .procs
                 .get(&pid)
                 .and_then(|p| p.counter.as_ref())
-                .map(|c| c.for_child(child));
+                .map(|c| c.for_child(child, &mem));
             // The child shares its parent's shared mappings (same addresses).
             let shared = self
                 .procs
@@ -1186,6 +1218,7 @@ impl Recorder {
                     ready: VecDeque::from([child]),
                     current: None,
                     since: Instant::now(),
+                    turn: None,
                     shared,
                     turns: 0,
                     last_runner: None,
@@ -1532,6 +1565,20 @@ impl Recorder {
         while let Ok((_, _)) = hindsight_ptrace::wait_any() {}
         self.procs.clear();
     }
+}
+
+/// Whether syscall `name(args)` makes a child process that shares the caller's memory (vfork,
+/// clone with CLONE_VM but not CLONE_THREAD).
+fn shares_memory_with_child(name: &str, args: &[u64; 6], mem: &ProcessMemory) -> bool {
+    let vm = libc::CLONE_VM as u64;
+    let thread = libc::CLONE_THREAD as u64;
+    let flags = match name {
+        "vfork" => return true,
+        "clone" => args[0],
+        "clone3" => mem.read_u64(args[0]).unwrap_or(0),
+        _ => return false,
+    };
+    flags & vm != 0 && flags & thread == 0
 }
 
 /// What the kernel wrote for CLONE_PARENT_SETTID / CLONE_CHILD_SETTID (the child's tid): replay

@@ -81,6 +81,9 @@ pub enum ReplayStop {
     /// The hook asked to stop between two events ([`StopHook::at_event`]): this many events
     /// were replayed; every thread is stopped.
     AtEvent(u64),
+    /// The running thread counted the ticks of the tick stop ([`Replayer::set_tick_stop`]):
+    /// it stands where its count reached them; every thread is stopped.
+    AtTick(Tid),
 }
 
 /// The recorded event that the replay expects next, with its index.
@@ -150,6 +153,8 @@ pub struct Replayer {
     /// The instruction counter, as when recorded (None: the trace has no ticks). Threads
     /// are known to it by their recorded tids.
     counter: Option<Counter>,
+    /// Where to stop: (events replayed, tick count of the thread that runs then).
+    tick_stop: Option<(u64, u64)>,
 }
 
 impl Replayer {
@@ -228,6 +233,7 @@ impl Replayer {
             missed: None,
             cpu_ratio: 1.0,
             counter,
+            tick_stop: None,
         };
         let mut inf = inf;
         r.publish_code(&mut inf);
@@ -305,7 +311,7 @@ impl Replayer {
             r.live = HashMap::from([(*child, live_child)]);
             r.recorded = HashMap::from([(live_child.0, *child)]);
             r.mem = ProcessMemory::open(live_child.0)?;
-            r.counter = r.counter.as_ref().map(|c| c.for_child(*child));
+            r.counter = r.counter.as_ref().map(|c| c.for_child(*child, &r.mem));
             r.parked.clear();
             r.async_site = None;
             r.gone.clear();
@@ -385,6 +391,7 @@ impl Replayer {
             clear_tid: self.clear_tid.clone(),
             // Threads are known by their recorded tids: the copy's counts are the same.
             counter: self.counter.clone(),
+            tick_stop: None,
         })
     }
 
@@ -457,6 +464,29 @@ impl Replayer {
     /// The live thread that replays recorded thread `recorded`.
     pub fn live_tid_of(&self, recorded: i32) -> Option<Tid> {
         self.live_tid(recorded)
+    }
+
+    /// Whether the trace counts ticks (positions carry them).
+    pub fn counts_ticks(&self) -> bool {
+        self.counter.is_some()
+    }
+
+    /// The tick count of recorded thread `recorded` now (None without the counter).
+    pub fn ticks_of(&mut self, recorded: i32) -> Option<u64> {
+        let mem = &self.mem;
+        self.counter.as_mut()?.ticks(mem, recorded).ok()
+    }
+
+    /// The recorded tid of the thread that runs towards the next event.
+    pub fn runner(&mut self) -> Option<i32> {
+        self.peek().ok().flatten().and_then(|e| e.tid())
+    }
+
+    /// Stops the replay (with [`ReplayStop::AtTick`]) when, `event` events replayed, the
+    /// thread running then has counted `ticks` ticks; None: no such stop. A thread that had
+    /// counted them before the event is not stopped.
+    pub fn set_tick_stop(&mut self, stop: Option<(u64, u64)>) {
+        self.tick_stop = stop;
     }
 
     /// Number of recorded events replayed so far.
@@ -603,6 +633,8 @@ impl Replayer {
             // is not at an event.
             if self.announced != Some(self.consumed) {
                 self.announced = Some(self.consumed);
+                let ticks = self.ticks_of(runner);
+                hook.clock(ticks);
                 if hook.at_event(inf, self.consumed, tid) {
                     return Ok(ReplayStop::AtEvent(self.consumed));
                 }
@@ -615,6 +647,10 @@ impl Replayer {
             // A position named by ticks: the counter traps when the thread has counted them
             // (Some(false): on the way there); from there a breakpoint at its pc finds it
             // (Some(true)), the counter armed one tick further as a guard.
+            let stop_ticks = self
+                .tick_stop
+                .filter(|(e, _)| *e == self.consumed)
+                .map(|(_, t)| t);
             let tick_phase = match (
                 async_point(&event).and_then(|p| p.ticks),
                 self.counter.as_mut(),
@@ -647,6 +683,13 @@ impl Replayer {
                 _ => None,
             };
             let ticked = tick_phase.is_some();
+            // The tick stop, if this stretch has one ahead.
+            if let (Some(st), Some(c)) = (stop_ticks, self.counter.as_mut()) {
+                if c.ticks(&self.mem, runner)? < st {
+                    c.arm_at_most(&self.mem, runner, st)?;
+                }
+            }
+            let clock = self.counter.as_ref().and_then(|c| c.clock(runner));
             // A gate takes the thread to an asynchronous position at nearly full speed; a
             // single step would walk into the gate's code, so steps use breakpoint hits.
             let arming = if step || ticked {
@@ -685,6 +728,7 @@ impl Replayer {
                 target,
                 reached: false,
                 user_stop: false,
+                clock,
             };
             let give_up = if (wrapper.target.is_some() || gated) && !step && !ticked {
                 self.scan_limit(&event, tid)
@@ -1188,6 +1232,8 @@ impl Replayer {
                 signal: signo,
             })));
         }
+        // The recorded run got it: replay delivers it whatever `handle` says of passing.
+        hook.signal_arrived(inf, tid, signo);
         Ok(None)
     }
 
@@ -1774,6 +1820,14 @@ impl Replayer {
                 if let Some(c) = self.counter.as_mut() {
                     c.disarm(&self.mem)?;
                 }
+                let now_ticks = self.ticks_of(rtid);
+                if let (Some((e, t)), Some(n)) = (self.tick_stop, now_ticks) {
+                    if e == self.consumed && t == n {
+                        self.tick_stop = None;
+                        hook.clock(now_ticks);
+                        return Ok(Some(ReplayStop::AtTick(tid)));
+                    }
+                }
                 let Some(event) = event else {
                     return Ok(Some(self.end_of_recording()));
                 };
@@ -1842,6 +1896,7 @@ impl Replayer {
                 if hook.stops_on_signal(signal) {
                     return Ok(Some(ReplayStop::Program(StopEvent::Signal { tid, signal })));
                 }
+                hook.signal_arrived(inf, tid, signal);
                 Ok(None)
             }
             // Not in the recording: the user's ^C, or a signal from outside. It is not
@@ -2031,6 +2086,18 @@ struct Wrapper<'a> {
     target: Option<(Tid, AsyncPoint)>,
     reached: bool,
     user_stop: bool,
+    /// The running thread's tick count, read from the counter word (told to the user's hook).
+    clock: Option<hindsight_ticks::counter::Clock>,
+}
+
+impl Wrapper<'_> {
+    /// Tells the user's hook the running thread's tick count now.
+    fn tell_clock(&mut self, inf: &Inferior) {
+        let ticks = self
+            .clock
+            .and_then(|c| c.read(|a, b| inf.read_memory(a, b).is_ok()));
+        self.user.clock(ticks);
+    }
 }
 
 impl StopHook for Wrapper<'_> {
@@ -2045,11 +2112,13 @@ impl StopHook for Wrapper<'_> {
                 self.reached = true;
             }
         }
+        self.tell_clock(inf);
         self.user_stop = self.user.breakpoint_hit(inf, tid, addr);
         self.reached || self.user_stop
     }
 
     fn watchpoint_hit(&mut self, inf: &Inferior, tid: Tid, slots: u8) -> bool {
+        self.tell_clock(inf);
         self.user.watchpoint_hit(inf, tid, slots)
     }
 

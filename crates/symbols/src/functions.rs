@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use crate::module::{Func, Module};
 use crate::program::{ModuleId, Program, TypeRef};
+use crate::unwind::{Frame, InlineFrame};
 
 /// A function, as the debugger shows and breaks on it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +30,11 @@ pub struct FunctionInfo {
     pub return_type: Option<TypeRef>,
     /// The function's type (`int (int)`), when DWARF describes it.
     pub fn_type: Option<TypeRef>,
+    /// An inlined copy (its breakpoint address is where the copy starts).
+    pub inlined: bool,
+    /// C++: the demangled linkage name with its parameters (`scale(int)`), as gdb lists
+    /// breakpoint locations.
+    pub signature: Option<String>,
 }
 
 /// How many functions before a pc's insertion point may still contain it: functions are
@@ -73,6 +79,14 @@ impl Program {
             decl_line: f.decl_line,
             return_type: f.ret.map(tref),
             fn_type: Some(tref(f.fn_type)),
+            inlined: false,
+            signature: f.signature.clone().or_else(|| {
+                let syms = &m.elf_syms;
+                let i = syms.partition_point(|s| s.addr < f.low);
+                syms.get(i)
+                    .filter(|s| s.addr == f.low)
+                    .and_then(|s| s.signature.clone())
+            }),
         }
     }
 
@@ -95,6 +109,8 @@ impl Program {
             decl_line: None,
             return_type: None,
             fn_type: None,
+            inlined: false,
+            signature: None,
         }
     }
 
@@ -181,15 +197,47 @@ impl Program {
     /// executable's `main` shadows none of libc's.
     pub fn lookup_functions(&self, name: &str) -> Vec<FunctionInfo> {
         let mut out = Vec::new();
+        let matches = |n: &str| n == name || n.rsplit("::").next() == Some(name);
         for (mi, m) in self.modules.iter().enumerate() {
-            for f in &m.funcs {
-                if f.name == name || f.name.rsplit("::").next() == Some(name) {
+            for f in m.funcs.iter().filter(|f| f.entry) {
+                if matches(&f.name) {
                     out.push(self.info_of(mi, f));
                 }
             }
+            // Every inlined copy is a location of its own, where the copy starts.
+            for site in m.inlines.iter().filter(|s| matches(&s.name)) {
+                let (low, high) = site
+                    .ranges
+                    .first()
+                    .copied()
+                    .unwrap_or((site.entry, site.entry));
+                out.push(FunctionInfo {
+                    name: site.name.clone(),
+                    low: low + m.bias,
+                    high: high + m.bias,
+                    module: ModuleId(mi),
+                    has_debug_info: true,
+                    breakpoint_addr: site.entry + m.bias,
+                    decl_file: None,
+                    decl_line: None,
+                    return_type: None,
+                    fn_type: None,
+                    inlined: true,
+                    signature: None,
+                });
+            }
             if out.is_empty() {
-                if let Some(i) = m.elf_syms.iter().position(|s| s.name == name) {
-                    out.push(self.elf_info(mi, i));
+                // An ELF name, aliases included: the function at its address (with its
+                // DWARF when there is some, e.g. `write` is libc's `__libc_write`).
+                if let Some(&addr) = m.fn_names.get(name) {
+                    match self.dwarf_func(mi, addr).filter(|f| f.low == addr) {
+                        Some(f) => out.push(self.info_of(mi, f)),
+                        None => {
+                            if let Some(i) = m.elf_syms.iter().position(|s| s.addr == addr) {
+                                out.push(self.elf_info(mi, i));
+                            }
+                        }
+                    }
                 }
             }
             if !out.is_empty() {
@@ -197,6 +245,106 @@ impl Program {
             }
         }
         out
+    }
+}
+
+impl Program {
+    /// The inlined copies containing runtime address `pc`, innermost first: (module, index).
+    pub(crate) fn inline_sites(&self, pc: u64) -> Vec<(usize, usize)> {
+        let Some((mi, a)) = self.module_at(pc) else {
+            return Vec::new();
+        };
+        let m = self.module(mi);
+        let Some(func) = self.dwarf_func(mi, a) else {
+            return Vec::new();
+        };
+        let end = m.inline_ranges.partition_point(|r| r.0 <= a);
+        let mut found: Vec<usize> = m.inline_ranges[..end]
+            .iter()
+            .rev()
+            .take_while(|r| r.0 >= func.low)
+            .filter(|r| a < r.1)
+            .map(|r| r.2)
+            .collect();
+        found.sort_unstable_by_key(|&i| std::cmp::Reverse(m.inlines[i].depth));
+        found.dedup();
+        found.into_iter().map(|i| (mi, i)).collect()
+    }
+
+    /// The frames a stack shows with inlined code: each machine frame whose pc is in
+    /// inlined copies becomes one frame per copy (innermost first) and one for the function
+    /// they were inlined into, each showing the line of the call inlined into it. The
+    /// frames keep the machine frame's registers and CFA.
+    pub fn expand_inline(&self, frames: Vec<Frame>) -> Vec<Frame> {
+        let mut out = Vec::with_capacity(frames.len());
+        for (i, f) in frames.into_iter().enumerate() {
+            let pc = f.regs.pc().unwrap_or(0);
+            let lookup = if i > 0 { pc.saturating_sub(1) } else { pc };
+            let sites = self.inline_sites(lookup);
+            if sites.is_empty() {
+                out.push(f);
+                continue;
+            }
+            let outer = self
+                .function_at(lookup)
+                .map(|f| f.name)
+                .unwrap_or_else(|| "??".into());
+            for k in 0..=sites.len() {
+                let call_site = k
+                    .checked_sub(1)
+                    .and_then(|j| self.call_line(sites[j].0, sites[j].1));
+                let (site, name) = match sites.get(k) {
+                    Some(&(mi, si)) => (Some((mi, si)), self.module(mi).inlines[si].name.clone()),
+                    None => (None, outer.clone()),
+                };
+                out.push(Frame {
+                    inline: Some(InlineFrame {
+                        lookup_pc: lookup,
+                        name,
+                        site,
+                        call_site,
+                    }),
+                    ..f.clone()
+                });
+            }
+        }
+        out
+    }
+
+    /// The code of the inlined copy a frame is in (runtime ranges); `None` for a frame that is
+    /// not in an inlined copy.
+    pub fn inline_ranges(&self, frame: &InlineFrame) -> Option<Vec<(u64, u64)>> {
+        let (mi, si) = frame.site?;
+        let m = self.module(mi);
+        Some(
+            m.inlines[si]
+                .ranges
+                .iter()
+                .map(|&(b, e)| (b + m.bias, e + m.bias))
+                .collect(),
+        )
+    }
+
+    /// The inlined functions whose code holds `pc`, innermost first.
+    pub fn inline_names(&self, pc: u64) -> Vec<String> {
+        self.inline_sites(pc)
+            .into_iter()
+            .map(|(mi, si)| self.module(mi).inlines[si].name.clone())
+            .collect()
+    }
+
+    /// The line an inlined copy was called from.
+    fn call_line(&self, mi: usize, si: usize) -> Option<crate::LineInfo> {
+        let m = self.module(mi);
+        let site = &m.inlines[si];
+        let file_id = *m.lines.unit_files.get(site.unit)?.get(&site.call_file?)?;
+        Some(crate::LineInfo {
+            file: m.lines.files.get(file_id as usize)?.clone(),
+            name: m.lines.file_names.get(file_id as usize)?.clone(),
+            line: site.call_line,
+            address: site.entry + m.bias,
+            is_stmt: true,
+        })
     }
 }
 

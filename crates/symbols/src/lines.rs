@@ -83,14 +83,23 @@ impl LineTables {
             };
             let name = string(entry.path_name());
             let dir = entry.directory(header).map(string).unwrap_or_default();
-            // Directory 0 is the compilation directory: gdb shows the name alone then.
-            let shown =
-                if entry.directory_index() == 0 || dir.is_empty() || Path::new(&name).is_absolute()
-                {
-                    name.clone()
-                } else {
-                    format!("{dir}/{name}")
-                };
+            // Directory 0 is the compilation directory: gdb shows the name alone then,
+            // unless that directory is relative (`./libio/fileops.c`, as glibc's debug info
+            // has it; a name leading out of it, `../sysdeps/…`, stays alone).
+            let relative_dir0 = entry.directory_index() == 0
+                && !dir.is_empty()
+                && !Path::new(&dir).is_absolute()
+                && !name.starts_with("..");
+            let shown = if relative_dir0 {
+                format!("{dir}/{name}")
+            } else if entry.directory_index() == 0
+                || dir.is_empty()
+                || Path::new(&name).is_absolute()
+            {
+                name.clone()
+            } else {
+                format!("{dir}/{name}")
+            };
             // Joining an absolute directory or name replaces what came before.
             let mut path = comp_dir.clone();
             path.push(dir);
@@ -198,15 +207,21 @@ impl LineTables {
 impl Program {
     /// The line-table row covering pc.
     ///
-    /// As gdb does, a pc in a non-statement row (the rest of a line after a call, say)
-    /// belongs to the statement row before it.
+    /// As gdb does, a pc in a non-statement row belongs to that row's line, unless a
+    /// statement row starts at the same address.
     pub fn line_at(&self, pc: u64) -> Option<LineInfo> {
         let (mi, a) = self.module_at(pc)?;
         let m = self.module(mi);
         let (si, ri) = m.lines.row_at(a)?;
         let seq = &m.lines.seqs[si];
+        // gdb's find_pc_line: a non-statement row stands, unless a statement row shares its
+        // address.
         let mut ri = ri;
-        while !seq.rows[ri].is_stmt && ri > 0 && seq.rows[ri - 1].line != 0 {
+        while !seq.rows[ri].is_stmt
+            && ri > 0
+            && seq.rows[ri - 1].line != 0
+            && seq.rows[ri - 1].addr == seq.rows[ri].addr
+        {
             ri -= 1;
         }
         // A line-0 row (compiler-generated code) is answered too: steppers go on through it.
@@ -236,11 +251,16 @@ impl Program {
     }
 
     /// Every statement start of every module with line tables (runtime addresses, sorted):
-    /// where a `step` or `next` can end. Reverse steps plant breakpoints on them.
+    /// where a `step` or `next` can end. Reverse steps plant breakpoints on them. Libraries
+    /// whose line tables come from a separate debug file (libc6-dbg's libc) are left out:
+    /// their hundred thousand statements would be planted at every reverse step.
     pub fn statement_starts(&self) -> Vec<u64> {
         let mut out = Vec::new();
         for mi in 0..self.module_count() {
             let m = self.module(mi);
+            if m.separate_debug {
+                continue;
+            }
             for seq in &m.lines.seqs {
                 out.extend(
                     seq.rows
@@ -291,6 +311,33 @@ impl Program {
         self.modules.iter().find_map(|m| {
             let i = *m.lines.matching_files(name).first()?;
             m.lines.files.get(i as usize).cloned()
+        })
+    }
+
+    /// The code of a source line as `info line FILE:LINE` shows it: the smallest line at or
+    /// after `line` with statement code in a matching file, and its lowest address.
+    pub fn line_address(&self, file: &str, line: u32) -> Result<(u32, u64), SymbolsError> {
+        let mut best: Option<(u32, u64)> = None;
+        let mut any_file = false;
+        for m in &self.modules {
+            let files = m.lines.matching_files(file);
+            any_file |= !files.is_empty();
+            for r in m.lines.seqs.iter().flat_map(|s| s.rows.iter()) {
+                if r.is_stmt && r.line >= line && files.contains(&r.file) {
+                    let cand = (r.line, r.addr + m.bias);
+                    best = Some(match best {
+                        Some(b) if b <= cand => b,
+                        _ => cand,
+                    });
+                }
+            }
+        }
+        if !any_file {
+            return Err(SymbolsError::NoSourceFile(file.to_string()));
+        }
+        best.ok_or_else(|| SymbolsError::LineOutOfRange {
+            file: file.to_string(),
+            line,
         })
     }
 

@@ -22,6 +22,19 @@ pub struct TypeRef {
     pub id: TypeId,
 }
 
+/// A compile unit as `info source` describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnitFacts {
+    /// DW_AT_comp_dir.
+    pub comp_dir: Option<String>,
+    /// DW_AT_producer (the compiler and its options).
+    pub producer: Option<String>,
+    /// The DWARF version.
+    pub dwarf_version: u16,
+    /// The source language.
+    pub language: Language,
+}
+
 /// All loaded modules of one process.
 #[derive(Default)]
 pub struct Program {
@@ -44,6 +57,20 @@ impl Program {
         self.modules.push(m);
         self.lookups.borrow_mut().clear();
         Ok(ModuleId(self.modules.len() - 1))
+    }
+
+    /// The executable's entry point (runtime address): where `start` stops in a program
+    /// without `main`.
+    pub fn entry_point(&self) -> Option<u64> {
+        let m = self.modules.first()?;
+        (m.entry != 0).then(|| m.entry.wrapping_add(m.bias))
+    }
+
+    /// `[start, end)` of the module's `.text` (runtime addresses), as `info sharedlibrary`
+    /// shows it.
+    pub fn text_range(&self, m: ModuleId) -> Option<(u64, u64)> {
+        let m = self.modules.get(m.0)?;
+        Some((m.text.0 + m.bias, m.text.1 + m.bias)).filter(|r| r.1 > r.0)
     }
 
     /// The module's file.
@@ -122,6 +149,22 @@ impl Program {
             }
         }
         None
+    }
+
+    /// What `info source` tells of the compile unit containing `pc`.
+    pub fn unit_facts(&self, pc: u64) -> Option<UnitFacts> {
+        let (mi, f) = self.func_at(pc)?;
+        let m = &self.modules[mi];
+        let unit = &m.units[f.unit];
+        let mut entries = unit.entries();
+        let root = entries.next_dfs().ok()??;
+        let get = |at| crate::module::attr_str(&m.dwarf, unit, root, at);
+        Some(UnitFacts {
+            comp_dir: get(gimli::DW_AT_comp_dir),
+            producer: get(gimli::DW_AT_producer),
+            dwarf_version: unit.header.version(),
+            language: m.unit_info.get(f.unit).map(|u| u.lang).unwrap_or_default(),
+        })
     }
 
     /// The language of the compile unit containing pc.

@@ -1,19 +1,24 @@
 //! The owned type model: what the DWARF reader builds and the expression evaluator consumes.
 //!
 //! Types live in one [`TypeTable`] per loaded module and refer to each other by [`TypeId`]
-//! (DWARF types are graphs: a struct may point to itself). The model keeps only what `print`,
-//! `ptype`-like output and watchpoints need.
+//! (DWARF types are graphs: a struct may point to itself). The model keeps what `print`,
+//! `ptype`, `whatis`, watchpoints and the built-in formatters need: C++ classes with their
+//! bases, static members, methods and template arguments, scoped enums, and Rust enums with
+//! their variant parts. Names are qualified as gdb shows them (`geo::Circle`,
+//! `core::option::Option<i32>`), enumerators too (`geo::Color::Red`).
 
 /// Index of a type in its [`TypeTable`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct TypeId(pub usize);
 
 /// The source language of a compile unit; it decides how values are formatted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Language {
-    /// C, C++ and anything else formatted as C.
+    /// C and anything else formatted as C.
     #[default]
     C,
+    /// C++ (formatted as C, with classes, references and the libstdc++ formatters).
+    Cpp,
     /// Rust.
     Rust,
 }
@@ -37,8 +42,40 @@ pub enum Encoding {
     Utf,
 }
 
-/// One member of a struct, union or class.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a member of an aggregate is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MemberKind {
+    /// A data member stored in the object.
+    #[default]
+    Field,
+    /// A base-class subobject (C++ inheritance); its name is the base's type name.
+    Base {
+        /// `virtual` inheritance (its offset is found at run time; the one recorded is a guess).
+        virtual_base: bool,
+    },
+    /// A static data member: not in the object, at this runtime address when the module
+    /// defines it (`None`: declared only, gdb's `<optimized out>`).
+    Static {
+        /// Runtime address of its definition.
+        address: Option<u64>,
+    },
+}
+
+/// C++ member access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Access {
+    /// `public` (and everything in C and Rust).
+    #[default]
+    Public,
+    /// `protected`.
+    Protected,
+    /// `private`.
+    Private,
+}
+
+/// One member of a struct, union or class: a field, a base class or a static member, in
+/// declaration order (DWARF lists bases first, as gdb prints them).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Member {
     /// Its name (`None` for an anonymous member).
     pub name: Option<String>,
@@ -48,6 +85,98 @@ pub struct Member {
     pub offset: u64,
     /// For bit fields: (bit offset from `offset`, bit size).
     pub bits: Option<(u64, u64)>,
+    /// Field, base class or static member.
+    pub kind: MemberKind,
+    /// Its access.
+    pub access: Access,
+    /// Made up by the compiler (`_vptr.Shape`).
+    pub artificial: bool,
+}
+
+impl Member {
+    /// A plain public field.
+    pub fn field(name: Option<&str>, ty: TypeId, offset: u64) -> Member {
+        Member {
+            name: name.map(str::to_string),
+            ty,
+            offset,
+            ..Member::default()
+        }
+    }
+
+    /// True for a base-class subobject.
+    pub fn is_base(&self) -> bool {
+        matches!(self.kind, MemberKind::Base { .. })
+    }
+
+    /// True for a static member.
+    pub fn is_static(&self) -> bool {
+        matches!(self.kind, MemberKind::Static { .. })
+    }
+}
+
+/// A member function, as `ptype` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Method {
+    /// Its name (`Circle`, `~Shape`, `area`, `operator[]`).
+    pub name: String,
+    /// Return type (`None`: void, or a constructor).
+    pub ret: Option<TypeId>,
+    /// Parameter types, without `this`.
+    pub params: Vec<TypeId>,
+    /// `virtual`.
+    pub is_virtual: bool,
+    /// A `const` member function (its `this` points to const).
+    pub is_const: bool,
+    /// A `static` member function (no `this`).
+    pub is_static: bool,
+    /// Made up by the compiler (implicit constructors and operators).
+    pub artificial: bool,
+    /// Its access.
+    pub access: Access,
+}
+
+/// A template argument of a class.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TemplateArg {
+    /// `typename T = int`.
+    Type(TypeId),
+    /// `int N = 3`: the value and its type.
+    Value(i64, Option<TypeId>),
+}
+
+/// One variant of a Rust enum.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Variant {
+    /// The discriminant value that selects it (`None`: the default variant, e.g. the one a
+    /// niche-optimised enum uses for every other value).
+    pub discr_value: Option<u64>,
+    /// The member holding the variant: named as the variant, of its struct type.
+    pub member: Member,
+}
+
+/// A Rust enum's variant part (DWARF `DW_TAG_variant_part`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct VariantPart {
+    /// Where the discriminant is: (byte offset, type). `None`: a single-variant enum.
+    pub discr: Option<(u64, TypeId)>,
+    /// The variants in declaration order.
+    pub variants: Vec<Variant>,
+}
+
+/// What a struct, union or class has beyond its members.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AggregateInfo {
+    /// Member functions (dropped from the copies values carry; kept for `ptype`).
+    pub methods: Vec<Method>,
+    /// Template arguments, by parameter name.
+    pub templates: Vec<(String, TemplateArg)>,
+    /// A Rust enum's variants.
+    pub variants: Option<VariantPart>,
+    /// Only declared here (`struct S;`): the definition is elsewhere.
+    pub declaration: bool,
+    /// Declared in C++ (named without `struct`, printed with bases and statics).
+    pub cpp: bool,
 }
 
 /// Which kind of aggregate a [`Type::Struct`] is.
@@ -84,7 +213,7 @@ pub enum Type {
         /// How to read its bits.
         encoding: Encoding,
     },
-    /// A pointer or reference (Rust `&T`, `*const T`; C++ `T&`).
+    /// A pointer or reference (Rust `&T`, `*const T`; C++ `T&`, `T&&`).
     Pointer {
         /// What it points to; `None` for `void *`.
         pointee: Option<TypeId>,
@@ -92,6 +221,8 @@ pub enum Type {
         name: Option<String>,
         /// True for C++ references (printed as `@0x…: value`).
         is_reference: bool,
+        /// True for a C++ rvalue reference (`T &&`).
+        rvalue: bool,
     },
     /// A fixed-size array. Multi-dimensional arrays are arrays of arrays.
     Array {
@@ -110,6 +241,8 @@ pub enum Type {
         size: u64,
         /// Members in declaration order.
         members: Vec<Member>,
+        /// Methods, template arguments, variants.
+        info: Box<AggregateInfo>,
     },
     /// An enumeration.
     Enum {
@@ -119,8 +252,14 @@ pub enum Type {
         size: u64,
         /// Whether the underlying integer is signed.
         signed: bool,
-        /// Enumerators in declaration order.
+        /// Enumerators in declaration order, named as gdb prints them (C++: qualified).
         values: Vec<(String, i64)>,
+        /// C++ `enum class`.
+        scoped: bool,
+        /// Declared in C++ (named without `enum`).
+        cpp: bool,
+        /// The underlying type DWARF names (C++ `: unsigned char`).
+        underlying: Option<TypeId>,
     },
     /// A typedef.
     Typedef {

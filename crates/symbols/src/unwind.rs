@@ -15,6 +15,35 @@ pub struct Frame {
     pub regs: DwarfRegs,
     /// Canonical frame address, when known.
     pub cfa: Option<u64>,
+    /// The pc is a return address (every frame but the innermost): what it belongs to is
+    /// looked up one byte back (the call), location lists included.
+    pub return_address: bool,
+    /// For the frames of inlined code ([`Program::expand_inline`]): which of the functions
+    /// sharing this machine frame it is. `None`: a machine frame without inlined code.
+    pub inline: Option<InlineFrame>,
+}
+
+/// One of the frames that share a machine frame because of inlining: the innermost inlined
+/// copy first, the function they were inlined into last.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InlineFrame {
+    /// The pc to look things up with (a return address is looked up one byte back).
+    pub lookup_pc: u64,
+    /// The function shown.
+    pub name: String,
+    /// The inlined copy this frame is in: (module, index); `None` for the function the
+    /// copies were inlined into.
+    pub(crate) site: Option<(usize, usize)>,
+    /// The line this frame shows when a callee is inlined into it here: the call's line
+    /// (`None`: the line at the pc).
+    pub call_site: Option<crate::LineInfo>,
+}
+
+impl InlineFrame {
+    /// True for a frame of an inlined copy (not the machine frame's own function).
+    pub fn is_inlined(&self) -> bool {
+        self.site.is_some()
+    }
 }
 
 /// Registers that a callee preserves (rbx, rbp, r12–r15): their values carry to outer frames.
@@ -73,6 +102,36 @@ fn find_row(m: &Module, a: u64) -> Option<(Row, bool)> {
 }
 
 impl Program {
+    /// Where a frame's caller-visible registers were saved (`info frame`): (DWARF register,
+    /// address), the return address included, from the frame's CFI row.
+    pub fn saved_registers(&self, frame: &Frame) -> Vec<(u16, u64)> {
+        let Some(pc) = frame.regs.pc() else {
+            return Vec::new();
+        };
+        let lookup = if frame.return_address {
+            pc.wrapping_sub(1)
+        } else {
+            pc
+        };
+        let (Some((mi, a)), Some(cfa)) = (self.module_at(lookup), frame.cfa) else {
+            return Vec::new();
+        };
+        let Some((row, _)) = row_for(self.module(mi), a) else {
+            return Vec::new();
+        };
+        let mut out: Vec<(u16, u64)> = (0..=16u16)
+            .filter_map(|n| match row.register(Register(n)) {
+                Some(RegisterRule::Offset(o)) => Some((n, cfa.wrapping_add(o as u64))),
+                _ => None,
+            })
+            .collect();
+        // x86-64's CFI leaves the return address implicit at CFA-8.
+        if !out.iter().any(|(n, _)| *n == DwarfRegs::RIP) {
+            out.push((DwarfRegs::RIP, cfa.wrapping_sub(8)));
+        }
+        out
+    }
+
     /// Walks the stack from frame 0's registers; at most `max` frames.
     pub fn unwind(&self, regs: &DwarfRegs, mem: &dyn ReadMemory, max: usize) -> Vec<Frame> {
         let mut frames = Vec::new();
@@ -84,7 +143,12 @@ impl Program {
             let lookup = if index > 0 { pc.wrapping_sub(1) } else { pc };
             let step = self.unwind_step(&cur, lookup, mem);
             let cfa = step.as_ref().map(|(_, cfa)| *cfa);
-            frames.push(Frame { regs: cur, cfa });
+            frames.push(Frame {
+                regs: cur,
+                cfa,
+                return_address: index > 0,
+                inline: None,
+            });
             let Some((next, cfa)) = step else { break };
             let next_pc = next.pc().unwrap_or(0);
             let sp = cur.get(DwarfRegs::RSP).unwrap_or(0);
@@ -134,6 +198,14 @@ impl Program {
                 Some(RegisterRule::Undefined) => next.set(n, None),
                 _ => {}
             }
+        }
+        // An undefined return address marks the outermost frame (`_start`, a thread's
+        // `clone3`): nothing called it.
+        if matches!(
+            row.register(Register(DwarfRegs::RIP)),
+            Some(RegisterRule::Undefined)
+        ) {
+            return None;
         }
         next.set(DwarfRegs::RSP, Some(cfa));
         if next.get(DwarfRegs::RIP).is_none() {

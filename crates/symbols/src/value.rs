@@ -10,7 +10,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::expr::ExprError;
-use crate::types::{AggregateKind, Encoding, Qualifier, Type, TypeId, TypeTable};
+use crate::types::{AggregateKind, Encoding, Qualifier, TemplateArg, Type, TypeId, TypeTable};
 
 /// How deep type spellings and copies nest before the type is taken as malformed.
 const MAX_DEPTH: usize = 64;
@@ -83,6 +83,9 @@ struct Copier<'a> {
     out: TypeTable,
     map: HashMap<TypeId, TypeId>,
     pending: Vec<TypeId>,
+    /// Copy member functions too (`ptype`); values do without them, which keeps the copy
+    /// small (a class's methods reach much of the library's types).
+    methods: bool,
 }
 
 impl Copier<'_> {
@@ -104,10 +107,12 @@ impl Copier<'_> {
                 pointee,
                 name,
                 is_reference,
+                rvalue,
             } => Type::Pointer {
                 pointee: pointee.map(|p| self.id(p)),
                 name,
                 is_reference,
+                rvalue,
             },
             Type::Array { elem, count } => Type::Array {
                 elem: self.id(elem),
@@ -118,17 +123,60 @@ impl Copier<'_> {
                 kind,
                 size,
                 mut members,
+                mut info,
             } => {
                 for m in &mut members {
                     m.ty = self.id(m.ty);
+                }
+                if self.methods {
+                    for f in &mut info.methods {
+                        f.ret = f.ret.map(|r| self.id(r));
+                        for p in &mut f.params {
+                            *p = self.id(*p);
+                        }
+                    }
+                } else {
+                    info.methods.clear();
+                }
+                for (_, arg) in &mut info.templates {
+                    match arg {
+                        TemplateArg::Type(t) => *t = self.id(*t),
+                        TemplateArg::Value(_, t) => *t = t.map(|t| self.id(t)),
+                    }
+                }
+                if let Some(v) = &mut info.variants {
+                    if let Some((_, t)) = &mut v.discr {
+                        *t = self.id(*t);
+                    }
+                    for var in &mut v.variants {
+                        var.member.ty = self.id(var.member.ty);
+                    }
                 }
                 Type::Struct {
                     name,
                     kind,
                     size,
                     members,
+                    info,
                 }
             }
+            Type::Enum {
+                name,
+                size,
+                signed,
+                values,
+                scoped,
+                cpp,
+                underlying,
+            } => Type::Enum {
+                name,
+                size,
+                signed,
+                values,
+                scoped,
+                cpp,
+                underlying: underlying.map(|t| self.id(t)),
+            },
             Type::Typedef { name, target } => Type::Typedef {
                 name,
                 target: target.map(|t| self.id(t)),
@@ -145,12 +193,13 @@ impl Copier<'_> {
         }
     }
 
-    fn copy(src: &TypeTable, root: TypeId) -> (TypeTable, TypeId) {
+    fn copy(src: &TypeTable, root: TypeId, methods: bool) -> (TypeTable, TypeId) {
         let mut c = Copier {
             src,
             out: TypeTable::new(),
             map: HashMap::new(),
             pending: Vec::new(),
+            methods,
         };
         let new_root = c.id(root);
         while let Some(old) = c.pending.pop() {
@@ -167,7 +216,16 @@ impl Copier<'_> {
 impl TypeHandle {
     /// The type `id` of `table` (typically a module's table): copies what it refers to.
     pub fn new(table: &TypeTable, id: TypeId) -> TypeHandle {
-        let (out, id) = Copier::copy(table, id);
+        let (out, id) = Copier::copy(table, id, false);
+        TypeHandle {
+            table: Arc::new(out),
+            id,
+        }
+    }
+
+    /// Like [`TypeHandle::new`], with the member functions of every class (for `ptype`).
+    pub fn with_methods(table: &TypeTable, id: TypeId) -> TypeHandle {
+        let (out, id) = Copier::copy(table, id, true);
         TypeHandle {
             table: Arc::new(out),
             id,
@@ -255,6 +313,7 @@ impl TypeHandle {
             pointee: Some(f),
             name: Some("void (*)()".into()),
             is_reference: false,
+            rvalue: false,
         });
         TypeHandle {
             table: Arc::new(table),
@@ -290,6 +349,17 @@ impl TypeHandle {
             pointee: Some(id),
             name: None,
             is_reference: false,
+            rvalue: false,
+        })
+    }
+
+    /// `T *`, `T &` or `T &&` for this `T`.
+    pub fn derive_pointer(&self, is_reference: bool, rvalue: bool) -> TypeHandle {
+        self.derive(|id| Type::Pointer {
+            pointee: Some(id),
+            name: None,
+            is_reference,
+            rvalue,
         })
     }
 
@@ -447,9 +517,15 @@ impl TypeHandle {
             Type::Pointer {
                 pointee,
                 is_reference,
+                rvalue,
                 ..
             } => {
-                let inner = format!("{}{inner}", if *is_reference { "&" } else { "*" });
+                let sigil = match (is_reference, rvalue) {
+                    (true, true) => "&&",
+                    (true, false) => "&",
+                    _ => "*",
+                };
+                let inner = format!("{sigil}{inner}");
                 match pointee {
                     Some(p) => self.child(*p).declarator(&inner, depth + 1),
                     None => join("void", &inner),
@@ -467,16 +543,21 @@ impl TypeHandle {
                 };
                 self.child(*elem).declarator(&inner, depth + 1)
             }
-            Type::Struct { name, kind, .. } => {
+            Type::Struct {
+                name, kind, info, ..
+            } => {
                 let n = name.clone().unwrap_or_else(|| "{...}".into());
                 let base = match kind {
-                    _ if n.contains("::") => n,
+                    _ if n.contains("::") || info.cpp => n,
                     AggregateKind::Union => format!("union {n}"),
                     AggregateKind::Class => n,
                     AggregateKind::Struct => format!("struct {n}"),
                 };
                 join(&base, inner)
             }
+            Type::Enum {
+                name, cpp: true, ..
+            } => join(&name.clone().unwrap_or_else(|| "{...}".into()), inner),
             Type::Enum { name, .. } => join(
                 &format!("enum {}", name.clone().unwrap_or_else(|| "{...}".into())),
                 inner,

@@ -56,7 +56,42 @@ fn lookup_pc(frame: &Frame, index_hint_outer: bool) -> u64 {
 impl Program {
     /// The variables visible at `frame`'s pc, by scope.
     fn scope_vars(&self, frame: &Frame) -> Option<ScopeVars> {
-        let pc = frame.regs.pc()?;
+        // A frame of an inlined copy: the copy's parameters and blocks.
+        if let Some(site) = frame.inline.as_ref().and_then(|i| i.site) {
+            let lookup = frame.inline.as_ref().map(|i| i.lookup_pc)?;
+            let (mi, si) = site;
+            let m = self.module(mi);
+            let s = &m.inlines[si];
+            let unit = &m.units[s.unit];
+            let a = lookup.wrapping_sub(m.bias);
+            let mut params = Vec::new();
+            let mut levels = Vec::new();
+            let mut tree = unit.entries_tree(Some(s.die)).ok()?;
+            let root = tree.root().ok()?;
+            walk(
+                m,
+                mi,
+                s.unit,
+                s.func,
+                unit,
+                root,
+                a,
+                &mut params,
+                &mut levels,
+                true,
+            )
+            .ok()?;
+            levels.reverse();
+            return Some(ScopeVars {
+                params,
+                blocks: levels,
+            });
+        }
+        let pc = frame
+            .inline
+            .as_ref()
+            .map(|i| i.lookup_pc)
+            .or(frame.regs.pc())?;
         // A return address may be the first byte of the next line or function: an outer
         // frame's pc is looked up one byte back. Frame 0 is exact (we cannot tell here which
         // frame this is, so try exact first and fall back).
@@ -166,7 +201,17 @@ impl Program {
         let entry = unit
             .entry(var.die)
             .map_err(|e| SymbolsError::Location(e.to_string()))?;
-        let pc = frame.and_then(|f| f.regs.pc()).unwrap_or(0);
+        // A location list is looked up at the call for an outer frame.
+        let pc = frame
+            .and_then(|f| {
+                let pc = f.regs.pc()?;
+                Some(if f.return_address {
+                    pc.wrapping_sub(1)
+                } else {
+                    pc
+                })
+            })
+            .unwrap_or(0);
         let expr = match entry.attr_value(gimli::DW_AT_location) {
             Some(gimli::AttributeValue::Exprloc(e)) => e,
             Some(
@@ -366,10 +411,22 @@ fn walk(
         let e = child.entry();
         match e.tag() {
             gimli::DW_TAG_formal_parameter | gimli::DW_TAG_variable => {
-                let Some(name) = attr_str(&m.dwarf, unit, e, gimli::DW_AT_name) else {
+                // A concrete copy of an inline function names its variables through
+                // DW_AT_abstract_origin.
+                let origin = match e.attr_value(gimli::DW_AT_abstract_origin) {
+                    Some(gimli::AttributeValue::UnitRef(o)) => unit.entry(o).ok(),
+                    _ => None,
+                };
+                let Some(name) = attr_str(&m.dwarf, unit, e, gimli::DW_AT_name).or_else(|| {
+                    origin
+                        .as_ref()
+                        .and_then(|o| attr_str(&m.dwarf, unit, o, gimli::DW_AT_name))
+                }) else {
                     continue;
                 };
-                let Some(tref) = type_ref(e) else { continue };
+                let Some(tref) = type_ref(e).or_else(|| origin.as_ref().and_then(type_ref)) else {
+                    continue;
+                };
                 let Some(id) = m.type_memo.get(&(ui, tref)).copied() else {
                     continue;
                 };
@@ -393,6 +450,7 @@ fn walk(
             }
             gimli::DW_TAG_lexical_block => {
                 let (lo, hi) = pc_range(&m.dwarf, unit, e);
+                let _ = &lo;
                 let inside = if hi > lo {
                     a >= lo && a < hi
                 } else {

@@ -133,6 +133,7 @@ fn check_c_types(flags: &[&str]) {
             size,
             signed,
             values,
+            ..
         } => {
             assert_eq!(name.as_deref(), Some("color"));
             assert_eq!(*size, 4);

@@ -283,6 +283,7 @@ fn cpp_references() {
         pointee: Some(f.types.int),
         name: None,
         is_reference: true,
+        rvalue: false,
     });
     let p = f.table.add(Type::Struct {
         name: Some("P".into()),
@@ -294,14 +295,17 @@ fn cpp_references() {
                 ty: f.types.int,
                 offset: 0,
                 bits: None,
+                ..Default::default()
             },
             Member {
                 name: Some("r".into()),
                 ty: int_ref,
                 offset: 8,
                 bits: None,
+                ..Default::default()
             },
         ],
+        info: Default::default(),
     });
     let v = 0x7fff_0000_0000u64;
     f.map(v, 5i32.to_le_bytes().to_vec());
@@ -338,7 +342,9 @@ fn malformed_cyclic_types_do_not_hang_or_crash() {
                 ty: s,
                 offset: 0,
                 bits: None,
+                ..Default::default()
             }],
+            info: Default::default(),
         },
     );
     let p = f.table.add(Type::Unknown);
@@ -348,6 +354,7 @@ fn malformed_cyclic_types_do_not_hang_or_crash() {
             pointee: Some(p),
             name: None,
             is_reference: false,
+            rvalue: false,
         },
     );
     let q = f.table.add(Type::Unknown);

@@ -12,6 +12,7 @@ fn member(name: &str, ty: hindsight_symbols::types::TypeId, offset: u64) -> Memb
         ty,
         offset,
         bits: None,
+        ..Default::default()
     }
 }
 
@@ -54,6 +55,7 @@ fn rust() -> Fake {
         kind: AggregateKind::Struct,
         size: 8,
         members: vec![member("x", i32_, 0), member("y", i32_, 4)],
+        info: Default::default(),
     });
     let tuple = t.add(Type::Struct {
         name: Some("(i32, f64, char)".into()),
@@ -64,11 +66,13 @@ fn rust() -> Fake {
             member("__1", f64_, 0),
             member("__2", char_, 8),
         ],
+        info: Default::default(),
     });
     let u8p = t.add(Type::Pointer {
         pointee: Some(u8_),
         name: Some("*mut u8".into()),
         is_reference: false,
+        rvalue: false,
     });
     let usize_ = t.add(Type::Base {
         name: "usize".into(),
@@ -80,16 +84,19 @@ fn rust() -> Fake {
         kind: AggregateKind::Struct,
         size: 16,
         members: vec![member("data_ptr", u8p, 0), member("length", usize_, 8)],
+        info: Default::default(),
     });
     let i32p = t.add(Type::Pointer {
         pointee: Some(i32_),
         name: Some("*mut i32".into()),
         is_reference: false,
+        rvalue: false,
     });
     let ref_i32 = t.add(Type::Pointer {
         pointee: Some(i32_),
         name: Some("&i32".into()),
         is_reference: false,
+        rvalue: false,
     });
     let arr = t.add(Type::Array {
         elem: u8_,
@@ -100,23 +107,27 @@ fn rust() -> Fake {
         kind: AggregateKind::Struct,
         size: 0,
         members: vec![],
+        info: Default::default(),
     });
     let wrapper = t.add(Type::Struct {
         name: Some("hello::Meters".into()),
         kind: AggregateKind::Struct,
         size: 8,
         members: vec![member("__0", f64_, 0)],
+        info: Default::default(),
     });
     let slice = t.add(Type::Struct {
         name: Some("&[i32]".into()),
         kind: AggregateKind::Struct,
         size: 16,
         members: vec![member("data_ptr", i32p, 0), member("length", usize_, 8)],
+        info: Default::default(),
     });
     let bytes_ref = t.add(Type::Pointer {
         pointee: Some(arr),
         name: Some("&[u8; 3]".into()),
         is_reference: false,
+        rvalue: false,
     });
     let text: u64 = 0x5555_5555_7000;
     f.map(text, b"hello world".to_vec());
@@ -193,7 +204,8 @@ fn rust_values() {
         ("tup.2", "120 'x'".into()),
         ("&p", format!("(*mut hello::Point) {p:#x}")),
         ("a + 1", "-4".into()),
-        ("sl", "&[i32] [1, 2, 3]".into()),
+        // rust-gdb's slice printer (plain gdb: `&[i32] [1, 2, 3]`).
+        ("sl", "&[i32](size=3) = {1, 2, 3}".into()),
         ("sl[1]", "2".into()),
         ("a as u8", "251".into()),
         ("-a as i64 * 2", "10".into()),

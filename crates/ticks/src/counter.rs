@@ -70,6 +70,8 @@ pub struct Counter {
     last: u64,
     running: Option<i32>,
     ticks: HashMap<i32, u64>,
+    /// The running thread's count at which the trap fires (None: disarmed).
+    armed: Option<u64>,
 }
 
 impl Counter {
@@ -85,6 +87,7 @@ impl Counter {
             last: IDLE,
             running: Some(key),
             ticks: HashMap::new(),
+            armed: None,
         };
         // Trampolines first: their places follow the modules' (below each), and the page
         // then goes wherever the kernel puts it — the same place in record and replay.
@@ -273,7 +276,7 @@ impl Counter {
     /// run user code).
     pub fn run(&mut self, mem: &ProcessMemory, tid: i32) -> Result<(), TicksError> {
         if self.running != Some(tid) {
-            self.fold(mem)?;
+            self.disarm(mem)?;
             self.running = Some(tid);
         }
         Ok(())
@@ -300,7 +303,43 @@ impl Counter {
         let left = (target - now).saturating_mul(TICK).min(IDLE);
         mem.write(self.page, &left.to_le_bytes())?;
         self.last = left;
+        self.armed = Some(target);
         Ok(Armed::Set)
+    }
+
+    /// Arms the trap for `target` ticks of `tid` unless it is armed for an earlier count
+    /// already (two reasons to stop: the earlier one first).
+    pub fn arm_at_most(
+        &mut self,
+        mem: &ProcessMemory,
+        tid: i32,
+        target: u64,
+    ) -> Result<Armed, TicksError> {
+        if self.running == Some(tid) && self.armed.is_some_and(|a| a <= target) {
+            return Ok(Armed::Set);
+        }
+        self.arm(mem, tid, target)
+    }
+
+    /// Writes the word back as the counter last left it: after a vfork (or a clone sharing
+    /// memory without being a thread), whose child counted its own ticks in the same word
+    /// while the parent waited. Replaying the parent alone runs no child: both must see the
+    /// parent's count go on from where it was.
+    pub fn restore_word(&self, mem: &ProcessMemory) -> Result<(), TicksError> {
+        if self.page != 0 {
+            mem.write(self.page, &self.last.to_le_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// How to read `key`'s tick count from the counter word without the counter (valid until
+    /// the tracer next arms, disarms or switches threads); None if `key` is not running.
+    pub fn clock(&self, key: i32) -> Option<Clock> {
+        (self.running == Some(key) && self.page != 0).then(|| Clock {
+            page: self.page,
+            base: self.ticks.get(&key).copied().unwrap_or(0),
+            last: self.last,
+        })
     }
 
     /// Takes the trap away (the word back to [`IDLE`]).
@@ -313,6 +352,7 @@ impl Counter {
             mem.write(self.page, &IDLE.to_le_bytes())?;
             self.last = IDLE;
         }
+        self.armed = None;
         Ok(())
     }
 
@@ -383,16 +423,23 @@ impl Counter {
         result
     }
 
-    /// The counter of a forked copy of this process: the same page and patched code (the copy
-    /// shares none of them, it has copies), its threads counting from zero.
-    pub fn for_child(&self, child_tid: i32) -> Counter {
+    /// The counter of a forked copy of this process (`mem` is the copy's memory): the same
+    /// page and patched code (the copy has copies of them), its threads counting from zero,
+    /// from the word's value in the copy.
+    pub fn for_child(&self, child_tid: i32, mem: &ProcessMemory) -> Counter {
+        let last = if self.page == 0 {
+            IDLE
+        } else {
+            mem.read_u64(self.page).unwrap_or(self.last)
+        };
         Counter {
             page: self.page,
             code: self.code.clone(),
             skipped: self.skipped.clone(),
-            last: self.last,
+            last,
             running: Some(child_tid),
             ticks: HashMap::new(),
+            armed: None,
         }
     }
 
@@ -407,6 +454,7 @@ impl Counter {
             last: self.last,
             running: self.running.map(map),
             ticks: self.ticks.iter().map(|(t, n)| (map(*t), *n)).collect(),
+            armed: self.armed,
         }
     }
 }
@@ -503,6 +551,24 @@ fn displaced(p: &Patched, pc: u64) -> bool {
     i.checked_sub(1)
         .and_then(|i| p.displaced.get(i))
         .is_some_and(|r| pc < r.1)
+}
+
+/// The running thread's tick count as a function of the counter word (see [`Counter::clock`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Clock {
+    page: u64,
+    base: u64,
+    last: u64,
+}
+
+impl Clock {
+    /// The tick count now; `read` reads the process's memory.
+    pub fn read(&self, read: impl Fn(u64, &mut [u8]) -> bool) -> Option<u64> {
+        let mut b = [0u8; 8];
+        read(self.page, &mut b).then(|| {
+            self.base + self.last.saturating_sub(u64::from_le_bytes(b)) / TICK
+        })
+    }
 }
 
 /// One row of /proc/PID/maps.

@@ -54,3 +54,33 @@ pub use error::TicksError;
 /// patched code); change it whenever planning or patching changes what is counted or where
 /// trampolines go.
 pub const CLOCK: &str = "ticks-1";
+
+/// What the counter makes of one module's code: how many counted instructions it patches,
+/// and how many it leaves uncounted, by reason.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Survey {
+    /// Counted instructions patched.
+    pub patched: usize,
+    /// Counted instructions left without a patch, by reason (most first).
+    pub uncounted: Vec<(&'static str, usize)>,
+}
+
+/// Plans the code of the ELF file `bytes` as recording does (without assembling) and says
+/// what runs uncounted. None when it has no code to plan.
+pub fn survey(bytes: &[u8]) -> Option<Survey> {
+    let code = code::ModuleCode::from_elf(bytes).ok()?;
+    if code.sections.is_empty() {
+        return None;
+    }
+    let plan = plan::plan(&scan::Scan::new(&code));
+    let mut by: std::collections::BTreeMap<&'static str, usize> = Default::default();
+    for u in &plan.uncounted {
+        *by.entry(u.why).or_default() += 1;
+    }
+    let mut uncounted: Vec<(&'static str, usize)> = by.into_iter().collect();
+    uncounted.sort_by_key(|u| std::cmp::Reverse(u.1));
+    Some(Survey {
+        patched: plan.sites.len(),
+        uncounted,
+    })
+}

@@ -111,7 +111,7 @@ pub fn plan(scan: &Scan) -> Plan {
             plan.uncounted.push(Uncounted {
                 at: i.ip(),
                 kind,
-                why: "it lies outside every function the unwind tables list",
+                why: "outside every function of the unwind tables",
             });
             continue;
         }
@@ -259,9 +259,11 @@ fn find_island(scan: &Scan, claims: &Claims, i: &Insn) -> Option<u64> {
 fn find_region(scan: &Scan, claims: &Claims, k: usize) -> Result<(u64, u64), &'static str> {
     let i = &scan.insns[k];
     if i.unknown_targets {
-        return Err("too short to patch in place, no padding in reach, and the function has an indirect jump");
+        return Err(
+            "short, in a function with an indirect jump (a jump table could lead next to it)",
+        );
     }
-    let mut why = "too short to patch in place, no padding in reach, and no region around it";
+    let mut why = "short, with no padding in reach and no room around it";
     let max_back = if i.counted == Some(Counted::Entry) {
         0
     } else {
@@ -290,17 +292,17 @@ fn find_region(scan: &Scan, claims: &Claims, k: usize) -> Result<(u64, u64), &'s
             let n = &scan.insns[j];
             if n.ip() != end {
                 ok = false;
-                why = "undecodable bytes next to it";
+                why = "next to bytes that do not decode";
                 break;
             }
             if n.ip() != start && scan.is_target(n.ip()) {
                 ok = false;
-                why = "something jumps into the instructions around it";
+                why = "something jumps right next to it";
                 break;
             }
             if !movable(&n.insn) {
                 ok = false;
-                why = "an instruction next to it cannot run elsewhere";
+                why = "next to an instruction that cannot move";
                 break;
             }
             end = n.end();
@@ -310,7 +312,7 @@ fn find_region(scan: &Scan, claims: &Claims, k: usize) -> Result<(u64, u64), &'s
             if claims.free(start, end) {
                 return Ok((start, end));
             }
-            why = "the instructions around it are patched already";
+            why = "next to another patch";
         }
     }
     Err(why)

@@ -1,77 +1,12 @@
 //! Breakpoint and watchpoint commands: break, tbreak, watch, rwatch, awatch, delete, disable,
-//! enable, condition, ignore, info breakpoints; and locations (`FUNCTION`, `FILE:LINE`,
-//! `LINE`, `*ADDRESS`).
+//! enable, condition, ignore, info breakpoints — gdb's syntax (`LOCATION if COND`, an era
+//! `from T1 to T2`, number lists `1 3 5-7`) over the engine's breakpoints.
 
-use anyhow::{bail, Context as _};
-use hindsight_breakpoints::debugreg;
-use hindsight_breakpoints::table::{Breakpoint, BreakpointKind, WatchAccess};
-use hindsight_control::DebugRegs;
+use anyhow::bail;
+use hindsight_engine::breakpoints::{Era, NewBreakpoint};
+use hindsight_engine::{BreakpointKind, Session, WatchAccess};
 
-use crate::context;
-use crate::report;
-use crate::session::Session;
-
-/// What a location argument resolved to.
-pub(crate) struct Location {
-    /// Where the int3s go.
-    pub addresses: Vec<u64>,
-}
-
-/// Resolves a gdb location: `FUNCTION`, `FILE:LINE`, `FILE:FUNCTION`, `LINE`, `*EXPR`.
-pub(crate) fn resolve_location(s: &mut Session, text: &str) -> anyhow::Result<Location> {
-    let text = text.trim();
-    if let Some(expr) = text.strip_prefix('*') {
-        let addr = context::evaluate_address(s, expr.trim())?;
-        return Ok(Location {
-            addresses: vec![addr],
-        });
-    }
-    if let Ok(line) = text.parse::<u32>() {
-        let file =
-            default_file(s).context("No symbol table is loaded.  Use the \"file\" command.")?;
-        let addresses = s
-            .symbols
-            .resolve_line(&file.to_string_lossy(), line)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        return Ok(Location { addresses });
-    }
-    // FILE:LINE or FILE:FUNCTION (a Rust path `a::b` is a function name, not a file).
-    if let Some(i) = text.rfind(':') {
-        let is_path_sep = text[..i].ends_with(':') || text[i + 1..].starts_with(':');
-        if !is_path_sep {
-            let (file, what) = (&text[..i], &text[i + 1..]);
-            if let Ok(line) = what.trim().parse::<u32>() {
-                let addresses = s
-                    .symbols
-                    .resolve_line(file.trim(), line)
-                    .map_err(|e| anyhow::anyhow!("{e}"))?;
-                return Ok(Location { addresses });
-            }
-            return function_location(s, what.trim());
-        }
-    }
-    function_location(s, text)
-}
-
-fn function_location(s: &Session, name: &str) -> anyhow::Result<Location> {
-    let funcs = s.symbols.lookup_functions(name);
-    if funcs.is_empty() {
-        bail!("Function \"{name}\" not defined.");
-    }
-    let mut addresses: Vec<u64> = funcs.iter().map(|f| f.breakpoint_addr).collect();
-    addresses.sort_unstable();
-    addresses.dedup();
-    Ok(Location { addresses })
-}
-
-/// The file a bare line number refers to: where the program last stopped, else main's file.
-fn default_file(s: &Session) -> Option<std::path::PathBuf> {
-    if let Some((f, _)) = &s.list_center {
-        return Some(f.clone());
-    }
-    let main = s.symbols.lookup_functions("main").into_iter().next()?;
-    s.symbols.line_at(main.low).map(|l| l.file)
-}
+use crate::console::{say, Console};
 
 /// Splits `LOCATION if COND`.
 fn split_condition(args: &str) -> (&str, Option<&str>) {
@@ -86,112 +21,127 @@ fn split_condition(args: &str) -> (&str, Option<&str>) {
     }
 }
 
+/// `Breakpoint 1 at 0x401136: file t.c, line 5.` (or `… (2 locations)`, or without a line).
+fn announce(c: &mut Console, what: &str, location: &str, b: &NewBreakpoint) {
+    let n = b.number;
+    let first = b.addresses[0];
+    if b.addresses.len() > 1 {
+        say!(
+            c,
+            "{what} {n} at {first:#x}: {location}. ({} locations)",
+            b.addresses.len()
+        );
+    } else {
+        match &b.line {
+            Some(l) => say!(
+                c,
+                "{what} {n} at {first:#x}: file {}, line {}.",
+                l.name,
+                l.line
+            ),
+            None => say!(c, "{what} {n} at {first:#x}"),
+        }
+    }
+}
+
+/// Whether an unresolved location becomes a pending breakpoint: `set breakpoint pending`,
+/// or gdb's question (answered no when the input is not a terminal).
+fn pending_wanted(c: &mut Console, e: &anyhow::Error) -> bool {
+    let text = e.to_string();
+    if !(text.starts_with("Function \"") || text.starts_with("No source file named")) {
+        return false;
+    }
+    match c.breakpoint_pending {
+        Some(on) => on,
+        None => {
+            use std::io::IsTerminal;
+            let q = "Make breakpoint pending on future shared library load? (y or [n])";
+            if !std::io::stdin().is_terminal() {
+                say!(c, "{q} [answered N; input not from terminal]");
+                return false;
+            }
+            c.print(&format!("{q} "));
+            let mut answer = String::new();
+            let _ = std::io::stdin().read_line(&mut answer);
+            matches!(answer.trim(), "y" | "Y" | "yes")
+        }
+    }
+}
+
 fn set_breakpoint(
     s: &mut Session,
+    c: &mut Console,
     args: &str,
     temporary: bool,
-    title: Option<&str>,
 ) -> anyhow::Result<u32> {
     let (loc_text, cond) = split_condition(args);
     let (loc_text, era) = split_era(loc_text)?;
-    if era.is_some() && s.replay.is_none() {
-        bail!("An era breakpoint (from/to) needs a recording: times are replay events.");
-    }
-    let addresses = if loc_text.is_empty() {
-        let f = s.selected_frame()?;
-        vec![report::lookup_pc(&f, s.frame)]
+    let default_file = c.default_file().map(|p| p.to_path_buf());
+    let what = if temporary {
+        "Temporary breakpoint"
     } else {
-        resolve_location(s, loc_text)?.addresses
+        "Breakpoint"
     };
-    if let Some(c) = cond {
-        // A condition that does not parse is refused up front, as gdb does.
-        context::check_syntax(c)?;
-    }
-    if let Some(inf) = s.inferior.as_mut().filter(|i| i.is_alive()) {
-        for (i, &a) in addresses.iter().enumerate() {
-            if let Err(e) = inf.insert_site(a) {
-                for &b in &addresses[..i] {
-                    let _ = inf.remove_site(b);
-                }
-                bail!("{e}");
-            }
+    let b = match s.add_breakpoint(loc_text, default_file.as_deref(), temporary, cond, era) {
+        Ok(b) => b,
+        // A function or file that a library loaded later may bring: gdb's pending
+        // breakpoint, resolved when the loader reports a new library.
+        Err(e) if era.is_none() && !loc_text.starts_with('*') && pending_wanted(c, &e) => {
+            say!(c, "{e}");
+            let n = s.add_pending_breakpoint(loc_text, temporary, cond)?;
+            say!(c, "{what} {n} ({loc_text}) pending.");
+            return Ok(n);
         }
-    }
-    let n = s.breakpoints.add_breakpoint(
-        loc_text.to_string(),
-        addresses.clone(),
-        temporary,
-        cond.map(str::to_string),
-    );
-    if let Some((from, to)) = era {
-        s.travel.engine.add(
-            hindsight_timeline::Spec::Era {
-                breakpoint: n,
-                from,
-                to,
-            },
-            hindsight_timeline::Action::Stop,
-            false,
-        );
-    }
-    let what = match title {
-        Some(t) => t,
-        None if temporary => "Temporary breakpoint",
-        None => "Breakpoint",
+        Err(e) => return Err(e),
     };
-    let first = addresses[0];
-    if addresses.len() > 1 {
-        println!(
-            "{what} {n} at {first:#x}: {loc_text}. ({} locations)",
-            addresses.len()
-        );
-    } else {
-        match s.symbols.line_at(first) {
-            Some(l)
-                if s.symbols
-                    .function_at(first)
-                    .map(|f| f.has_debug_info)
-                    .unwrap_or(false) =>
-            {
-                println!(
-                    "{what} {n} at {first:#x}: file {}, line {}.",
-                    l.name.clone(),
-                    l.line
-                )
-            }
-            _ => println!("{what} {n} at {first:#x}"),
-        }
-    }
-    Ok(n)
+    announce(c, what, loc_text, &b);
+    Ok(b.number)
 }
 
-pub(crate) fn break_(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn break_(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
     // `break event N`: a quantum event (stop when the replay reaches event N).
     if let Some(n) = args.trim().strip_prefix("event ") {
         let n: u64 = n
             .trim()
             .parse()
             .map_err(|_| anyhow::anyhow!("Invalid event number \"{}\".", n.trim()))?;
-        return crate::travel::break_at_event(s, n);
+        let id = s.break_at_event(n)?;
+        say!(c, "Quantum event {id}: stop at event {n}");
+        return Ok(());
     }
-    set_breakpoint(s, args, false, None).map(|_| ())
+    set_breakpoint(s, c, args, false).map(|_| ())
 }
 
-pub(crate) fn tbreak(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
-    set_breakpoint(s, args, true, None).map(|_| ())
-}
-
-/// A breakpoint announced as `what` (`Dprintf 3 at …`); returns its number.
-pub(crate) fn add_plain_breakpoint(
+pub(crate) fn tbreak(
     s: &mut Session,
-    location: &str,
-    what: &str,
-) -> anyhow::Result<u32> {
-    set_breakpoint(s, location, false, Some(what))
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
+    set_breakpoint(s, c, args, true).map(|_| ())
 }
 
-/// An era: from this event, up to that one (None: to the end).
-type Era = (u64, Option<u64>);
+/// `dprintf LOCATION,"FORMAT",ARGS…`: a breakpoint that prints and goes on (LOCATION may
+/// carry a condition and an era as `break`'s does).
+pub(crate) fn dprintf(
+    s: &mut Session,
+    c: &mut Console,
+    location: &str,
+    format: String,
+    args: Vec<String>,
+) -> anyhow::Result<()> {
+    let (loc_text, cond) = split_condition(location);
+    let (loc_text, era) = split_era(loc_text)?;
+    let default_file = c.default_file().map(|p| p.to_path_buf());
+    let b = s.add_dprintf(loc_text, default_file.as_deref(), cond, era, (format, args))?;
+    announce(c, "Dprintf", loc_text, &b);
+    Ok(())
+}
 
 /// Splits `LOCATION from T1 to T2` (an era: the breakpoint applies from event T1, up to but
 /// not including event T2; either bound may be left out).
@@ -226,91 +176,43 @@ fn split_era(loc: &str) -> anyhow::Result<(&str, Option<Era>)> {
     Ok((loc[..cut].trim(), Some((from, to))))
 }
 
-fn set_watchpoint(s: &mut Session, args: &str, access: WatchAccess) -> anyhow::Result<()> {
+fn set_watchpoint(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    access: WatchAccess,
+) -> anyhow::Result<()> {
     let (expr, cond) = split_condition(args);
-    if expr.is_empty() {
-        bail!("Argument required (expression to compute).");
-    }
-    s.live()?;
-    let (address, len, bytes, ty) = context::watch_target(s, expr)?;
-    // Everything already watched plus this one must fit in DR0–DR3.
-    let mut ranges = watched_ranges(s);
-    ranges.push((address, len, access));
-    debugreg::allocate(&ranges).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let n = s.breakpoints.add_watchpoint(
-        expr.to_string(),
-        access,
-        address,
-        len,
-        cond.map(str::to_string),
-    );
-    s.watch_values.insert(n, bytes);
-    s.watch_types.insert(n, ty);
-    apply_watchpoints(s)?;
-    let title = match access {
-        WatchAccess::Write => "Hardware watchpoint",
-        WatchAccess::Read => "Hardware read watchpoint",
-        WatchAccess::Access => "Hardware access (read/write) watchpoint",
-    };
-    println!("{title} {n}: {expr}");
+    let n = s.add_watchpoint(expr, access, cond)?;
+    say!(c, "{} {n}: {expr}", crate::report::watch_title(access));
     Ok(())
 }
 
-/// (address, length, access) of every enabled watchpoint, in number order.
-fn watched_ranges(s: &Session) -> Vec<(u64, u64, WatchAccess)> {
-    s.breakpoints
-        .iter()
-        .filter(|b| b.enabled)
-        .filter_map(|b| match &b.kind {
-            BreakpointKind::Watchpoint {
-                access,
-                address,
-                len,
-                ..
-            } => Some((*address, *len, *access)),
-            _ => None,
-        })
-        .collect()
+pub(crate) fn watch(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
+    set_watchpoint(s, c, args, WatchAccess::Write)
 }
 
-/// Recomputes DR0–DR3/DR7 from the enabled watchpoints and loads them into every thread.
-pub(crate) fn apply_watchpoints(s: &mut Session) -> anyhow::Result<()> {
-    let numbers: Vec<u32> = s
-        .breakpoints
-        .iter()
-        .filter(|b| b.enabled && matches!(b.kind, BreakpointKind::Watchpoint { .. }))
-        .map(|b| b.number)
-        .collect();
-    let ranges = watched_ranges(s);
-    let alloc = debugreg::allocate(&ranges).map_err(|e| anyhow::anyhow!("{e}"))?;
-    s.breakpoints.set_watch_slots(
-        alloc
-            .slots
-            .iter()
-            .enumerate()
-            .filter_map(|(slot, a)| a.map(|a| (slot as u8, numbers[a.range])))
-            .collect(),
-    );
-    if let Some(inf) = s.inferior.as_mut().filter(|i| i.is_alive()) {
-        inf.set_debug_registers(DebugRegs {
-            addr: alloc.addresses(),
-            dr7: alloc.dr7(),
-        })
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    }
-    Ok(())
+pub(crate) fn rwatch(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
+    set_watchpoint(s, c, args, WatchAccess::Read)
 }
 
-pub(crate) fn watch(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
-    set_watchpoint(s, args, WatchAccess::Write)
-}
-
-pub(crate) fn rwatch(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
-    set_watchpoint(s, args, WatchAccess::Read)
-}
-
-pub(crate) fn awatch(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
-    set_watchpoint(s, args, WatchAccess::Access)
+pub(crate) fn awatch(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
+    set_watchpoint(s, c, args, WatchAccess::Access)
 }
 
 /// Parses breakpoint numbers (`1 3`, `2-4`); none means all.
@@ -318,7 +220,7 @@ fn numbers(s: &Session, args: &str) -> anyhow::Result<Vec<u32>> {
     let a = args.trim();
     let a = a.strip_prefix("breakpoints").unwrap_or(a).trim();
     if a.is_empty() {
-        return Ok(s.breakpoints.iter().map(|b| b.number).collect());
+        return Ok(s.breakpoint_table().iter().map(|b| b.number).collect());
     }
     let mut out = Vec::new();
     for word in a.split_whitespace() {
@@ -337,56 +239,25 @@ fn numbers(s: &Session, args: &str) -> anyhow::Result<Vec<u32>> {
     Ok(out)
 }
 
-fn set_sites(s: &mut Session, bp: &Breakpoint, planted: bool) -> anyhow::Result<()> {
-    if let Some(inf) = s.inferior.as_mut().filter(|i| i.is_alive()) {
-        if let BreakpointKind::Breakpoint = bp.kind {
-            for &a in &bp.locations {
-                // A site still waiting for its code to be mapped has nothing to remove.
-                if !planted {
-                    if let Some(i) = s.pending_sites.iter().position(|&p| p == a) {
-                        s.pending_sites.swap_remove(i);
-                        continue;
-                    }
-                }
-                let r = if planted {
-                    inf.insert_site(a)
-                } else {
-                    inf.remove_site(a)
-                };
-                r.map_err(|e| anyhow::anyhow!("{e}"))?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Deletes breakpoint `n`: its int3s leave memory before it leaves the table (seed 004).
-pub(crate) fn delete_one(s: &mut Session, n: u32) -> anyhow::Result<()> {
-    let Some(bp) = s.breakpoints.get(n).cloned() else {
-        bail!("No breakpoint number {n}.");
-    };
-    if bp.enabled {
-        set_sites(s, &bp, false)?;
-    }
-    s.breakpoints.delete(n);
-    s.travel.engine.forget_breakpoint(n);
-    s.watch_values.remove(&n);
-    if matches!(bp.kind, BreakpointKind::Watchpoint { .. }) {
-        apply_watchpoints(s)?;
-    }
-    Ok(())
-}
-
-pub(crate) fn delete(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn delete(
+    s: &mut Session,
+    _: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
     if let Some(rest) = args.trim().strip_prefix("checkpoint") {
-        return crate::travel::delete_checkpoint(s, rest);
+        let n: u32 = rest
+            .trim()
+            .parse()
+            .map_err(|_| anyhow::anyhow!("Argument required (checkpoint id to delete)."))?;
+        return s.delete_checkpoint(n);
     }
     if let Some(rest) = args.trim().strip_prefix("bookmark") {
-        return crate::travel::delete_bookmark(s, rest);
+        return s.delete_bookmark(rest);
     }
     let mut failed = None;
     for n in numbers(s, args)? {
-        if let Err(e) = delete_one(s, n) {
+        if let Err(e) = s.delete_breakpoint(n) {
             failed = Some(e);
         }
     }
@@ -398,34 +269,34 @@ fn set_enabled(s: &mut Session, args: &str, enabled: bool) -> anyhow::Result<()>
     if ["once", "count", "delete"].iter().any(|w| a.starts_with(w)) {
         bail!("\"enable {a}\" is not supported yet: use tbreak or ignore.");
     }
-    let mut touched_watch = false;
-    for n in numbers(s, a)? {
-        let Some(bp) = s.breakpoints.get(n).cloned() else {
-            bail!("No breakpoint number {n}.");
-        };
-        if bp.enabled != enabled {
-            set_sites(s, &bp, enabled)?;
-            if let Some(b) = s.breakpoints.get_mut(n) {
-                b.enabled = enabled;
-            }
-            touched_watch |= matches!(bp.kind, BreakpointKind::Watchpoint { .. });
-        }
-    }
-    if touched_watch {
-        apply_watchpoints(s)?;
-    }
-    Ok(())
+    let list = numbers(s, a)?;
+    s.set_breakpoints_enabled(&list, enabled)
 }
 
-pub(crate) fn enable(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn enable(
+    s: &mut Session,
+    _: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
     set_enabled(s, args, true)
 }
 
-pub(crate) fn disable(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn disable(
+    s: &mut Session,
+    _: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
     set_enabled(s, args, false)
 }
 
-pub(crate) fn condition(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn condition(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
     let a = args.trim();
     if a.is_empty() {
         bail!("Argument required (breakpoint number).");
@@ -435,22 +306,19 @@ pub(crate) fn condition(s: &mut Session, args: &str, _: Option<&str>) -> anyhow:
         bail!("Bad breakpoint argument: '{num}'");
     };
     let cond = cond.trim();
-    if !cond.is_empty() {
-        context::check_syntax(cond)?;
-    }
-    let Some(bp) = s.breakpoints.get_mut(n) else {
-        bail!("No breakpoint number {n}.");
-    };
+    s.set_condition(n, (!cond.is_empty()).then_some(cond))?;
     if cond.is_empty() {
-        bp.condition = None;
-        println!("Breakpoint {n} now unconditional.");
-    } else {
-        bp.condition = Some(cond.to_string());
+        say!(c, "Breakpoint {n} now unconditional.");
     }
     Ok(())
 }
 
-pub(crate) fn ignore(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn ignore(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
     let mut it = args.split_whitespace();
     let (Some(num), Some(count)) = (it.next(), it.next()) else {
         bail!("Argument required (a breakpoint number).");
@@ -461,30 +329,31 @@ pub(crate) fn ignore(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Re
     let Ok(count) = count.parse::<u32>() else {
         bail!("Invalid number \"{count}\".");
     };
-    let Some(bp) = s.breakpoints.get_mut(n) else {
-        bail!("No breakpoint number {n}.");
-    };
-    bp.ignore_count = count;
+    s.set_ignore_count(n, count)?;
     match count {
-        0 => println!("Will stop next time breakpoint {n} is reached."),
-        1 => println!("Will ignore next crossing of breakpoint {n}."),
-        c => println!("Will ignore next {c} crossings of breakpoint {n}."),
+        0 => say!(c, "Will stop next time breakpoint {n} is reached."),
+        1 => say!(c, "Will ignore next crossing of breakpoint {n}."),
+        k => say!(c, "Will ignore next {k} crossings of breakpoint {n}."),
     }
     Ok(())
 }
 
-pub(crate) fn info_breakpoints(s: &mut Session, watch_only: bool) -> anyhow::Result<()> {
-    let list: Vec<Breakpoint> = s
-        .breakpoints
+pub(crate) fn info_breakpoints(
+    s: &mut Session,
+    c: &mut Console,
+    watch_only: bool,
+) -> anyhow::Result<()> {
+    let list: Vec<_> = s
+        .breakpoint_table()
         .iter()
         .filter(|b| !watch_only || matches!(b.kind, BreakpointKind::Watchpoint { .. }))
         .cloned()
         .collect();
     if list.is_empty() {
         if watch_only {
-            println!("No watchpoints.");
+            say!(c, "No watchpoints.");
         } else {
-            println!("No breakpoints or watchpoints.");
+            say!(c, "No breakpoints or watchpoints.");
         }
         return Ok(());
     }
@@ -498,10 +367,22 @@ pub(crate) fn info_breakpoints(s: &mut Session, watch_only: bool) -> anyhow::Res
         .max()
         .unwrap_or(0)
         .max(14);
-    println!(
-        "Num     {:<w$} Disp Enb Address            What",
+    // The Address column is as wide as its widest entry (`<PENDING>` alone: narrow).
+    let addr_width = if list
+        .iter()
+        .all(|b| b.kind == BreakpointKind::Breakpoint && b.locations.is_empty())
+    {
+        11
+    } else {
+        19
+    };
+    say!(
+        c,
+        "Num     {:<w$} Disp Enb {:<aw$}What",
         "Type",
-        w = type_width
+        "Address",
+        w = type_width,
+        aw = addr_width
     );
     for b in list {
         let disp = if b.temporary { "del" } else { "keep" };
@@ -509,36 +390,48 @@ pub(crate) fn info_breakpoints(s: &mut Session, watch_only: bool) -> anyhow::Res
         match &b.kind {
             BreakpointKind::Breakpoint => {
                 let addr = b.locations.first().copied().unwrap_or(0);
-                let dprintf = s.travel.engine.print_of(b.number);
-                println!(
-                    "{:<8}{:<w$} {disp:<5}{enb:<4}{:<19}{}",
+                let dprintf = s
+                    .dprintf_of(b.number)
+                    .map(|(f, a)| (f.to_string(), a.to_vec()));
+                let (address, what) = if b.locations.is_empty() {
+                    ("<PENDING>".to_string(), b.spec.clone())
+                } else if b.locations.len() > 1 {
+                    ("<MULTIPLE>".to_string(), String::new())
+                } else {
+                    (format!("{addr:#018x}"), describe(s, addr))
+                };
+                say!(
+                    c,
+                    "{:<8}{:<w$} {disp:<5}{enb:<4}{:<aw$}{}",
                     b.number,
                     if dprintf.is_some() {
                         "dprintf"
                     } else {
                         "breakpoint"
                     },
-                    format!("{addr:#018x}"),
-                    describe(s, addr),
-                    w = type_width
+                    address,
+                    what,
+                    w = type_width,
+                    aw = addr_width
                 );
                 // gdb lists what a dprintf prints, and when an era breakpoint applies.
                 if let Some((format, args)) = dprintf {
                     let mut line = format!("{format:?}");
                     for a in args {
                         line.push(',');
-                        line.push_str(a);
+                        line.push_str(&a);
                     }
-                    println!("        printf {line}");
+                    say!(c, "        printf {line}");
                 }
-                match s.travel.engine.era_of(b.number) {
-                    Some((from, Some(to))) => println!("\tonly from event {from} to event {to}"),
-                    Some((from, None)) => println!("\tonly from event {from}"),
+                match s.era_of(b.number) {
+                    Some((from, Some(to))) => say!(c, "\tonly from event {from} to event {to}"),
+                    Some((from, None)) => say!(c, "\tonly from event {from}"),
                     None => {}
                 }
             }
             BreakpointKind::Watchpoint { access, expr, .. } => {
-                println!(
+                say!(
+                    c,
                     "{:<8}{:<w$} {disp:<5}{enb:<4}{:<19}{expr}",
                     b.number,
                     type_name(*access),
@@ -547,16 +440,33 @@ pub(crate) fn info_breakpoints(s: &mut Session, watch_only: bool) -> anyhow::Res
                 );
             }
         }
-        if let Some(c) = &b.condition {
-            println!("\tstop only if {c}");
+        if let Some(cond) = &b.condition {
+            say!(c, "\tstop only if {cond}");
         }
         match b.hit_count {
             0 => {}
-            1 => println!("\tbreakpoint already hit 1 time"),
-            n => println!("\tbreakpoint already hit {n} times"),
+            1 => say!(c, "\tbreakpoint already hit 1 time"),
+            n => say!(c, "\tbreakpoint already hit {n} times"),
         }
         if b.ignore_count > 0 {
-            println!("\tignore next {} hits", b.ignore_count);
+            say!(c, "\tignore next {} hits", b.ignore_count);
+        }
+        // One row per location of a breakpoint with several (inlined copies, a line in
+        // several functions).
+        if b.locations.len() > 1 && matches!(b.kind, BreakpointKind::Breakpoint) {
+            let enb = if b.enabled { "y" } else { "n" };
+            for (k, a) in b.locations.iter().enumerate() {
+                let num = format!("{}.{}", b.number, k + 1);
+                say!(
+                    c,
+                    "{num:<8}{:<w$} {:<5}{enb:<4}{:<19}{}",
+                    "",
+                    "",
+                    format!("{a:#018x}"),
+                    describe(s, *a),
+                    w = type_width
+                );
+            }
         }
     }
     Ok(())
@@ -573,42 +483,17 @@ fn type_name(access: WatchAccess) -> &'static str {
 
 /// `in f at t.c:5`, or `<f+4>` without line information.
 fn describe(s: &Session, addr: u64) -> String {
-    let f = s.symbols.function_at(addr);
-    match (&f, s.symbols.line_at(addr)) {
+    let symbols = s.symbols();
+    let f = symbols.function_at(addr);
+    // Inside inlined code, the inlined function; C++ functions by their full signature.
+    let inlined = symbols.inline_names(addr).into_iter().next();
+    match (&f, symbols.line_at(addr)) {
         (Some(func), Some(l)) if func.has_debug_info => {
-            format!("in {} at {}:{}", func.name, l.name.clone(), l.line)
+            let name = inlined
+                .unwrap_or_else(|| func.signature.clone().unwrap_or_else(|| func.name.clone()));
+            format!("in {name} at {}:{}", l.name.clone(), l.line)
         }
         (Some(func), _) => format!("<{}+{}>", func.name, addr - func.low),
         _ => String::new(),
     }
-}
-
-/// Number of an enabled user breakpoint located at `addr`, if any.
-pub(crate) fn user_breakpoint_at(s: &Session, addr: u64) -> Option<u32> {
-    s.breakpoints.breakpoints_at(addr).into_iter().next()
-}
-
-/// After a restart: plant every enabled breakpoint and load the watchpoints again.
-pub(crate) fn replant_all(s: &mut Session) -> anyhow::Result<()> {
-    let list: Vec<Breakpoint> = s
-        .breakpoints
-        .iter()
-        .filter(|b| b.enabled)
-        .cloned()
-        .collect();
-    // Sites whose code is not mapped yet (a library loaded later) wait for
-    // `Session::plant_pending`.
-    let sites: Vec<u64> = list
-        .iter()
-        .filter(|b| b.kind == BreakpointKind::Breakpoint)
-        .flat_map(|b| b.locations.iter().copied())
-        .collect();
-    s.pending_sites = match s.inferior.as_mut().filter(|i| i.is_alive()) {
-        Some(inf) => inf.insert_sites_in_code(&sites),
-        None => Vec::new(),
-    };
-    if !s.breakpoints.is_empty() {
-        apply_watchpoints(s)?;
-    }
-    Ok(())
 }

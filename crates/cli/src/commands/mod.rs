@@ -3,18 +3,20 @@
 //! A command word may be abbreviated to any unique prefix (`cont`, `disas`…), and gdb's
 //! predefined aliases win over prefix matching (`c`, `n`, `s`, `b`, `p`, `bt`…).
 
-pub mod breakpoints;
+mod breakpoints;
 mod data;
+pub(crate) mod display;
 mod running;
 mod stack;
 mod threads;
 mod time;
 
 use anyhow::bail;
+use hindsight_engine::Session;
 
-use crate::session::Session;
+use crate::console::{say, Console};
 
-type Handler = fn(&mut Session, &str, Option<&str>) -> anyhow::Result<()>;
+type Handler = fn(&mut Session, &mut Console, &str, Option<&str>) -> anyhow::Result<()>;
 
 /// (name, handler, one-line help). Order matters for ambiguous prefixes only through aliases.
 const COMMANDS: &[(&str, Handler, &str)] = &[
@@ -43,6 +45,11 @@ const COMMANDS: &[(&str, Handler, &str)] = &[
         breakpoints::condition,
         "condition N [EXPR]: stop only if EXPR is true",
     ),
+    (
+        "call",
+        data::call,
+        "call FUNCTION(ARGS): run a function of the program",
+    ),
     ("continue", running::continue_, "Continue the program"),
     (
         "delete",
@@ -50,6 +57,21 @@ const COMMANDS: &[(&str, Handler, &str)] = &[
         "Delete breakpoints (all, or the numbers given)",
     ),
     ("disable", breakpoints::disable, "Disable breakpoints"),
+    (
+        "display",
+        display::display,
+        "display[/FMT] EXPR: show EXPR after every stop",
+    ),
+    (
+        "undisplay",
+        display::undisplay,
+        "undisplay [N...]: stop displaying expressions",
+    ),
+    (
+        "disassemble",
+        data::disassemble,
+        "disassemble [/r /s] [LOCATION | START,END]: machine code",
+    ),
     (
         "bookmark",
         time::bookmark,
@@ -276,24 +298,31 @@ fn lookup(word: &str) -> anyhow::Result<Handler> {
     }
 }
 
-/// Executes one command line. Empty lines and `#` comments do nothing.
-pub fn execute(s: &mut Session, line: &str) -> anyhow::Result<()> {
+/// Whether `line` starts with a command's name (an alias, or a unique prefix of one).
+pub fn is_command(line: &str) -> bool {
+    let (word, _, _) = split_command(line);
+    !word.is_empty() && lookup(word).is_ok()
+}
+
+/// Executes one command line, its output and errors shown on `c` (the failure is also the
+/// result, for the caller to show). Empty lines and `#` comments do nothing.
+pub fn execute(s: &mut Session, c: &mut Console, line: &str) -> anyhow::Result<()> {
     let trimmed = line.trim();
     if trimmed.is_empty() || trimmed.starts_with('#') {
         return Ok(());
     }
     let (word, fmt, args) = split_command(trimmed);
     let handler = lookup(word)?;
-    handler(s, args, fmt)
+    handler(s, c, args, fmt)
 }
 
 /// The interactive prompt, with history and line editing; an empty line repeats the last
 /// command, as in gdb.
-pub fn repl(s: &mut Session) {
+pub fn repl(s: &mut Session, c: &mut Console) {
     let mut editor = match rustyline::DefaultEditor::new() {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("hindsight: cannot start the prompt: {e}");
+            c.eprintln(&format!("hindsight: cannot start the prompt: {e}"));
             return;
         }
     };
@@ -303,7 +332,7 @@ pub fn repl(s: &mut Session) {
         let _ = editor.load_history(h);
     }
     let mut last = String::new();
-    while !s.quit_requested() {
+    while !c.quit_requested() {
         match editor.readline("(hindsight) ") {
             Ok(line) => {
                 let line = if line.trim().is_empty() {
@@ -313,11 +342,11 @@ pub fn repl(s: &mut Session) {
                     last = line.clone();
                     line
                 };
-                if let Err(e) = execute(s, &line) {
-                    eprintln!("{e}");
+                if let Err(e) = execute(s, c, &line) {
+                    c.eprintln(&e.to_string());
                 }
             }
-            Err(rustyline::error::ReadlineError::Interrupted) => println!("Quit"),
+            Err(rustyline::error::ReadlineError::Interrupted) => say!(c, "Quit"),
             Err(_) => break,
         }
     }
@@ -326,16 +355,19 @@ pub fn repl(s: &mut Session) {
     }
 }
 
-fn help(_: &mut Session, _: &str, _: Option<&str>) -> anyhow::Result<()> {
-    println!("List of commands (gdb's names; any unique prefix works):\n");
+fn help(_: &mut Session, c: &mut Console, _: &str, _: Option<&str>) -> anyhow::Result<()> {
+    say!(
+        c,
+        "List of commands (gdb's names; any unique prefix works):\n"
+    );
     for (name, _, text) in COMMANDS {
-        println!("{name:<10} -- {text}");
+        say!(c, "{name:<10} -- {text}");
     }
     Ok(())
 }
 
 /// `info SUBCOMMAND`.
-fn info(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+fn info(s: &mut Session, c: &mut Console, args: &str, _: Option<&str>) -> anyhow::Result<()> {
     let (sub, rest) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
     const SUBS: &[&str] = &[
         "args",
@@ -343,12 +375,15 @@ fn info(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
         "bookmarks",
         "breakpoints",
         "checkpoints",
+        "display",
         "events",
         "frame",
         "line",
         "locals",
         "registers",
         "sharedlibrary",
+        "signals",
+        "source",
         "threads",
         "watchpoints",
     ];
@@ -356,7 +391,7 @@ fn info(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
         "" => bail!("List of info subcommands: {}", SUBS.join(", ")),
         "b" | "br" | "break" => "breakpoints",
         "r" | "reg" => "registers",
-        "s" | "stack" => return stack::backtrace(s, rest, None),
+        "s" | "stack" => return stack::backtrace(s, c, rest, None),
         w => {
             let m: Vec<&'static str> = SUBS.iter().copied().filter(|n| n.starts_with(w)).collect();
             match m.as_slice() {
@@ -367,18 +402,21 @@ fn info(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
         }
     };
     match full {
-        "args" => data::info_args(s),
-        "breakpoints" => breakpoints::info_breakpoints(s, false),
-        "watchpoints" => breakpoints::info_breakpoints(s, true),
-        "registers" | "all-registers" => data::info_registers(s, rest.trim()),
-        "threads" => threads::info_threads(s),
-        "locals" => data::info_locals(s),
-        "frame" => stack::info_frame(s),
-        "line" => data::info_line(s),
-        "sharedlibrary" => data::info_sharedlibrary(s),
-        "bookmarks" => crate::travel::info_bookmarks(s),
-        "checkpoints" => crate::travel::info_checkpoints(s),
-        "events" => crate::travel::info_events(s),
+        "args" => data::info_args(s, c),
+        "breakpoints" => breakpoints::info_breakpoints(s, c, false),
+        "watchpoints" => breakpoints::info_breakpoints(s, c, true),
+        "registers" | "all-registers" => data::info_registers(s, c, rest.trim()),
+        "threads" => threads::info_threads(s, c),
+        "locals" => data::info_locals(s, c),
+        "frame" => stack::info_frame(s, c),
+        "line" => data::info_line(s, c, rest),
+        "source" => data::info_source(s, c),
+        "display" => display::info_display(s, c),
+        "signals" | "handle" => running::info_signals(s, c, rest),
+        "sharedlibrary" => data::info_sharedlibrary(s, c),
+        "bookmarks" => time::info_bookmarks(s, c),
+        "checkpoints" => time::info_checkpoints(s, c),
+        "events" => time::info_events(s, c),
         _ => bail!("Undefined info command: \"{sub}\"."),
     }
 }

@@ -1,55 +1,48 @@
-//! Thread commands: info threads, thread N.
+//! Thread commands: info threads, thread N, thread apply.
 
 use anyhow::bail;
-use hindsight_symbols::Frame;
+use hindsight_engine::Session;
 
+use crate::console::{say, Console};
 use crate::report::{self, PcShown};
-use crate::session::Session;
 
-pub(crate) fn info_threads(s: &mut Session) -> anyhow::Result<()> {
+pub(crate) fn info_threads(s: &mut Session, c: &mut Console) -> anyhow::Result<()> {
     let Ok(inf) = s.live() else {
-        println!("No threads.");
+        say!(c, "No threads.");
         return Ok(());
     };
     let threads = inf.threads();
-    let current = s.thread;
+    let current = s.selected_thread();
     // The Target Id column is as wide as its widest entry, as gdb's table is.
     let targets: Vec<String> = threads
         .iter()
         .map(|t| {
-            let name = s
-                .inferior
-                .as_ref()
-                .and_then(|i| i.thread_name(t.tid))
-                .unwrap_or_default();
+            let name = inf.thread_name(t.tid).unwrap_or_default();
             format!("Thread {:#x} (LWP {}) \"{}\"", t.pthread, t.tid, name)
         })
         .collect();
     let width = targets.iter().map(|t| t.len()).max().unwrap_or(0).max(9);
-    println!("  Id   {:<width$} Frame ", "Target Id");
+    say!(c, "  Id   {:<width$} Frame ", "Target Id");
     for (t, target) in threads.into_iter().zip(targets) {
-        let frame = match s.dwarf_regs(t.tid) {
-            Ok(regs) => {
-                let f = Frame { regs, cfa: None };
-                report::frame_line(s, &f, 0, PcShown::IfMidLine)
-            }
+        let frame = match s.top_frame(t.tid) {
+            Ok(f) => report::frame_line(&f, PcShown::IfMidLine),
             Err(_) => "(running)".to_string(),
         };
         let mark = if Some(t.tid) == current { "*" } else { " " };
-        println!("{mark} {:<4} {target:<width$} {frame}", t.num);
+        say!(c, "{mark} {:<4} {target:<width$} {frame}", t.num);
     }
     Ok(())
 }
 
 /// `thread apply all|N… CMD`: runs CMD with each thread selected in turn (highest first for
 /// `all`, as gdb does), then selects the original thread again.
-fn apply(s: &mut Session, rest: &str) -> anyhow::Result<()> {
+fn apply(s: &mut Session, c: &mut Console, rest: &str) -> anyhow::Result<()> {
     let threads = s.live()?.threads();
     if rest == "all" {
         bail!("Please specify a command following the thread ID list");
     }
     let (which, cmd) = match rest.split_once(char::is_whitespace) {
-        Some(("all", c)) => ("all", c.trim()),
+        Some(("all", cmd)) => ("all", cmd.trim()),
         _ => {
             let n = rest
                 .split_whitespace()
@@ -84,44 +77,57 @@ fn apply(s: &mut Session, rest: &str) -> anyhow::Result<()> {
     if chosen.is_empty() {
         bail!("Invalid thread ID: {which}");
     }
-    let saved = (s.thread, s.frame);
+    let saved = (s.selected_thread(), s.selected_frame_index());
     let mut result = Ok(());
     for t in chosen.drain(..) {
         let name = s
-            .inferior
-            .as_ref()
+            .live()
+            .ok()
             .and_then(|i| i.thread_name(t.tid))
             .unwrap_or_default();
-        println!(
+        say!(
+            c,
             "\nThread {} (Thread {:#x} (LWP {}) \"{name}\"):",
-            t.num, t.pthread, t.tid
+            t.num,
+            t.pthread,
+            t.tid
         );
-        s.thread = Some(t.tid);
-        s.frame = 0;
-        if let Err(e) = super::execute(s, cmd) {
-            eprintln!("{e}");
+        s.select_thread(t.tid);
+        if let Err(e) = super::execute(s, c, cmd) {
+            c.eprintln(&e.to_string());
             result = Err(e);
         }
     }
-    (s.thread, s.frame) = saved;
+    if let Some(t) = saved.0 {
+        s.select_thread(t);
+        s.select_frame(saved.1);
+    }
     result
 }
 
-pub(crate) fn thread(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn thread(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
     if let Some(rest) = args.trim().strip_prefix("apply") {
-        return apply(s, rest.trim());
+        return apply(s, c, rest.trim());
     }
     let inf = s.live()?;
     let threads = inf.threads();
     let a = args.trim();
-    let current = s.thread;
+    let current = s.selected_thread();
     if a.is_empty() {
         let Some(t) = threads.iter().find(|t| Some(t.tid) == current) else {
             bail!("No thread selected.");
         };
-        println!(
+        say!(
+            c,
             "[Current thread is {} (Thread {:#x} (LWP {}))]",
-            t.num, t.pthread, t.tid
+            t.num,
+            t.pthread,
+            t.tid
         );
         return Ok(());
     }
@@ -131,17 +137,18 @@ pub(crate) fn thread(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Re
     let Some(t) = threads.iter().find(|t| t.num == n).cloned() else {
         bail!("Unknown thread {n}.");
     };
-    s.thread = Some(t.tid);
-    s.frame = 0;
-    let regs = s.dwarf_regs(t.tid)?;
-    let f = Frame { regs, cfa: None };
-    println!(
+    s.select_thread(t.tid);
+    let f = s.top_frame(t.tid)?;
+    say!(
+        c,
         "[Switching to thread {} (Thread {:#x} (LWP {}))]",
-        t.num, t.pthread, t.tid
+        t.num,
+        t.pthread,
+        t.tid
     );
-    println!("#0  {}", report::frame_line(s, &f, 0, PcShown::IfMidLine));
-    if let Some(src) = report::source_line(s, &f, 0) {
-        println!("{src}");
+    say!(c, "#0  {}", report::frame_line(&f, PcShown::IfMidLine));
+    if let Some(src) = report::source_line(c, &f) {
+        say!(c, "{src}");
     }
     Ok(())
 }

@@ -1,24 +1,15 @@
 //! Time-travel commands (replay only): gdb's reverse execution commands, and hindsight's
-//! `when`, `goto`, `bookmark`, `checkpoint`, `every`, plus `dprintf` and `printf`.
+//! `when`, `goto`, `bookmark`, `checkpoint`, `every`, `info events`, plus `dprintf` and
+//! `printf`.
 
 use anyhow::bail;
-use hindsight_timeline::visits::LineStep;
+use hindsight_engine::{LineStep, Session, Stop};
+use hindsight_timeline::{Action, Spec};
 
-use crate::session::Session;
-use crate::travel;
+use crate::console::{say, Console};
+use crate::printf::split_args;
 
-/// The refusal of a reverse command on a live session (gdb: "Target native does not support
-/// this command.").
-fn needs_recording(s: &mut Session) -> anyhow::Result<()> {
-    // A command starts afresh (a failed one may have left a selection behind).
-    s.travel.forget_selection();
-    if s.replay.is_none() {
-        bail!(travel::NEEDS_RECORDING);
-    }
-    s.travel.check_no_exec()?;
-    s.live()?;
-    Ok(())
-}
+use super::running::show;
 
 /// A repeat count (`reverse-step 3`).
 fn count(args: &str) -> anyhow::Result<u64> {
@@ -35,17 +26,17 @@ fn count(args: &str) -> anyhow::Result<u64> {
 /// Repeats a reverse motion while the previous one ended cleanly.
 fn repeat(
     s: &mut Session,
+    c: &mut Console,
     args: &str,
-    mut once: impl FnMut(&mut Session) -> anyhow::Result<()>,
+    mut once: impl FnMut(&mut Session) -> anyhow::Result<Stop>,
 ) -> anyhow::Result<()> {
-    needs_recording(s)?;
+    s.can_travel()?;
+    s.live()?;
     let n = count(args)?;
     for _ in 0..n {
-        once(s)?;
-        let clean = matches!(
-            s.last_stop,
-            Some((hindsight_control::StopEvent::Stepped { .. }, None))
-        );
+        let stop = once(s)?;
+        let clean = stop.is_clean_step() && s.stepped_cleanly();
+        report_stop(s, c, &stop)?;
         if !clean {
             break;
         }
@@ -53,82 +44,248 @@ fn repeat(
     Ok(())
 }
 
-pub(crate) fn reverse_continue(s: &mut Session, _: &str, _: Option<&str>) -> anyhow::Result<()> {
-    // From the end of a replay too (the program exited): back to its last stop.
-    s.travel.forget_selection();
-    if s.replay.is_none() {
-        bail!(travel::NEEDS_RECORDING);
+fn report_stop(s: &mut Session, c: &mut Console, stop: &Stop) -> anyhow::Result<()> {
+    crate::report::show_stop(s, c, stop)?;
+    if !stop.ended() && s.pid().is_some() && !c.displays.is_empty() {
+        super::display::show_all(s, c);
     }
-    s.travel.check_no_exec()?;
-    println!("Continuing.");
-    travel::reverse_continue(s)
+    Ok(())
 }
 
-pub(crate) fn reverse_step(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
-    repeat(s, args, |s| travel::reverse_line_step(s, LineStep::Step))
+pub(crate) fn reverse_continue(
+    s: &mut Session,
+    c: &mut Console,
+    _: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
+    s.can_travel()?;
+    say!(c, "Continuing.");
+    let stop = s.reverse_continue();
+    show(s, c, stop)
 }
 
-pub(crate) fn reverse_next(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
-    repeat(s, args, |s| travel::reverse_line_step(s, LineStep::Next))
+pub(crate) fn reverse_step(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
+    repeat(s, c, args, |s| s.reverse_step_line(LineStep::Step))
 }
 
-pub(crate) fn reverse_stepi(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
-    repeat(s, args, |s| travel::reverse_stepi(s, false))
+pub(crate) fn reverse_next(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
+    repeat(s, c, args, |s| s.reverse_step_line(LineStep::Next))
 }
 
-pub(crate) fn reverse_nexti(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
-    repeat(s, args, |s| travel::reverse_stepi(s, true))
+pub(crate) fn reverse_stepi(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
+    repeat(s, c, args, |s| s.reverse_step_instruction(false))
 }
 
-pub(crate) fn reverse_finish(s: &mut Session, _: &str, _: Option<&str>) -> anyhow::Result<()> {
-    needs_recording(s)?;
-    travel::reverse_finish(s)
+pub(crate) fn reverse_nexti(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
+    repeat(s, c, args, |s| s.reverse_step_instruction(true))
 }
 
-pub(crate) fn when(s: &mut Session, _: &str, _: Option<&str>) -> anyhow::Result<()> {
-    needs_recording(s)?;
-    travel::when(s)
+pub(crate) fn reverse_finish(
+    s: &mut Session,
+    c: &mut Console,
+    _: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
+    let stop = s.reverse_finish(c);
+    show(s, c, stop)
 }
 
-pub(crate) fn goto(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
-    // From anywhere in a replay, the end included.
-    s.travel.forget_selection();
-    if s.replay.is_none() {
-        bail!(travel::NEEDS_RECORDING);
+pub(crate) fn when(
+    s: &mut Session,
+    c: &mut Console,
+    _: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
+    let p = s.position()?;
+    say!(c, "Current event: {}", p.event);
+    say!(c, "Current position: {p}");
+    Ok(())
+}
+
+pub(crate) fn goto(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
+    let stop = s.goto_text(args);
+    show(s, c, stop)
+}
+
+pub(crate) fn bookmark(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
+    let (name, p) = s.bookmark(args)?;
+    say!(c, "Bookmark {name} at {p}.");
+    Ok(())
+}
+
+/// `info bookmarks`.
+pub(crate) fn info_bookmarks(s: &mut Session, c: &mut Console) -> anyhow::Result<()> {
+    let list = s.bookmarks();
+    if list.is_empty() {
+        say!(c, "No bookmarks.");
+        return Ok(());
     }
-    s.travel.check_no_exec()?;
-    travel::goto(s, args)
+    say!(c, "Name       Position");
+    for (name, p) in list {
+        say!(c, "{name:<10} {p}");
+    }
+    Ok(())
 }
 
-pub(crate) fn bookmark(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
-    needs_recording(s)?;
-    travel::bookmark(s, args)
+pub(crate) fn checkpoint(
+    s: &mut Session,
+    c: &mut Console,
+    _: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
+    let (n, p) = s.checkpoint()?;
+    say!(c, "checkpoint {n}: {p}");
+    Ok(())
 }
 
-pub(crate) fn checkpoint(s: &mut Session, _: &str, _: Option<&str>) -> anyhow::Result<()> {
-    needs_recording(s)?;
-    travel::checkpoint(s)
+/// `info checkpoints`.
+pub(crate) fn info_checkpoints(s: &mut Session, c: &mut Console) -> anyhow::Result<()> {
+    let list = s.checkpoints()?;
+    say!(c, "  0 start of the recording");
+    for (n, p) in list {
+        say!(c, "  {n} {p}");
+    }
+    let auto = s.automatic_checkpoints();
+    if let (Some(first), Some(last)) = (auto.first(), auto.last()) {
+        say!(
+            c,
+            "({} automatic checkpoints, kept at events {first} to {last})",
+            auto.len()
+        );
+    }
+    Ok(())
 }
 
-pub(crate) fn restart(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
-    needs_recording(s)?;
-    travel::restart_checkpoint(s, args)
+pub(crate) fn restart(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
+    s.can_travel()?;
+    s.live()?;
+    let n: u32 = args
+        .trim()
+        .parse()
+        .map_err(|_| anyhow::anyhow!("Argument required (checkpoint id to restore)."))?;
+    let stop = s.restore_checkpoint(n);
+    show(s, c, stop)
 }
 
-pub(crate) fn every(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
-    travel::every(s, args)
+pub(crate) fn every(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
+    if !s.is_replay() {
+        bail!(hindsight_engine::motion::NEEDS_RECORDING);
+    }
+    let a = args.trim();
+    let (k, cmd) = a.split_once(char::is_whitespace).unwrap_or((a, ""));
+    let k: u64 = k
+        .parse()
+        .ok()
+        .filter(|&k| k > 0)
+        .ok_or_else(|| anyhow::anyhow!("usage: every K COMMAND (K events, K > 0)"))?;
+    let cmd = cmd.trim();
+    if cmd.is_empty() {
+        bail!("usage: every K COMMAND (K events, K > 0)");
+    }
+    let id = s.every(k, cmd)?;
+    say!(c, "Periodic event {id}: every {k} events, {cmd}");
+    Ok(())
+}
+
+/// `info events`: every debugger event and its life-cycle state.
+pub(crate) fn info_events(s: &mut Session, c: &mut Console) -> anyhow::Result<()> {
+    let list = s.debugger_events();
+    if list.is_empty() {
+        say!(c, "No debugger events.");
+        return Ok(());
+    }
+    say!(c, "Num  State      What");
+    for e in list {
+        let what = match &e.spec {
+            Spec::Pc { breakpoint } => format!("breakpoint {breakpoint}"),
+            Spec::Era {
+                breakpoint,
+                from,
+                to,
+            } => match to {
+                Some(t) => format!("breakpoint {breakpoint} from event {from} to event {t}"),
+                None => format!("breakpoint {breakpoint} from event {from}"),
+            },
+            Spec::Quantum { time } => format!("stop at event {time}"),
+            Spec::ControlPoint { position } => format!("position {position}"),
+            Spec::Periodic { every, .. } => format!("every {every} events"),
+        };
+        let action = match &e.action {
+            Action::Stop => "stop".to_string(),
+            Action::Print { format, .. } => format!("printf {format:?}"),
+            Action::Commands(cmds) => cmds.join("; "),
+            Action::Mark(name) => format!("bookmark {name}"),
+        };
+        say!(
+            c,
+            "{:<4} {:<10} {what}: {action}",
+            e.id,
+            format!("{:?}", e.life).to_lowercase()
+        );
+    }
+    Ok(())
 }
 
 /// `printf "FORMAT", ARGS…`.
-pub(crate) fn printf(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
-    let (format, args) = crate::printf::split_args(args)?;
-    let text = crate::printf::format(s, &format, &args)?;
-    print!("{text}");
+pub(crate) fn printf(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
+    let (format, args) = split_args(args)?;
+    let text = s.printf(&format, &args)?;
+    c.print(&text);
     Ok(())
 }
 
 /// `dprintf LOCATION,"FORMAT",ARGS…`: a breakpoint that prints and goes on.
-pub(crate) fn dprintf(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn dprintf(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
     let Some((location, rest)) = args.split_once(',') else {
         bail!("Format string required");
     };
@@ -136,15 +293,6 @@ pub(crate) fn dprintf(s: &mut Session, args: &str, _: Option<&str>) -> anyhow::R
     if location.is_empty() {
         bail!("Location required");
     }
-    let (format, fargs) = crate::printf::split_args(rest)?;
-    let n = super::breakpoints::add_plain_breakpoint(s, location, "Dprintf")?;
-    s.travel.engine.add(
-        hindsight_timeline::Spec::Pc { breakpoint: n },
-        hindsight_timeline::Action::Print {
-            format,
-            args: fargs,
-        },
-        false,
-    );
-    Ok(())
+    let (format, fargs) = split_args(rest)?;
+    super::breakpoints::dprintf(s, c, location, format, fargs)
 }

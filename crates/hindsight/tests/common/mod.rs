@@ -85,6 +85,30 @@ pub fn compile_nodebug(name: &str, extra: &[&str]) -> PathBuf {
     build_once(out, cmd, &format!("gcc (no -g) {name}.c"))
 }
 
+/// Compiles `tests/programs/NAME.cpp` with `g++ -g -O0 -pthread` plus `extra` flags.
+pub fn compile_cpp(name: &str, extra: &[&str]) -> PathBuf {
+    let suffix: String = extra
+        .iter()
+        .map(|f| f.replace(['-', ' ', '='], "_"))
+        .collect();
+    let out = scratch().join(format!("{name}-cpp{suffix}"));
+    let mut cmd = Command::new("g++");
+    cmd.current_dir(programs())
+        .args(["-g", "-O0", "-pthread"])
+        .args(extra)
+        .arg(format!("{name}.cpp"));
+    build_once(out, cmd, &format!("g++ {name}.cpp"))
+}
+
+/// The line of `tests/programs/FILE` that holds `marker` (tests break there).
+pub fn marker_line(file: &str, marker: &str) -> u32 {
+    let text = std::fs::read_to_string(programs().join(file)).expect("test program source");
+    text.lines()
+        .position(|l| l.contains(marker))
+        .map(|i| i as u32 + 1)
+        .unwrap_or_else(|| panic!("no {marker:?} in {file}"))
+}
+
 /// Compiles `tests/programs/NAME.rs` with rustc in debug mode.
 pub fn compile_rust(name: &str) -> PathBuf {
     let out = scratch().join(format!("{name}-rs"));
@@ -500,9 +524,12 @@ pub fn under_gdb() -> bool {
 }
 
 /// Runs `gdb -batch -nx -ex CMD... --args PROG ARGS...`. gdb's program is not started yet, so
-/// a `continue` before any `run` becomes `run`.
+/// a `continue` before any `run` becomes `run`. Rust programs (built by [`compile_rust`]) get
+/// rust-gdb, whose pretty-printers are what hindsight's Rust formatters follow; C++ ones get
+/// libstdc++'s printers, which gdb loads by itself.
 fn debug_under_gdb(prog: &Path, cmds: &[&str], args: &[&str]) -> Run {
-    let mut c = Command::new("gdb");
+    let rust = prog.to_string_lossy().ends_with("-rs");
+    let mut c = Command::new(if rust { "rust-gdb" } else { "gdb" });
     c.args(["-batch", "-nx"]);
     let mut started = false;
     for cmd in cmds {

@@ -3,7 +3,7 @@
 
 use super::parser::{Binary, Expr, HistoryRef, IntLit, TypeName, Unary};
 use super::{EvalContext, ExprError, Place};
-use crate::types::{Encoding, Language, Member, Type};
+use crate::types::{Encoding, Language, Member, MemberKind, Type};
 use crate::value::{le_u64, sign_extend, Lval, Shape, TypeHandle, Value};
 
 /// The most bytes one value holds (a huge array is read in part; gdb prints 200 elements).
@@ -175,6 +175,11 @@ impl Eval<'_> {
             }
             Expr::SizeofExpr(x) => {
                 let ty = match (&**x, self.eval(x)) {
+                    // A reference's size is its referent's, as in C++.
+                    (_, Ok(v)) if v.ty.is_reference() => match v.ty.strip().map(|t| t.shape()) {
+                        Some(Shape::Pointer(Some(p))) => p,
+                        _ => v.ty,
+                    },
                     (_, Ok(v)) => v.ty,
                     // `sizeof(point_t)` parses as an expression; a type name is fine too.
                     (Expr::Name(n), Err(e)) => self.ctx.lookup_type(n).ok_or(e)?,
@@ -195,7 +200,11 @@ impl Eval<'_> {
                 self.member(v, m)
             }
             Expr::Arrow(x, m) => {
-                let v = self.eval(x)?;
+                let v = self.through_reference(self.eval(x)?)?;
+                let v = match smart_pointer(&v) {
+                    Some((elem, addr)) => Value::int(elem.pointer_to(), addr as i128),
+                    None => v,
+                };
                 let v = match v.ty.shape() {
                     // gdb accepts `s->m` on a struct too.
                     Shape::Struct(_) => v,
@@ -222,7 +231,9 @@ impl Eval<'_> {
                 self.index(a, i as i64)
             }
             Expr::Assign(l, r) => self.assign(l, r),
-            Expr::Call(_) => Err(ExprError::other("calling functions is not supported")),
+            // A call runs the program: the front end does it before evaluating (`print
+            // f(x)`); where it cannot (breakpoint conditions), a call is refused.
+            Expr::Call(..) => Err(ExprError::other("calling functions is not supported")),
         }
     }
 
@@ -304,6 +315,14 @@ impl Eval<'_> {
                 vec![0],
             )),
             "NULL" | "nullptr" => Ok(Value::int(TypeHandle::void().pointer_to(), 0)),
+            // Inside a member function, a member's name alone means `this->name`.
+            _ if n != "this" && !n.contains("::") => match self.ctx.lookup_variable("this") {
+                Some(_) => {
+                    let this = self.deref(self.name("this")?)?;
+                    self.member(this, n).map_err(|_| self.no_symbol(n))
+                }
+                None => Err(self.no_symbol(n)),
+            },
             _ => Err(self.no_symbol(n)),
         }
     }
@@ -452,6 +471,11 @@ impl Eval<'_> {
                 _ => Err(non_pointer()),
             },
             Shape::Function => Ok(v),
+            // libstdc++'s smart pointers dereference to what they own (gdb's xmethods).
+            Shape::Struct(_) => match smart_pointer(&v) {
+                Some((elem, addr)) => self.read(elem, addr),
+                None => Err(non_pointer()),
+            },
             // gdb lets `*` take an integer as an address (of an `int`).
             Shape::Int { .. } => self.read(TypeHandle::int(), v.as_u64()?),
             _ => Err(non_pointer()),
@@ -469,6 +493,16 @@ impl Eval<'_> {
             .ok_or_else(|| ExprError::Other(format!("There is no member named {m}.")))?;
         let mty = st.child(member.ty);
         let size = mty.size().unwrap_or(0) as usize;
+        if let MemberKind::Static { address } = member.kind {
+            return match address {
+                Some(a) => self.read(mty, a),
+                None => Ok(Value {
+                    ty: mty,
+                    bytes: Vec::new(),
+                    lval: None,
+                }),
+            };
+        }
         let off = (base_off + member.offset) as usize;
         if let Some((bit, bits)) = member.bits {
             let x = extract_bits(&v.bytes, off as u64 * 8 + bit, bits, is_signed(&mty));
@@ -518,11 +552,16 @@ impl Eval<'_> {
                 let es = p.size().unwrap_or(1) as i64;
                 self.read(p, a.raw_u64().wrapping_add(i.wrapping_mul(es) as u64))
             }
+            Shape::Struct(_) if container_element(&a, i, self.ctx).is_some() => {
+                let (elem, addr) =
+                    container_element(&a, i, self.ctx).ok_or_else(|| cannot_subscript(&a))?;
+                self.read(elem, addr)
+            }
             Shape::Struct(_) => {
                 // Rust slices (`&[T]`, `&str`) index their data.
                 let parts = a.ty.strip().and_then(|st| match st.get() {
                     Type::Struct { members, .. } => {
-                        crate::format::slice_parts(&st, members, &a.bytes)
+                        crate::show::slice_parts(&st, members, &a.bytes)
                     }
                     _ => None,
                 });
@@ -817,7 +856,72 @@ fn float_value(f: f64, size: u64) -> Value {
     }
 }
 
+/// What a libstdc++ smart pointer (`unique_ptr`, `shared_ptr`, `weak_ptr`) owns: the
+/// element type and address.
+fn smart_pointer(v: &Value) -> Option<(TypeHandle, u64)> {
+    let st = v.ty.strip()?;
+    let Type::Struct { name: Some(n), .. } = st.get() else {
+        return None;
+    };
+    let agg = crate::formatters::Agg {
+        ty: st.clone(),
+        bytes: &v.bytes,
+    };
+    let elem = agg.template_type(0)?;
+    match crate::formatters::template_name(n) {
+        // The owned pointer is the first word of a unique_ptr.
+        "std::unique_ptr" => Some((elem, le_u64(v.bytes.get(..8)?))),
+        "std::shared_ptr" | "std::weak_ptr" => Some((elem, agg.word(&["_M_ptr"])?)),
+        _ => None,
+    }
+}
+
+/// Element `i` of a libstdc++ sequence (`vector`, `array`, `deque`): its type and address,
+/// as gdb's xmethods index them (without bounds checks).
+fn container_element(a: &Value, i: i64, ctx: &dyn EvalContext) -> Option<(TypeHandle, u64)> {
+    let st = a.ty.strip()?;
+    let Type::Struct { name: Some(n), .. } = st.get() else {
+        return None;
+    };
+    let agg = crate::formatters::Agg {
+        ty: st.clone(),
+        bytes: &a.bytes,
+    };
+    let base = crate::formatters::template_name(n);
+    if base == "std::vector" && !n.starts_with("std::vector<bool") {
+        let elem = agg.template_type(0)?;
+        let es = elem.size()? as i64;
+        let start = agg.word(&["_M_start"])?;
+        return Some((elem, start.wrapping_add(i.wrapping_mul(es) as u64)));
+    }
+    if base == "std::array" {
+        let elem = agg.template_type(0)?;
+        let es = elem.size()? as i64;
+        let (_, off) = agg.path(&["_M_elems"])?;
+        let at = a.address()?.wrapping_add(off);
+        return Some((elem, at.wrapping_add(i.wrapping_mul(es) as u64)));
+    }
+    if base == "std::deque" {
+        let elem = agg.template_type(0)?;
+        let es = elem.size()?.max(1);
+        let per = if es < 512 { 512 / es } else { 1 };
+        let start = agg.sub(&["_M_start"])?;
+        let first = start.word(&["_M_first"])?;
+        let cur = start.word(&["_M_cur"])?;
+        let node = start.word(&["_M_node"])?;
+        let k = (cur.wrapping_sub(first) / es).wrapping_add(i as u64);
+        let mut w = [0u8; 8];
+        ctx.read_memory(node + k / per * 8, &mut w).ok()?;
+        return Some((elem, u64::from_le_bytes(w) + k % per * es));
+    }
+    None
+}
+
 fn cannot_subscript(a: &Value) -> ExprError {
+    if a.ty.name().contains("::") && !a.ty.name().starts_with("std::") {
+        // gdb's Rust parser words it its own way.
+        return ExprError::other("Cannot subscript non-array type");
+    }
     ExprError::Other(format!(
         "cannot subscript something of type `{}'",
         a.ty.name()

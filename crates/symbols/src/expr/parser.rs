@@ -110,8 +110,8 @@ pub enum Expr {
     Index(Box<Expr>, Box<Expr>),
     /// `x = v`.
     Assign(Box<Expr>, Box<Expr>),
-    /// `f(…)`: recognised so that it can be refused clearly.
-    Call(Box<Expr>),
+    /// `f(a, b)`: a call of the program's function (the front end runs it).
+    Call(Box<Expr>, Vec<Expr>),
 }
 
 /// An integer literal as written.
@@ -367,17 +367,17 @@ impl Parser<'_> {
             } else if self.eat("->") {
                 e = Expr::Arrow(Box::new(e), self.member_name()?);
             } else if self.eat("(") {
-                let mut depth = 1;
-                while depth > 0 {
-                    match self.peek() {
-                        Some(Tok::Op("(")) => depth += 1,
-                        Some(Tok::Op(")")) => depth -= 1,
-                        None => return Err(self.err()),
-                        _ => {}
+                let mut args = Vec::new();
+                if !self.eat(")") {
+                    loop {
+                        args.push(self.expr()?);
+                        if self.eat(")") {
+                            break;
+                        }
+                        self.expect(",")?;
                     }
-                    self.pos += 1;
                 }
-                e = Expr::Call(Box::new(e));
+                e = Expr::Call(Box::new(e), args);
             } else {
                 return Ok(e);
             }

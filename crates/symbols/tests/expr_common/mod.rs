@@ -77,6 +77,7 @@ fn ptr(t: &mut TypeTable, to: Option<TypeId>) -> TypeId {
         pointee: to,
         name: None,
         is_reference: false,
+        rvalue: false,
     })
 }
 
@@ -86,6 +87,7 @@ fn member(name: &str, ty: TypeId, offset: u64) -> Member {
         ty,
         offset,
         bits: None,
+        ..Default::default()
     }
 }
 
@@ -111,6 +113,7 @@ impl Fake {
             kind: AggregateKind::Struct,
             size: 8,
             members: vec![member("x", int, 0), member("y", int, 4)],
+            info: Default::default(),
         });
         let point_ptr = ptr(&mut t, Some(point));
         let point_t = t.add(Type::Typedef {
@@ -127,12 +130,18 @@ impl Fake {
             size: 4,
             signed: false,
             values: vec![("RED".into(), 0), ("GREEN".into(), 5), ("BLUE".into(), 6)],
+            scoped: false,
+            cpp: false,
+            underlying: None,
         });
         let flags = t.add(Type::Enum {
             name: Some("flags".into()),
             size: 4,
             signed: false,
             values: vec![("FA".into(), 1), ("FB".into(), 2), ("FC".into(), 4)],
+            scoped: false,
+            cpp: false,
+            underlying: None,
         });
         let bits = t.add(Type::Struct {
             name: Some("bits".into()),
@@ -144,26 +153,31 @@ impl Fake {
                     ty: uint,
                     offset: 0,
                     bits: Some((0, 3)),
+                    ..Default::default()
                 },
                 Member {
                     name: Some("b".into()),
                     ty: int,
                     offset: 0,
                     bits: Some((3, 5)),
+                    ..Default::default()
                 },
                 Member {
                     name: Some("c".into()),
                     ty: uint,
                     offset: 1,
                     bits: Some((0, 1)),
+                    ..Default::default()
                 },
             ],
+            info: Default::default(),
         });
         let un = t.add(Type::Struct {
             name: Some("u".into()),
             kind: AggregateKind::Union,
             size: 4,
             members: vec![member("i", int, 0), member("f", float, 0)],
+            info: Default::default(),
         });
         let name8 = t.add(Type::Array {
             elem: char,
@@ -182,6 +196,7 @@ impl Fake {
                 member("vals", int3, 8),
                 member("p", point_ptr, 24),
             ],
+            info: Default::default(),
         });
         let types = Types {
             int,

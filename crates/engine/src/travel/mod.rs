@@ -36,8 +36,9 @@ use hindsight_timeline::visits::{self, LineStep, Visit};
 use hindsight_timeline::{Action, Engine, Position, Spec};
 
 use crate::hook::{Hook, Reason};
-use crate::report;
+use crate::observer::{Notice, Observer};
 use crate::session::Session;
+use crate::stop::{arrive, Stop};
 
 mod actions;
 mod places;
@@ -48,9 +49,10 @@ pub(crate) use actions::*;
 pub(crate) use places::*;
 pub(crate) use reverse::*;
 use scan::*;
+pub(crate) use scan::{arrived, here};
 
 /// What reverse commands say on a live session.
-pub(crate) const NEEDS_RECORDING: &str =
+pub const NEEDS_RECORDING: &str =
     "Target native does not support this command: reverse execution needs a recording (use 'hindsight record', then 'hindsight replay').";
 
 /// Index of rip in the register words ([`hindsight_ptrace::Regs::to_words`]).
@@ -70,7 +72,7 @@ pub(crate) struct Travel {
     pub(crate) engine: Engine,
     /// The position of the current stop, once known (forgotten at every motion).
     pub(crate) here: Option<Position>,
-    /// Bookmarks by name, in the order they were made.
+    /// Bookmarks by name, with the order they were made in.
     pub(crate) bookmarks: BTreeMap<String, (u32, Position)>,
     /// Checkpoints by number.
     pub(crate) checkpoints: BTreeMap<u32, Position>,

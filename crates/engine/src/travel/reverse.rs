@@ -13,7 +13,7 @@ pub(super) fn firings_before_now(
 
 /// `reverse-continue`: back to the last breakpoint hit or watched change before now (from
 /// the end, when the program has exited).
-pub(crate) fn reverse_continue(s: &mut Session) -> anyhow::Result<()> {
+pub(crate) fn reverse_continue(s: &mut Session) -> anyhow::Result<Stop> {
     let firings = if s.pid().is_some() {
         let now = capture(s)?;
         firings_before_now(s, &now)?
@@ -33,7 +33,7 @@ pub(crate) fn reverse_continue(s: &mut Session) -> anyhow::Result<()> {
 }
 
 /// Goes to where a user stop fired and reports it as gdb does in reverse.
-pub(super) fn go_to_firing(s: &mut Session, mark: Mark, reason: Reason) -> anyhow::Result<()> {
+pub(super) fn go_to_firing(s: &mut Session, mark: Mark, reason: Reason) -> anyhow::Result<Stop> {
     match mark {
         Mark::At(p) => {
             let (tid, _) = seek(s, Goal::Position(p), &[])?
@@ -42,7 +42,7 @@ pub(super) fn go_to_firing(s: &mut Session, mark: Mark, reason: Reason) -> anyho
             let _ = s.live_mut()?.note_hit_reported(tid);
             let stop = StopEvent::Breakpoint { tid, addr: p.pc };
             s.last_breakpoint = None;
-            crate::hook::report_stop(s, &stop, Some(&reason), true)
+            arrive(s, &stop, Some(&reason), true)
         }
         Mark::Signal { event, n, signal } => {
             let (tid, _) = seek(s, Goal::Signal { event, n }, &[])?
@@ -50,7 +50,7 @@ pub(super) fn go_to_firing(s: &mut Session, mark: Mark, reason: Reason) -> anyho
             // The forward hook counts on from here.
             s.travel.signal_count = (event, n);
             let stop = StopEvent::Signal { tid, signal };
-            crate::hook::report_stop(s, &stop, Some(&reason), true)
+            arrive(s, &stop, Some(&reason), true)
         }
         Mark::WatchTrap { event, n } => {
             let tid = seek_writer(s, event, n)?;
@@ -70,7 +70,7 @@ pub(super) fn go_to_firing(s: &mut Session, mark: Mark, reason: Reason) -> anyho
             // The watched values are now those before the write.
             refresh_watch_values(s);
             let stop = StopEvent::Watchpoint { tid, slots: 0 };
-            crate::hook::report_stop(s, &stop, Some(&reason), true)
+            arrive(s, &stop, Some(&reason), true)
         }
     }
 }
@@ -117,6 +117,7 @@ pub(super) fn seek_writer(s: &mut Session, event: u64, n: u64) -> anyhow::Result
     }
     let p = Position {
         event,
+        ticks: r.ticks,
         pc: writer,
         instance: k,
     };
@@ -157,7 +158,7 @@ pub(super) fn instruction_before(s: &Session, addr: u64) -> Option<u64> {
 }
 
 /// `reverse-stepi` (`over_calls`: `reverse-nexti`).
-pub(crate) fn reverse_stepi(s: &mut Session, over_calls: bool) -> anyhow::Result<()> {
+pub(crate) fn reverse_stepi(s: &mut Session, over_calls: bool) -> anyhow::Result<Stop> {
     let mut now = capture(s)?;
     // At a signal stop (a fault) the faulting instruction has not run: the state is the one
     // before it, which its registers name (the previous instruction is the one before).
@@ -191,7 +192,7 @@ pub(crate) fn reverse_stepi(s: &mut Session, over_calls: bool) -> anyhow::Result
             .function_at(s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0))
             .map(|f| f.low);
     let stop = StopEvent::Stepped { tid };
-    crate::hook::report_stop(s, &stop, None, new_func)
+    arrive(s, &stop, None, new_func)
 }
 
 /// The last arrival at `addr` (with stack pointer `sp`, if given) before `now`.
@@ -268,7 +269,7 @@ pub(super) fn previous_instruction(
     }
     let pc = s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0);
     s.travel.here = None;
-    Ok(Some((tid, Position::at_event(now.event, pc))))
+    Ok(Some((tid, Position::at_event(now.event, now.ticks, pc))))
 }
 
 /// Now is right after an event (a syscall returned): the previous instruction is the one
@@ -301,6 +302,9 @@ pub(super) fn steps_to(s: &mut Session, tid: Tid, now: &Instant) -> anyhow::Resu
         if n >= MAX_STEPS {
             bail!("the previous instruction is too far from the last statement start ({MAX_STEPS} instructions)");
         }
+        if s.in_motion && s.interrupt.requested() {
+            return Err(crate::Interrupted { tid: Some(tid) }.into());
+        }
         step_once(s, tid)?;
         n += 1;
         let events = s.replay.as_ref().map(|r| r.events_replayed()).unwrap_or(0);
@@ -311,7 +315,8 @@ pub(super) fn steps_to(s: &mut Session, tid: Tid, now: &Instant) -> anyhow::Resu
                 }
             }
         }
-        if events == now.event && now.matches(s.live()?, tid) {
+        let ticks = thread_ticks(s, tid);
+        if events == now.event && now.matches(s.live()?, tid, ticks) {
             return Ok(n);
         }
         if events > now.event {
@@ -341,7 +346,7 @@ pub(super) fn step_once(s: &mut Session, tid: Tid) -> anyhow::Result<()> {
 }
 
 /// `reverse-step` / `reverse-next`.
-pub(crate) fn reverse_line_step(s: &mut Session, kind: LineStep) -> anyhow::Result<()> {
+pub(crate) fn reverse_line_step(s: &mut Session, kind: LineStep) -> anyhow::Result<Stop> {
     let now = capture(s)?;
     let tid = s.tid()?;
     let inf = s.live()?;
@@ -364,7 +369,7 @@ pub(crate) fn reverse_line_step(s: &mut Session, kind: LineStep) -> anyhow::Resu
             .frames(s.tid()?, 256)?
             .iter()
             .enumerate()
-            .filter_map(|(i, f)| Some(crate::report::lookup_pc(f, i)).filter(|&pc| pc != 0))
+            .filter_map(|(i, f)| Some(crate::frames::lookup_pc(f, i)).filter(|&pc| pc != 0))
             .filter_map(|pc| s.symbols.function_at(pc))
             .map(|f| (f.low, f.high))
             .collect();
@@ -406,11 +411,11 @@ pub(crate) fn reverse_line_step(s: &mut Session, kind: LineStep) -> anyhow::Resu
     let pc = s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0);
     let new_func = s.symbols.function_at(pc).map(|f| f.low) != start_func;
     let stop = StopEvent::Stepped { tid };
-    crate::hook::report_stop(s, &stop, None, new_func)
+    arrive(s, &stop, None, new_func)
 }
 
 /// `reverse-finish`: back to the call of the selected frame's function.
-pub(crate) fn reverse_finish(s: &mut Session) -> anyhow::Result<()> {
+pub(crate) fn reverse_finish(s: &mut Session, obs: &mut dyn Observer) -> anyhow::Result<Stop> {
     let now = capture(s)?;
     let tid = s.tid()?;
     let frames = s.frames(tid, s.frame + 2)?;
@@ -421,11 +426,10 @@ pub(crate) fn reverse_finish(s: &mut Session) -> anyhow::Result<()> {
     let ret = caller.regs.pc().context("No stack.")?;
     let cfa = frame.cfa.context("No stack.")?;
     let call = call_before(s, ret).context("Cannot find the call of this frame.")?;
-    println!(
-        "Run back to call of #{}  {}",
-        s.frame,
-        report::frame_line(s, &frame, s.frame, report::PcShown::IfMidLine)
-    );
+    obs.notice(Notice::Finishing {
+        frame: Box::new(s.frame_info(&frame, s.frame)),
+        backward: true,
+    });
     // At the call, the stack pointer is the callee's CFA (the return address is not pushed yet).
     let (notes, _) = scan_back(
         s,
@@ -444,7 +448,7 @@ pub(crate) fn reverse_finish(s: &mut Session) -> anyhow::Result<()> {
         seek(s, Goal::Position(target), &[])?.context("replay could not find the call again")?;
     let _ = s.live_mut()?.note_hit_reported(tid);
     let stop = StopEvent::Stepped { tid };
-    crate::hook::report_stop(s, &stop, None, true)
+    arrive(s, &stop, None, true)
 }
 
 /// The statement starts where a line step can end: every one of the program's, except those

@@ -2,7 +2,7 @@
 
 use super::*;
 
-/// What `goto` accepts.
+/// What `goto` accepts: `event N`, a bookmark's name, a position as `when` prints it.
 pub(super) fn parse_goal(s: &Session, args: &str) -> anyhow::Result<(Goal, String)> {
     let a = args.trim();
     if a.is_empty() {
@@ -26,7 +26,7 @@ pub(super) fn parse_goal(s: &Session, args: &str) -> anyhow::Result<(Goal, Strin
 }
 
 /// `goto POSITION | event N | BOOKMARK | start`.
-pub(crate) fn goto(s: &mut Session, args: &str) -> anyhow::Result<()> {
+pub(crate) fn goto(s: &mut Session, args: &str) -> anyhow::Result<Stop> {
     if s.replay.is_none() {
         bail!(NEEDS_RECORDING);
     }
@@ -52,7 +52,7 @@ pub(crate) fn goto(s: &mut Session, args: &str) -> anyhow::Result<()> {
     match seek(s, goal, &[])? {
         Some((tid, _)) => {
             let stop = StopEvent::Stepped { tid };
-            crate::hook::report_stop(s, &stop, None, true)
+            arrive(s, &stop, None, true)
         }
         None => {
             // Stay where we were.
@@ -72,16 +72,9 @@ pub(crate) fn goto(s: &mut Session, args: &str) -> anyhow::Result<()> {
     }
 }
 
-/// `when`: the current position.
-pub(crate) fn when(s: &mut Session) -> anyhow::Result<()> {
-    let p = here(s)?;
-    println!("Current event: {}", p.event);
-    println!("Current position: {p}");
-    Ok(())
-}
-
-/// `bookmark [NAME]`.
-pub(crate) fn bookmark(s: &mut Session, args: &str) -> anyhow::Result<()> {
+/// `bookmark [NAME]`: names the current position; returns the name (a number when none is
+/// given) and the position.
+pub(crate) fn bookmark(s: &mut Session, args: &str) -> anyhow::Result<(String, Position)> {
     let p = here(s)?;
     s.travel.next_bookmark += 1;
     let n = s.travel.next_bookmark;
@@ -98,60 +91,29 @@ pub(crate) fn bookmark(s: &mut Session, args: &str) -> anyhow::Result<()> {
         false,
     );
     s.travel.bookmarks.insert(name.clone(), (n, p));
-    println!("Bookmark {name} at {p}.");
-    Ok(())
+    Ok((name, p))
 }
 
-/// `info bookmarks`.
-pub(crate) fn info_bookmarks(s: &Session) -> anyhow::Result<()> {
-    if s.travel.bookmarks.is_empty() {
-        println!("No bookmarks.");
-        return Ok(());
-    }
+/// The bookmarks, in the order they were made.
+pub(crate) fn bookmarks(s: &Session) -> Vec<(String, Position)> {
     let mut list: Vec<(&String, &(u32, Position))> = s.travel.bookmarks.iter().collect();
     list.sort_by_key(|(_, (n, _))| *n);
-    println!("Name       Position");
-    for (name, (_, p)) in list {
-        println!("{name:<10} {p}");
-    }
-    Ok(())
+    list.into_iter()
+        .map(|(name, (_, p))| (name.clone(), *p))
+        .collect()
 }
 
-/// `checkpoint`.
-pub(crate) fn checkpoint(s: &mut Session) -> anyhow::Result<()> {
+/// `checkpoint`: keeps the current position under a number; returns both.
+pub(crate) fn checkpoint(s: &mut Session) -> anyhow::Result<(u32, Position)> {
     let p = here(s)?;
     s.travel.next_checkpoint += 1;
     let n = s.travel.next_checkpoint;
     s.travel.checkpoints.insert(n, p);
-    println!("checkpoint {n}: {p}");
-    Ok(())
-}
-
-/// `info checkpoints`.
-pub(crate) fn info_checkpoints(s: &Session) -> anyhow::Result<()> {
-    if s.replay.is_none() {
-        bail!(NEEDS_RECORDING);
-    }
-    println!("  0 start of the recording");
-    for (n, p) in &s.travel.checkpoints {
-        println!("  {n} {p}");
-    }
-    let auto: Vec<u64> = s.travel.auto.iter().map(|(_, c)| c.event()).collect();
-    if let (Some(first), Some(last)) = (auto.first(), auto.last()) {
-        println!(
-            "({} automatic checkpoints, kept at events {first} to {last})",
-            auto.len()
-        );
-    }
-    Ok(())
+    Ok((n, p))
 }
 
 /// `restart N`: back to checkpoint N (0: the start).
-pub(crate) fn restart_checkpoint(s: &mut Session, args: &str) -> anyhow::Result<()> {
-    let a = args.trim();
-    let n: u32 = a
-        .parse()
-        .map_err(|_| anyhow::anyhow!("Argument required (checkpoint id to restore)."))?;
+pub(crate) fn restart_checkpoint(s: &mut Session, n: u32) -> anyhow::Result<Stop> {
     if n == 0 {
         return goto(s, "start");
     }
@@ -162,11 +124,7 @@ pub(crate) fn restart_checkpoint(s: &mut Session, args: &str) -> anyhow::Result<
 }
 
 /// `delete checkpoint N`.
-pub(crate) fn delete_checkpoint(s: &mut Session, args: &str) -> anyhow::Result<()> {
-    let a = args.trim();
-    let n: u32 = a
-        .parse()
-        .map_err(|_| anyhow::anyhow!("Argument required (checkpoint id to delete)."))?;
+pub(crate) fn delete_checkpoint(s: &mut Session, n: u32) -> anyhow::Result<()> {
     if s.travel.checkpoints.remove(&n).is_none() {
         bail!("Not found: checkpoint id {n}");
     }

@@ -10,47 +10,72 @@ use hindsight_control::{Resume, StopEvent};
 use hindsight_ptrace::Tid;
 
 use crate::hook::{self, Reason, StepResume};
-use crate::report;
+pub(crate) use crate::motion::LineStep;
+use crate::observer::{Notice, Observer};
 use crate::session::Session;
-
-/// Which line-stepping command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum LineStep {
-    /// `step`: into functions that have line information.
-    Step,
-    /// `next`: over calls.
-    Next,
-    /// `until`: like `next`, but never stops at a line before the starting one (loops).
-    Until,
-}
+use crate::stop::{arrive, Stop};
 
 /// What a stepping primitive ended with.
 enum Outcome {
     /// The step did what it should; the thread is where the caller wanted.
     Done,
-    /// Something else stopped the program (a breakpoint, a signal, the end); already reported.
-    Interrupted,
+    /// Something else stopped the program (a breakpoint, a signal, the end, the user): the
+    /// command ends with this stop.
+    Interrupted(Box<Stop>),
 }
 
-/// Single-steps `tid`; anything but a plain step end is reported and ends the command.
-fn stepi_raw(s: &mut Session, tid: Tid) -> anyhow::Result<Outcome> {
-    let (stop, reason) = hook::resume_raw(s, Resume::Step(tid), None)?;
+/// Ends a command whose primitive was interrupted.
+macro_rules! or_stop {
+    ($e:expr) => {
+        match $e? {
+            Outcome::Done => {}
+            Outcome::Interrupted(stop) => return Ok(*stop),
+        }
+    };
+}
+
+/// Single-steps `tid`; anything but a plain step end ends the command. The user's interrupt
+/// is heard between two steps.
+fn stepi_raw(s: &mut Session, obs: &mut dyn Observer, tid: Tid) -> anyhow::Result<Outcome> {
+    if s.in_motion && s.interrupt.requested() {
+        let stop = StopEvent::Stepped { tid };
+        return Ok(Outcome::Interrupted(Box::new(arrive(
+            s,
+            &stop,
+            Some(&Reason::Interrupted),
+            true,
+        )?)));
+    }
+    let (stop, reason) = hook::resume_raw(s, obs, Resume::Step(tid), None)?;
     match stop {
         StopEvent::Stepped { .. } => Ok(Outcome::Done),
-        other => {
-            hook::report_stop(s, &other, reason.as_ref(), true)?;
-            Ok(Outcome::Interrupted)
-        }
+        other => Ok(Outcome::Interrupted(Box::new(arrive(
+            s,
+            &other,
+            reason.as_ref(),
+            true,
+        )?))),
     }
 }
 
 /// Runs every thread until `tid` reaches `addr` with its stack pointer above `min_sp`.
-fn run_to(s: &mut Session, tid: Tid, addr: u64, min_sp: u64) -> anyhow::Result<Outcome> {
-    run_to_any(s, tid, &[(addr, min_sp)])
+fn run_to(
+    s: &mut Session,
+    obs: &mut dyn Observer,
+    tid: Tid,
+    addr: u64,
+    min_sp: u64,
+) -> anyhow::Result<Outcome> {
+    run_to_any(s, obs, tid, &[(addr, min_sp)])
 }
 
 /// Runs every thread until `tid` reaches one of the (address, stack pointer floor) targets.
-fn run_to_any(s: &mut Session, tid: Tid, targets: &[(u64, u64)]) -> anyhow::Result<Outcome> {
+fn run_to_any(
+    s: &mut Session,
+    obs: &mut dyn Observer,
+    tid: Tid,
+    targets: &[(u64, u64)],
+) -> anyhow::Result<Outcome> {
     let inf = s.live_mut()?;
     for (i, &(addr, _)) in targets.iter().enumerate() {
         if let Err(e) = inf.insert_site(addr) {
@@ -64,7 +89,7 @@ fn run_to_any(s: &mut Session, tid: Tid, targets: &[(u64, u64)]) -> anyhow::Resu
         targets: targets.to_vec(),
         tid,
     };
-    let r = hook::resume_raw(s, Resume::Continue, Some(sr));
+    let r = hook::resume_raw(s, obs, Resume::Continue, Some(sr));
     if let Some(inf) = s.inferior.as_mut().filter(|i| i.is_alive()) {
         for &(a, _) in targets {
             let _ = inf.remove_site(a);
@@ -73,10 +98,12 @@ fn run_to_any(s: &mut Session, tid: Tid, targets: &[(u64, u64)]) -> anyhow::Resu
     let (stop, reason) = r?;
     match (&stop, &reason) {
         (StopEvent::Breakpoint { .. }, Some(Reason::StepResume)) => Ok(Outcome::Done),
-        _ => {
-            hook::report_stop(s, &stop, reason.as_ref(), true)?;
-            Ok(Outcome::Interrupted)
-        }
+        _ => Ok(Outcome::Interrupted(Box::new(arrive(
+            s,
+            &stop,
+            reason.as_ref(),
+            true,
+        )?))),
     }
 }
 
@@ -97,7 +124,11 @@ fn call_return(s: &Session, before: (u64, u64), after_sp: u64) -> Option<u64> {
 }
 
 /// `step`, `next`, `until`: run to the start of another line.
-pub(crate) fn line_step(s: &mut Session, kind: LineStep) -> anyhow::Result<()> {
+pub(crate) fn line_step(
+    s: &mut Session,
+    obs: &mut dyn Observer,
+    kind: LineStep,
+) -> anyhow::Result<Stop> {
     let tid = s.tid()?;
     s.frame = 0;
     let (start_pc, _) = pc_sp(s, tid)?;
@@ -112,23 +143,17 @@ pub(crate) fn line_step(s: &mut Session, kind: LineStep) -> anyhow::Result<()> {
             .as_ref()
             .map(|f| f.name.clone())
             .unwrap_or_else(|| "??".into());
-        println!(
-            "Single stepping until exit from function {name},\nwhich has no line number information."
-        );
-        if let Outcome::Interrupted = step_out(s, tid)? {
-            return Ok(());
-        }
+        obs.notice(Notice::SteppingOutOf { function: name });
+        or_stop!(step_out(s, obs, tid));
     }
     let start_line = s.symbols.line_at(start_pc).map(|l| (l.file, l.line));
     let mut range = current_range(s, tid)?;
     loop {
         let before = pc_sp(s, tid)?;
-        if let Outcome::Interrupted = stepi_raw(s, tid)? {
-            return Ok(());
-        }
+        or_stop!(stepi_raw(s, obs, tid));
         let (mut pc, sp) = pc_sp(s, tid)?;
         // A user breakpoint met on the way stops the step, as in gdb.
-        if crate::commands::breakpoints::user_breakpoint_at(s, pc).is_some() {
+        if crate::breakpoints::user_breakpoint_at(s, pc).is_some() {
             return report_line(s, tid, true);
         }
         if range.0 <= pc && pc < range.1 {
@@ -141,15 +166,11 @@ pub(crate) fn line_step(s: &mut Session, kind: LineStep) -> anyhow::Result<()> {
             if into {
                 let Some(f) = callee else { break };
                 if f.breakpoint_addr != pc {
-                    if let Outcome::Interrupted = run_to(s, tid, f.breakpoint_addr, 0)? {
-                        return Ok(());
-                    }
+                    or_stop!(run_to(s, obs, tid, f.breakpoint_addr, 0));
                 }
                 return report_line(s, tid, true);
             }
-            if let Outcome::Interrupted = run_to(s, tid, ret, sp)? {
-                return Ok(());
-            }
+            or_stop!(run_to(s, obs, tid, ret, sp));
             pc = ret;
             if range.0 <= pc && pc < range.1 {
                 continue;
@@ -162,9 +183,7 @@ pub(crate) fn line_step(s: &mut Session, kind: LineStep) -> anyhow::Result<()> {
             .and_then(|_| s.symbols.line_at(pc));
         let Some(line) = line else {
             // Code without line information (returned into libc, jumped into a stub): leave it.
-            if let Outcome::Interrupted = step_out(s, tid)? {
-                return Ok(());
-            }
+            or_stop!(step_out(s, obs, tid));
             range = current_range(s, tid)?;
             continue;
         };
@@ -189,7 +208,8 @@ pub(crate) fn line_step(s: &mut Session, kind: LineStep) -> anyhow::Result<()> {
         }
         return report_line(s, tid, !same_function);
     }
-    Ok(())
+    // (A call into nothing known: where the thread is.)
+    report_line(s, tid, true)
 }
 
 /// The address range of the line at the thread's pc (a one-byte range without line info).
@@ -199,24 +219,31 @@ fn current_range(s: &Session, tid: Tid) -> anyhow::Result<(u64, u64)> {
 }
 
 /// Runs until the selected thread's current function returns (to frame 1's pc).
-fn step_out(s: &mut Session, tid: Tid) -> anyhow::Result<Outcome> {
+fn step_out(s: &mut Session, obs: &mut dyn Observer, tid: Tid) -> anyhow::Result<Outcome> {
     let frames = s.frames(tid, 2)?;
     let (_, sp) = pc_sp(s, tid)?;
-    match frames.get(1).and_then(|f| f.regs.pc()) {
-        Some(ret) if ret != 0 => run_to(s, tid, ret, sp),
+    // The machine frame's caller: frames of inlined code share frame 0's pc and CFA.
+    let first = frames.first().map(|f| (f.regs.pc(), f.cfa));
+    let caller = frames.iter().find(|f| Some((f.regs.pc(), f.cfa)) != first);
+    match caller.and_then(|f| f.regs.pc()) {
+        Some(ret) if ret != 0 => run_to(s, obs, tid, ret, sp),
         _ => {
             // Nowhere to return to: let the program run, as gdb does.
-            let (stop, reason) = hook::resume_raw(s, Resume::Continue, None)?;
-            hook::report_stop(s, &stop, reason.as_ref(), true)?;
-            Ok(Outcome::Interrupted)
+            let (stop, reason) = hook::resume_raw(s, obs, Resume::Continue, None)?;
+            Ok(Outcome::Interrupted(Box::new(arrive(
+                s,
+                &stop,
+                reason.as_ref(),
+                true,
+            )?)))
         }
     }
 }
 
-/// Reports the end of a step at a new line; a user breakpoint there is reported as hit.
-fn report_line(s: &mut Session, tid: Tid, new_frame: bool) -> anyhow::Result<()> {
+/// The end of a step at a new line; a user breakpoint there is reported as hit.
+fn report_line(s: &mut Session, tid: Tid, new_frame: bool) -> anyhow::Result<Stop> {
     let (pc, _) = pc_sp(s, tid)?;
-    if let Some(n) = crate::commands::breakpoints::user_breakpoint_at(s, pc) {
+    if let Some(n) = crate::breakpoints::user_breakpoint_at(s, pc) {
         let reason = Reason::Breakpoint(n);
         if let Some(bp) = s.breakpoints.get_mut(n) {
             bp.hit_count += 1;
@@ -226,69 +253,106 @@ fn report_line(s: &mut Session, tid: Tid, new_frame: bool) -> anyhow::Result<()>
             .note_hit_reported(tid)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         let stop = StopEvent::Breakpoint { tid, addr: pc };
-        return hook::report_stop(s, &stop, Some(&reason), true);
+        return arrive(s, &stop, Some(&reason), true);
     }
     let stop = StopEvent::Stepped { tid };
-    hook::report_stop(s, &stop, None, new_frame)
+    arrive(s, &stop, None, new_frame)
 }
 
 /// `stepi` / `nexti`.
-pub(crate) fn instruction_step(s: &mut Session, over_calls: bool) -> anyhow::Result<()> {
+pub(crate) fn instruction_step(
+    s: &mut Session,
+    obs: &mut dyn Observer,
+    over_calls: bool,
+) -> anyhow::Result<Stop> {
     let tid = s.tid()?;
     s.frame = 0;
     let before = pc_sp(s, tid)?;
     let start_func = s.symbols.function_at(before.0).map(|f| f.low);
-    if let Outcome::Interrupted = stepi_raw(s, tid)? {
-        return Ok(());
-    }
+    or_stop!(stepi_raw(s, obs, tid));
     let (_, sp) = pc_sp(s, tid)?;
     if over_calls {
         if let Some(ret) = call_return(s, before, sp) {
-            if let Outcome::Interrupted = run_to(s, tid, ret, sp)? {
-                return Ok(());
-            }
+            or_stop!(run_to(s, obs, tid, ret, sp));
         }
     }
     let (pc2, _) = pc_sp(s, tid)?;
     let new_func = s.symbols.function_at(pc2).map(|f| f.low) != start_func;
     let stop = StopEvent::Stepped { tid };
-    hook::report_stop(s, &stop, None, new_func)
+    arrive(s, &stop, None, new_func)
 }
 
-/// `finish`: run until the selected frame returns; print the value it returns.
-pub(crate) fn finish(s: &mut Session) -> anyhow::Result<()> {
+/// `finish`: run until the selected frame returns; the stop carries the value it returned.
+pub(crate) fn finish(s: &mut Session, obs: &mut dyn Observer) -> anyhow::Result<Stop> {
     let tid = s.tid()?;
     let frames = s.frames(tid, s.frame + 2)?;
     let frame = frames.get(s.frame).cloned().context("No stack.")?;
     let Some(caller) = frames.get(s.frame + 1).cloned() else {
         anyhow::bail!("\"finish\" not meaningful in the outermost frame.");
     };
-    let func = s.symbols.function_at(report::lookup_pc(&frame, s.frame));
-    println!(
-        "Run till exit from #{}  {}",
-        s.frame,
-        report::frame_line(s, &frame, s.frame, report::PcShown::IfMidLine)
-    );
-    let ret = caller.regs.pc().context("No stack.")?;
-    let cfa = frame.cfa.unwrap_or(0);
-    if let Outcome::Interrupted = run_to(s, tid, ret, cfa.saturating_sub(1))? {
-        return Ok(());
-    }
-    s.frame = 0;
-    let stop = StopEvent::Stepped { tid };
-    hook::report_stop(s, &stop, None, true)?;
-    if let Some(rt) = func.and_then(|f| f.return_type) {
-        if let Some(text) = crate::context::returned_value(s, tid, rt)? {
-            println!("Value returned is {text}");
+    let func = s
+        .symbols
+        .function_at(crate::frames::lookup_pc(&frame, s.frame));
+    obs.notice(Notice::Finishing {
+        frame: Box::new(s.frame_info(&frame, s.frame)),
+        backward: false,
+    });
+    // Out of an inlined copy: step until the pc leaves the copy's code (calls stepped
+    // over), as gdb does; an inlined function has no return value to show.
+    if let Some(ranges) = frame
+        .inline
+        .as_ref()
+        .and_then(|i| s.symbols.inline_ranges(i))
+    {
+        if s.frame == 0 {
+            let inside = |pc: u64| ranges.iter().any(|&(b, e)| b <= pc && pc < e);
+            loop {
+                let before = pc_sp(s, tid)?;
+                or_stop!(stepi_raw(s, obs, tid));
+                let (pc, sp) = pc_sp(s, tid)?;
+                if let Some(ret) = call_return(s, before, sp) {
+                    or_stop!(run_to(s, obs, tid, ret, sp));
+                    if inside(ret) {
+                        continue;
+                    }
+                } else if inside(pc) {
+                    continue;
+                }
+                break;
+            }
+            s.frame = 0;
+            let stop = StopEvent::Stepped { tid };
+            return arrive(s, &stop, None, true);
         }
     }
-    Ok(())
+    // The machine frame's caller (frames of inlined code share the machine frame).
+    let caller = frames
+        .iter()
+        .skip(s.frame + 1)
+        .find(|f| f.cfa != frame.cfa || f.regs.pc() != frame.regs.pc())
+        .cloned()
+        .unwrap_or(caller);
+    let ret = caller.regs.pc().context("No stack.")?;
+    let cfa = frame.cfa.unwrap_or(0);
+    or_stop!(run_to(s, obs, tid, ret, cfa.saturating_sub(1)));
+    s.frame = 0;
+    let stop = StopEvent::Stepped { tid };
+    let mut stop = arrive(s, &stop, None, true)?;
+    if let Some(rt) = func.and_then(|f| f.return_type) {
+        stop.returned = Some(crate::context::returned_value(s, tid, rt)?);
+        s.last_report = Some(stop.clone());
+    }
+    Ok(stop)
 }
 
 /// `until LOCATION` / `advance LOCATION`: run until the location is reached.
 /// gdb's `until LOCATION` and `advance LOCATION`: run until the location is reached or the
 /// current frame returns, whichever comes first.
-pub(crate) fn run_to_location(s: &mut Session, addrs: &[u64]) -> anyhow::Result<()> {
+pub(crate) fn run_to_location(
+    s: &mut Session,
+    obs: &mut dyn Observer,
+    addrs: &[u64],
+) -> anyhow::Result<Stop> {
     let tid = s.tid()?;
     if addrs.is_empty() {
         anyhow::bail!("No location.");
@@ -298,10 +362,8 @@ pub(crate) fn run_to_location(s: &mut Session, addrs: &[u64]) -> anyhow::Result<
     if let (Some(f0), Some(ret)) = (frames.first(), frames.get(1).and_then(|f| f.regs.pc())) {
         targets.push((ret, f0.cfa.unwrap_or(0).saturating_sub(1)));
     }
-    if let Outcome::Interrupted = run_to_any(s, tid, &targets)? {
-        return Ok(());
-    }
+    or_stop!(run_to_any(s, obs, tid, &targets));
     s.frame = 0;
     let stop = StopEvent::Stepped { tid };
-    hook::report_stop(s, &stop, None, true)
+    arrive(s, &stop, None, true)
 }

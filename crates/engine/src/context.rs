@@ -1,16 +1,21 @@
 //! The bridge between the session and the symbol layer: memory access for unwinding and
 //! location expressions, and the evaluation context of `print`, conditions and watchpoints.
+//!
+//! Invariant: an expression is evaluated in one frame of one thread ([`Scope`]), reading the
+//! process as it is now; outer frames see the registers that unwinding recovered.
 
 use anyhow::bail;
 use hindsight_control::Inferior;
 use hindsight_ptrace::Tid;
 use hindsight_symbols::expr::{self, EvalContext, Place, TypeHandle};
+use hindsight_symbols::show::At;
 use hindsight_symbols::target::{AccessError, DwarfRegs, ReadMemory};
 use hindsight_symbols::types::Language;
 use hindsight_symbols::value::{Shape, TypeHandle as Ty, Value};
 use hindsight_symbols::{format, Frame, Location, Program, TypeRef};
 
 use crate::session::Session;
+use crate::values::Variable;
 
 /// The live process's memory as the symbol layer reads it.
 pub(crate) struct Memory<'a>(pub &'a Inferior);
@@ -104,12 +109,12 @@ impl EvalContext for Scope<'_> {
     }
 }
 
-fn handle(symbols: &Program, t: TypeRef) -> TypeHandle {
+pub(crate) fn handle(symbols: &Program, t: TypeRef) -> TypeHandle {
     TypeHandle::new(symbols.types(t.module), t.id)
 }
 
 /// The scope of the selected frame.
-fn scope(s: &Session) -> anyhow::Result<Scope<'_>> {
+pub(crate) fn scope(s: &Session) -> anyhow::Result<Scope<'_>> {
     let inferior = s.live()?;
     let tid = s.tid()?;
     let frame = s.selected_frame().ok();
@@ -122,16 +127,111 @@ fn scope(s: &Session) -> anyhow::Result<Scope<'_>> {
     })
 }
 
-/// Parses and evaluates `text` in the selected frame.
+/// Parses and evaluates `text` in the selected frame; a call of the program's function
+/// as the whole expression (`f(2)`) runs it ([`crate::call`]).
 pub(crate) fn evaluate(s: &mut Session, text: &str) -> anyhow::Result<Value> {
     let e = expr::parse(text).map_err(|e| anyhow::anyhow!("{e}"))?;
+    evaluate_expr(s, &e)
+}
+
+/// Evaluates a parsed expression in the selected frame. Calls of the program's functions
+/// run first, innermost first ([`crate::call`]); their results stand in the expression as
+/// values after the history's.
+pub(crate) fn evaluate_expr(s: &mut Session, e: &expr::Expr) -> anyhow::Result<Value> {
+    let mut results = Vec::new();
+    let e = lift_calls(s, e, &mut results)?;
+    let mut history = s.history.clone();
+    history.extend(results);
     let sc = scope(s)?;
-    expr::evaluate(&e, &sc, &s.history).map_err(|e| anyhow::anyhow!("{e}"))
+    expr::evaluate(&e, &sc, &history).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// Evaluates an expression without calls against `history`.
+pub(crate) fn evaluate_with(
+    s: &Session,
+    e: &expr::Expr,
+    history: &[Value],
+) -> anyhow::Result<Value> {
+    let sc = scope(s)?;
+    expr::evaluate(e, &sc, history).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// `e` with every call replaced by a reference to its result (appended to `results`, which
+/// follow the value history).
+fn lift_calls(
+    s: &mut Session,
+    e: &expr::Expr,
+    results: &mut Vec<Value>,
+) -> anyhow::Result<expr::Expr> {
+    use expr::Expr as E;
+    let lift = |s: &mut Session, x: &E, results: &mut Vec<Value>| -> anyhow::Result<Box<E>> {
+        Ok(Box::new(lift_calls(s, x, results)?))
+    };
+    Ok(match e {
+        E::Call(f, args) => {
+            let f = lift_calls(s, f, results)?;
+            let mut lifted = Vec::new();
+            for a in args {
+                lifted.push(lift_calls(s, a, results)?);
+            }
+            let v = crate::call::call(s, &f, &lifted, results)?;
+            results.push(v);
+            E::History(expr::parser::HistoryRef::Absolute(
+                s.history.len() + results.len(),
+            ))
+        }
+        E::Unary(op, x) => E::Unary(*op, lift(s, x, results)?),
+        E::Binary(op, a, b) => E::Binary(*op, lift(s, a, results)?, lift(s, b, results)?),
+        E::Ternary(c, a, b) => E::Ternary(
+            lift(s, c, results)?,
+            lift(s, a, results)?,
+            lift(s, b, results)?,
+        ),
+        E::Cast(t, x) => E::Cast(t.clone(), lift(s, x, results)?),
+        E::SizeofExpr(x) => E::SizeofExpr(lift(s, x, results)?),
+        E::Member(x, m) => E::Member(lift(s, x, results)?, m.clone()),
+        E::Arrow(x, m) => E::Arrow(lift(s, x, results)?, m.clone()),
+        E::Index(a, i) => E::Index(lift(s, a, results)?, lift(s, i, results)?),
+        E::Assign(l, r) => E::Assign(lift(s, l, results)?, lift(s, r, results)?),
+        other => other.clone(),
+    })
 }
 
 /// A type by the name a user writes (`struct point`, `point_t`, `int`).
 pub(crate) fn lookup_type(s: &Session, name: &str) -> Option<TypeHandle> {
     s.symbols.lookup_type(name).map(|t| handle(&s.symbols, t))
+}
+
+/// `ty` again with the member functions of the aggregate it names (through pointers and
+/// references), for `ptype`.
+pub(crate) fn with_methods(s: &Session, ty: &TypeHandle) -> Option<TypeHandle> {
+    use hindsight_symbols::types::Type;
+    let mut t = ty.strip()?;
+    let mut wrappers = Vec::new();
+    while let Type::Pointer {
+        pointee: Some(p),
+        is_reference,
+        rvalue,
+        ..
+    } = t.get().clone()
+    {
+        wrappers.push((is_reference, rvalue));
+        t = t.child(p).strip()?;
+    }
+    let Type::Struct { name: Some(n), .. } = t.get() else {
+        return None;
+    };
+    let found = s.symbols.lookup_type(&format!("struct {n}"))?;
+    let mut full = TypeHandle::with_methods(s.symbols.types(found.module), found.id);
+    for (is_reference, rvalue) in wrappers.into_iter().rev() {
+        full = full.derive_pointer(is_reference, rvalue);
+    }
+    Some(full)
+}
+
+/// The language of the selected frame (C when nothing runs).
+pub(crate) fn language(s: &Session) -> Language {
+    scope(s).map(|sc| sc.language()).unwrap_or_default()
 }
 
 /// Refuses a condition that does not parse.
@@ -154,18 +254,28 @@ pub(crate) fn evaluate_address(s: &mut Session, text: &str) -> anyhow::Result<u6
 
 /// Formats a value for `print` (with `/FMT`).
 pub(crate) fn format(s: &Session, v: &Value, fmt: Option<&str>) -> anyhow::Result<String> {
-    let f = match fmt {
-        None | Some("") => None,
-        Some(f) => {
-            let c = f.chars().last().unwrap_or('x');
-            if !"xduotacfsz".contains(c) {
-                bail!("Undefined output format \"{f}\".");
-            }
-            Some(c)
+    let mut opts = s.print;
+    // `/r` (raw: no formatter) combines with one format letter.
+    for c in fmt.unwrap_or("").chars() {
+        match c {
+            'r' => opts.raw = true,
+            'x' | 'd' | 'u' | 'o' | 't' | 'a' | 'c' | 'f' | 'z' => opts.fmt = Some(c),
+            's' => {}
+            _ => bail!("Undefined output format \"{}\".", fmt.unwrap_or("")),
         }
-    };
+    }
     let sc = scope(s)?;
-    Ok(format::format_value(v, &sc, f))
+    Ok(format::render_value(v, &sc, &opts, At::Top))
+}
+
+/// The instructions of `[start, end)`.
+pub(crate) fn instructions(
+    s: &Session,
+    start: u64,
+    end: u64,
+) -> anyhow::Result<Vec<hindsight_symbols::disasm::Insn>> {
+    let sc = scope(s)?;
+    hindsight_symbols::disasm::decode_range(&sc, start, end).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 /// `x/FMT EXPR`.
@@ -175,7 +285,7 @@ pub(crate) fn examine(s: &mut Session, text: &str, fmt: &str) -> anyhow::Result<
     format::format_examine(&sc, addr, fmt).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
-fn variables(s: &Session, params: bool) -> anyhow::Result<Vec<String>> {
+fn variables(s: &Session, params: bool) -> anyhow::Result<Vec<Variable>> {
     if s.pid().is_none() {
         bail!("No frame selected.");
     }
@@ -183,7 +293,7 @@ fn variables(s: &Session, params: bool) -> anyhow::Result<Vec<String>> {
     let Some(frame) = sc.frame.clone() else {
         bail!("No frame selected.");
     };
-    let pc = crate::report::lookup_pc(&frame, s.frame);
+    let pc = crate::frames::lookup_pc(&frame, s.frame);
     if !s
         .symbols
         .function_at(pc)
@@ -197,36 +307,37 @@ fn variables(s: &Session, params: bool) -> anyhow::Result<Vec<String>> {
     } else {
         s.symbols.locals(&frame)
     };
-    Ok(vars
-        .iter()
-        .map(|v| format!("{} = {}", v.name, variable_text(&sc, v)))
-        .collect())
+    Ok(vars.iter().map(|v| variable(&sc, v)).collect())
 }
 
-fn variable_text(sc: &Scope<'_>, v: &hindsight_symbols::Variable) -> String {
-    match expr::evaluate(&expr::Expr::variable(&v.name), sc, &[]) {
-        Ok(val) => format::format_value_bare(&val, sc),
-        Err(e) => format!("<error: {e}>"),
-    }
+/// A variable of the scope's frame, evaluated.
+fn variable(sc: &Scope<'_>, v: &hindsight_symbols::Variable) -> Variable {
+    let value = expr::evaluate(&expr::Expr::variable(&v.name), sc, &[]);
+    Variable::new(
+        sc,
+        v.name.clone(),
+        v.name.clone(),
+        value.map_err(|e| e.to_string()),
+    )
 }
 
-/// `info locals`.
-pub(crate) fn locals(s: &Session) -> anyhow::Result<Vec<String>> {
+/// `info locals`: the selected frame's local variables.
+pub(crate) fn locals(s: &Session) -> anyhow::Result<Vec<Variable>> {
     variables(s, false)
 }
 
-/// `info args`.
-pub(crate) fn args(s: &Session) -> anyhow::Result<Vec<String>> {
+/// `info args`: the selected frame's parameters.
+pub(crate) fn args(s: &Session) -> anyhow::Result<Vec<Variable>> {
     variables(s, true)
 }
 
-/// `a=1, b=2` for a frame line.
-pub(crate) fn frame_args(s: &Session, frame: &Frame) -> String {
+/// The parameters of `frame` of the selected thread (for a frame line), evaluated in it.
+pub(crate) fn frame_args(s: &Session, frame: &Frame) -> Vec<Variable> {
     let Ok(inferior) = s.live() else {
-        return String::new();
+        return Vec::new();
     };
     let Some(tid) = s.thread else {
-        return String::new();
+        return Vec::new();
     };
     let sc = Scope {
         symbols: &s.symbols,
@@ -234,23 +345,11 @@ pub(crate) fn frame_args(s: &Session, frame: &Frame) -> String {
         frame: Some(frame.clone()),
         regs: inferior.regs(tid).ok(),
     };
-    // gdb's `print frame-arguments scalars`: aggregates show as `...` in frame lines.
     s.symbols
         .params(frame)
         .iter()
-        .map(|v| {
-            let aggregate = matches!(
-                handle(&s.symbols, v.ty).shape(),
-                Shape::Struct(_) | Shape::Array(..)
-            );
-            if aggregate {
-                format!("{}=...", v.name)
-            } else {
-                format!("{}={}", v.name, variable_text(&sc, v))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+        .map(|v| variable(&sc, v))
+        .collect()
 }
 
 /// Evaluates a breakpoint condition in frame 0 of `tid`.
@@ -307,29 +406,13 @@ pub(crate) fn watch_target(s: &mut Session, text: &str) -> anyhow::Result<(u64, 
     Ok((addr, len, bytes, v.ty))
 }
 
-/// A watched value's bytes formatted as the watched expression's type.
-pub(crate) fn format_watch_bytes(
-    symbols: &Program,
-    ty: &Ty,
-    bytes: &[u8],
-    inferior: &Inferior,
-) -> String {
-    let tid = Tid(inferior.pid());
-    let sc = Scope {
-        symbols,
-        inferior,
-        frame: None,
-        regs: inferior.regs(tid).ok(),
-    };
-    format::format_value(&Value::from_bytes(ty.clone(), bytes.to_vec()), &sc, None)
-}
-
-/// The value a function returned (rax / xmm0), recorded in the history: `$1 = 3`.
+/// The value a function returned (rax / xmm0), recorded in the history: its number there
+/// (`$1`) and the value.
 pub(crate) fn returned_value(
     s: &mut Session,
     tid: Tid,
     ty: TypeRef,
-) -> anyhow::Result<Option<String>> {
+) -> anyhow::Result<(usize, Value)> {
     let inf = s.live()?;
     let regs = inf.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
     let h = handle(&s.symbols, ty);
@@ -352,7 +435,6 @@ pub(crate) fn returned_value(
         b
     };
     let v = Value::from_bytes(h, bytes);
-    let text = format(s, &v, None)?;
-    s.history.push(v);
-    Ok(Some(format!("${} = {text}", s.history.len())))
+    s.history.push(v.clone());
+    Ok((s.history.len(), v))
 }

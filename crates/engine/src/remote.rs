@@ -1,24 +1,26 @@
-//! What a front end other than the command line needs of a session — the gdb remote protocol
-//! server (`hindsight-gdbserver`) drives a replay through this: threads, registers, memory,
-//! breakpoints and watchpoints by address, forward and reverse motion, and any hindsight
-//! command with its output captured (`monitor`).
+//! What a machine-level front end needs of a session — the gdb remote protocol server
+//! (`hindsight-gdbserver`) drives a replay through this: threads, registers, memory,
+//! breakpoints and watchpoints by address, forward and reverse motion by instructions, and
+//! the end of the history at the program's exit.
 //!
-//! Every motion goes through the same code as the command line's (`continue`, `stepi`,
-//! `reverse-continue`, `reverse-stepi`), which also prints its usual report on stdout (the
-//! server's log); the stop comes back as a [`RemoteStop`].
+//! Every motion goes through the same calls as the command line's (`continue`, `stepi`,
+//! `reverse-continue`, `reverse-stepi`); the stop comes back as a [`RemoteStop`].
+//!
+//! Invariant: a replay that runs into the program's exit stops at its exit syscall instead,
+//! alive, as the end of its history: a client can still go back from there.
 
 use std::collections::HashMap;
-use std::io::{Read as _, Seek as _, Write as _};
-use std::os::fd::AsRawFd as _;
 use std::path::PathBuf;
 
-use anyhow::{bail, Context as _};
 use hindsight_breakpoints::table::{BreakpointKind, WatchAccess};
 use hindsight_control::{Resume, StopEvent};
 use hindsight_ptrace::{FpRegs, Regs, Tid};
 
 use crate::hook::Reason;
+use crate::motion::Place;
+use crate::observer::Observer;
 use crate::session::Session;
+use crate::stop::arrive;
 
 /// Why the program stopped, as a remote client needs to know it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +53,8 @@ pub enum RemoteStop {
     HistoryStart(Tid),
     /// Going forward reached the end of the recording.
     HistoryEnd(Tid),
+    /// The client interrupted the motion; the replay stopped here.
+    Interrupted(Tid),
 }
 
 /// Breakpoints and watchpoints that the client planted, by address (they live in the
@@ -135,7 +139,7 @@ impl ClientBreakpoints {
         let Some(n) = self.breakpoints.remove(&addr) else {
             return Ok(false);
         };
-        crate::commands::breakpoints::delete_one(s, n)?;
+        crate::breakpoints::delete_one(s, n)?;
         Ok(true)
     }
 
@@ -157,8 +161,8 @@ impl ClientBreakpoints {
             .breakpoints
             .add_watchpoint(format!("*{addr:#x}"), access, addr, len, None);
         s.watch_values.insert(n, bytes);
-        if let Err(e) = crate::commands::breakpoints::apply_watchpoints(s) {
-            let _ = crate::commands::breakpoints::delete_one(s, n);
+        if let Err(e) = crate::breakpoints::apply_watchpoints(s) {
+            let _ = crate::breakpoints::delete_one(s, n);
             return Err(e);
         }
         self.watchpoints.insert(key, n);
@@ -176,17 +180,17 @@ impl ClientBreakpoints {
         let Some(n) = self.watchpoints.remove(&(addr, len, access_code(access))) else {
             return Ok(false);
         };
-        crate::commands::breakpoints::delete_one(s, n)?;
+        crate::breakpoints::delete_one(s, n)?;
         Ok(true)
     }
 
     /// Forgets everything the client planted (it disconnected).
     pub fn clear(&mut self, s: &mut Session) {
         for (_, n) in self.breakpoints.drain() {
-            let _ = crate::commands::breakpoints::delete_one(s, n);
+            let _ = crate::breakpoints::delete_one(s, n);
         }
         for (_, n) in self.watchpoints.drain() {
-            let _ = crate::commands::breakpoints::delete_one(s, n);
+            let _ = crate::breakpoints::delete_one(s, n);
         }
     }
 }
@@ -199,26 +203,41 @@ fn access_code(a: WatchAccess) -> u8 {
     }
 }
 
-/// Runs the program forward until something stops it. (The program's output shows as
-/// usual; the command line's report of the stop does not: gdb reports it.)
+/// Runs the program forward until something stops it.
 ///
 /// A replay that runs into the program's exit stops at the exit syscall instead, alive, as
 /// the end of its history (gdb says "No more reverse-execution history"): from there the
 /// client can still go back. Continuing from that stop lets the program exit.
-pub fn resume(s: &mut Session) -> anyhow::Result<RemoteStop> {
+pub fn resume(s: &mut Session, obs: &mut dyn Observer) -> anyhow::Result<RemoteStop> {
+    let stop = forward(s, obs, |s, obs| s.resume(obs))?;
+    if stop.was_interrupted() {
+        return Ok(RemoteStop::Interrupted(stop.thread.unwrap_or(Tid(0))));
+    }
+    Ok(last_stop(s))
+}
+
+/// Runs a forward motion (`continue`, a step, `finish`…). In a replay, one that runs into the
+/// program's exit stops at the exit syscall instead, as the end of its history (see
+/// [`resume`]); one that starts there lets the program exit.
+pub fn forward(
+    s: &mut Session,
+    obs: &mut dyn Observer,
+    motion: impl FnOnce(&mut Session, &mut dyn Observer) -> anyhow::Result<crate::stop::Stop>,
+) -> anyhow::Result<crate::stop::Stop> {
     s.travel.forget_selection();
     // (The recording is read only when the program is at an exit syscall, or exited.)
     let from_the_end = on_an_exit_syscall(s) && recorded_exit(s).is_some_and(|e| at_exit(s, e));
-    let (stop, reason) = crate::hook::resume_raw(s, Resume::Continue, None)?;
-    if matches!(stop, StopEvent::Exited(_)) && !from_the_end {
+    let stop = motion(s, obs)?;
+    if matches!(stop.reason, crate::stop::StopReason::Exited { .. }) && !from_the_end {
         if let Some(exit) = recorded_exit(s) {
-            if let Some(stop) = back_to_the_exit(s, exit)? {
-                return Ok(stop);
+            if back_to_the_exit(s, obs, exit)?.is_some() {
+                if let Some(stop) = s.last_stop() {
+                    return Ok(stop.clone());
+                }
             }
         }
     }
-    capture_stdout(|| crate::hook::report_stop(s, &stop, reason.as_ref(), true))?.1?;
-    Ok(last_stop(s))
+    Ok(stop)
 }
 
 /// exit(2) and exit_group(2).
@@ -279,23 +298,26 @@ fn at_exit(s: &Session, (event, tid, nr): (u64, i32, u64)) -> bool {
 /// The program has just exited: goes back to its exit syscall (the last event boundary
 /// before it, then instruction by instruction). None if that cannot be done; the replay is
 /// then at the exit, as before.
-fn back_to_the_exit(s: &mut Session, exit: (u64, i32, u64)) -> anyhow::Result<Option<RemoteStop>> {
-    if !to_the_event_before(s, exit)? {
+fn back_to_the_exit(
+    s: &mut Session,
+    obs: &mut dyn Observer,
+    exit: (u64, i32, u64),
+) -> anyhow::Result<Option<RemoteStop>> {
+    if !to_the_event_before(s, exit) {
         return Ok(None);
     }
-    match steps_to_the_exit(s, exit, EXIT_STEPS)? {
+    match steps_to_the_exit(s, obs, exit, EXIT_STEPS)? {
         Some(_) => {
             let Some(live) = live_tid(s, exit.1) else {
                 return Ok(None);
             };
             let stop = StopEvent::Stepped { tid: live };
             let why = Reason::EndOfHistory("the program exits here".to_string());
-            capture_stdout(|| crate::hook::report_stop(s, &stop, Some(&why), true))?.1?;
+            arrive(s, &stop, Some(&why), true)?;
         }
         // Too far, or it ended otherwise: let it end.
         None if is_alive(s) => {
-            let (stop, reason) = crate::hook::resume_raw(s, Resume::Continue, None)?;
-            capture_stdout(|| crate::hook::report_stop(s, &stop, reason.as_ref(), true))?.1?;
+            s.resume(obs)?;
         }
         None => {}
     }
@@ -303,15 +325,16 @@ fn back_to_the_exit(s: &mut Session, exit: (u64, i32, u64)) -> anyhow::Result<Op
 }
 
 /// Goes to the last event boundary before the exit (a place time travel knows exactly).
-fn to_the_event_before(s: &mut Session, (event, ..): (u64, i32, u64)) -> anyhow::Result<bool> {
-    let went = capture_stdout(|| crate::commands::execute(s, &format!("goto event {event}")))?.1;
-    Ok(went.is_ok() && is_alive(s))
+fn to_the_event_before(s: &mut Session, (event, ..): (u64, i32, u64)) -> bool {
+    let went = s.goto(&Place::Event(event));
+    went.is_ok() && is_alive(s)
 }
 
 /// Steps the exiting thread until it stands on its exit syscall, at most `max` instructions;
 /// returns how many it took (None if it did not get there).
 fn steps_to_the_exit(
     s: &mut Session,
+    obs: &mut dyn Observer,
     exit: (u64, i32, u64),
     max: u32,
 ) -> anyhow::Result<Option<u32>> {
@@ -326,9 +349,9 @@ fn steps_to_the_exit(
         if n == max {
             break;
         }
-        let (stop, _) = crate::hook::resume_raw(s, Resume::Step(live), None)?;
+        let (stop, _) = crate::hook::resume_raw(s, obs, Resume::Step(live), None)?;
         if !matches!(stop, StopEvent::Stepped { .. }) {
-            capture_stdout(|| crate::hook::report_stop(s, &stop, None, true))?.1?;
+            arrive(s, &stop, None, true)?;
             return Ok(None);
         }
     }
@@ -344,10 +367,11 @@ fn at_the_end(s: &Session) -> Option<(u64, i32, u64)> {
 }
 
 /// One instruction of `tid`, forward.
-pub fn step(s: &mut Session, tid: Tid) -> anyhow::Result<RemoteStop> {
+pub fn step(s: &mut Session, obs: &mut dyn Observer, tid: Tid) -> anyhow::Result<RemoteStop> {
     s.travel.forget_selection();
     s.thread = Some(tid);
-    let (stop, reason) = crate::hook::resume_raw(s, Resume::Step(tid), None)?;
+    s.interrupt.clear();
+    let (stop, reason) = crate::hook::resume_raw(s, obs, Resume::Step(tid), None)?;
     match (&stop, &reason) {
         // The common case, many times over in gdb's step loops: the state the command line's
         // report leaves, without the report (working out a frame to print costs far more
@@ -357,11 +381,12 @@ pub fn step(s: &mut Session, tid: Tid) -> anyhow::Result<RemoteStop> {
             s.last_stop = Some((stop.clone(), None));
             s.thread = Some(*tid);
             s.frame = 0;
-            s.list_next = None;
             s.last_breakpoint = None;
             s.refresh_modules();
         }
-        _ => capture_stdout(|| crate::hook::report_stop(s, &stop, reason.as_ref(), true))?.1?,
+        _ => {
+            arrive(s, &stop, reason.as_ref(), true)?;
+        }
     }
     Ok(last_stop(s))
 }
@@ -371,45 +396,56 @@ pub fn reverse_resume(s: &mut Session) -> anyhow::Result<RemoteStop> {
     // From the end of the history (the exit syscall), time travel starts at the event
     // boundary before it: only the exit path of the C library runs in between.
     if let Some(exit) = at_the_end(s) {
-        to_the_event_before(s, exit)?;
+        to_the_event_before(s, exit);
     }
-    reverse(s, "reverse-continue")
+    reverse(s, |s| s.reverse_continue())
 }
 
 /// One instruction of `tid`, backward.
-pub fn reverse_step(s: &mut Session, tid: Tid) -> anyhow::Result<RemoteStop> {
+pub fn reverse_step(
+    s: &mut Session,
+    obs: &mut dyn Observer,
+    tid: Tid,
+) -> anyhow::Result<RemoteStop> {
     s.thread = Some(tid);
     if let Some(exit) = at_the_end(s) {
         // The instruction before the exit syscall: one fewer step from the event before it.
-        if to_the_event_before(s, exit)? {
-            if let Some(n) = steps_to_the_exit(s, exit, EXIT_STEPS)?.filter(|&n| n > 0) {
-                to_the_event_before(s, exit)?;
-                steps_to_the_exit(s, exit, n - 1)?;
+        if to_the_event_before(s, exit) {
+            if let Some(n) = steps_to_the_exit(s, obs, exit, EXIT_STEPS)?.filter(|&n| n > 0) {
+                to_the_event_before(s, exit);
+                steps_to_the_exit(s, obs, exit, n - 1)?;
                 let stop = StopEvent::Stepped {
                     tid: s.thread.unwrap_or(tid),
                 };
-                capture_stdout(|| crate::hook::report_stop(s, &stop, None, true))?.1?;
+                arrive(s, &stop, None, true)?;
                 return Ok(last_stop(s));
             }
         }
     }
-    reverse(s, "reverse-stepi")
+    reverse(s, |s| s.reverse_step_instruction(false))
 }
 
-/// Runs a reverse command of the command line. If it fails and leaves the program elsewhere
-/// or nowhere (time travel could not find the way back), the replay goes to the last event
-/// boundary it had passed, so that the client goes on from near where it was.
-fn reverse(s: &mut Session, command: &str) -> anyhow::Result<RemoteStop> {
+/// Runs a reverse motion. If it fails and leaves the program elsewhere or nowhere (time
+/// travel could not find the way back), the replay goes to the last event boundary it had
+/// passed, so that the client goes on from near where it was.
+fn reverse(
+    s: &mut Session,
+    motion: impl FnOnce(&mut Session) -> anyhow::Result<crate::stop::Stop>,
+) -> anyhow::Result<RemoteStop> {
     let time = s.replay.as_ref().map(|r| r.events_replayed());
     let before = instant(s);
-    let r = capture_stdout(|| crate::commands::execute(s, command))?.1;
-    if let Err(e) = r {
-        if let (Some(time), true) = (time, instant(s) != before) {
-            let _ = capture_stdout(|| crate::commands::execute(s, &format!("goto event {time}")));
+    match motion(s) {
+        Ok(stop) if stop.was_interrupted() => {
+            Ok(RemoteStop::Interrupted(stop.thread.unwrap_or(Tid(0))))
         }
-        return Err(e);
+        Ok(_) => Ok(last_stop(s)),
+        Err(e) => {
+            if let (Some(time), true) = (time, instant(s) != before) {
+                let _ = s.goto(&Place::Event(time));
+            }
+            Err(e)
+        }
     }
-    Ok(last_stop(s))
 }
 
 /// The last stop, as a remote client sees it.
@@ -448,92 +484,10 @@ fn last_stop(s: &Session) -> RemoteStop {
     }
 }
 
-/// What a `monitor` command printed, and whether it moved the replay.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MonitorOutput {
-    /// Its output, errors included.
-    pub text: String,
-    /// The replay is somewhere else in time now (`goto`, `reverse-step`…): a client's cached
-    /// registers and frames are stale.
-    pub moved: bool,
-}
-
-/// Commands that gdb has words of its own for, which run or end the program: through
-/// `monitor` they would do it behind gdb's back (without its breakpoints, or leaving it with
-/// a program it thinks alive).
-const GDB_OWN: &[&str] = &[
-    "continue",
-    "next",
-    "step",
-    "stepi",
-    "nexti",
-    "finish",
-    "until",
-    "advance",
-    "run",
-    "start",
-    "kill",
-    "quit",
-    "jump",
-    "signal",
-    "reverse-continue",
-    "reverse-step",
-    "reverse-next",
-    "reverse-stepi",
-    "reverse-nexti",
-    "reverse-finish",
-];
-
-/// Their short forms.
-const GDB_OWN_ALIASES: &[&str] = &[
-    "c", "n", "s", "si", "ni", "r", "k", "q", "exit", "u", "fin", "j", "rc", "rs", "rn", "rsi",
-    "rni",
-];
-
-/// The gdb command that `command` is, if it is one of [`GDB_OWN`] (by name, alias or an
-/// unambiguous-looking prefix of three letters or more).
-fn gdb_own(command: &str) -> Option<&'static str> {
-    let word = command.split_whitespace().next()?;
-    let word = word.split('/').next().unwrap_or(word);
-    if let Some(i) = GDB_OWN_ALIASES.iter().position(|a| *a == word) {
-        return Some(GDB_OWN_ALIASES[i]);
-    }
-    GDB_OWN
-        .iter()
-        .find(|n| **n == word || (word.len() >= 3 && n.starts_with(word)))
-        .copied()
-}
-
-/// Runs a hindsight command (`when`, `goto …`, `bookmark NAME`, `info checkpoints`…) and
-/// returns what it printed, errors included. Commands that gdb has words of its own for,
-/// which run or end the program (`continue`, `kill`…), are refused: gdb must do those.
-pub fn monitor(s: &mut Session, command: &str) -> MonitorOutput {
-    if let Some(own) = gdb_own(command) {
-        return MonitorOutput {
-            text: format!(
-                "'{own}' is gdb's own command: type it without 'monitor' (monitor runs the \
-                 hindsight commands gdb has no word for: when, goto, bookmark, info \
-                 checkpoints…).\n"
-            ),
-            moved: false,
-        };
-    }
-    let before = instant(s);
-    let mut text = match capture_stdout(|| crate::commands::execute(s, command)) {
-        Ok((text, Ok(()))) => text,
-        Ok((text, Err(e))) => format!("{text}{e}\n"),
-        Err(e) => format!("{e}\n"),
-    };
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
-    }
-    let moved = instant(s) != before;
-    MonitorOutput { text, moved }
-}
-
 /// What tells two instants of a replay apart, as far as a client sees: events replayed, the
-/// selected thread, and its registers.
-fn instant(s: &Session) -> Option<(u64, i32, Vec<u64>)> {
+/// selected thread, and its registers. (A command that changed it moved the replay: a
+/// client's cached registers and frames are stale.)
+pub fn instant(s: &Session) -> Option<(u64, i32, Vec<u64>)> {
     let tid = selected_thread(s)?;
     let regs = s.live().ok()?.regs(tid).ok()?.0;
     let time = s.replay.as_ref().map_or(0, |r| r.events_replayed());
@@ -553,77 +507,7 @@ pub fn is_alive(s: &Session) -> bool {
 /// gdb's `run`).
 pub fn restart(s: &mut Session) -> anyhow::Result<()> {
     s.travel.forget_selection();
-    capture_stdout(|| crate::commands::execute(s, "goto start"))?.1
-}
-
-/// Runs `f` with the process's stdout going to a temporary file; returns what was written.
-fn capture_stdout<T>(f: impl FnOnce() -> T) -> anyhow::Result<(String, T)> {
-    let mut file = tempfile_in_tmp()?;
-    let _ = std::io::stdout().flush();
-    // SAFETY: dup/dup2 on valid descriptors; stdout is restored before returning.
-    let saved = unsafe { libc::dup(1) };
-    if saved < 0 {
-        bail!("cannot capture the output (dup failed)");
-    }
-    unsafe { libc::dup2(file.as_raw_fd(), 1) };
-    let r = f();
-    let _ = std::io::stdout().flush();
-    unsafe {
-        libc::dup2(saved, 1);
-        libc::close(saved);
-    }
-    let mut text = String::new();
-    file.rewind().context("reading the captured output")?;
-    file.read_to_string(&mut text)
-        .context("reading the captured output")?;
-    Ok((text, r))
-}
-
-/// An unnamed temporary file (removed as soon as it is created).
-fn tempfile_in_tmp() -> anyhow::Result<std::fs::File> {
-    let dir = std::env::temp_dir();
-    let path = dir.join(format!(
-        "hindsight-monitor-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    ));
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .with_context(|| format!("{}", path.display()))?;
-    let _ = std::fs::remove_file(&path);
-    Ok(file)
-}
-
-/// Runs hindsight commands before any client connects (`hindsight replay --gdbserver PORT
-/// -ex CMD…`: to serve the replay from a breakpoint, an event or a bookmark). Their output
-/// goes to stdout as usual; the first that fails stops the rest and is the error. The
-/// breakpoints they set go afterwards (gdb plants its own).
-pub fn run_commands(s: &mut Session, scripts: &[crate::Script]) -> anyhow::Result<()> {
-    for script in scripts {
-        let lines = match script {
-            crate::Script::Command(c) => vec![c.clone()],
-            crate::Script::File(f) => std::fs::read_to_string(f)
-                .with_context(|| format!("{}", f.display()))?
-                .lines()
-                .map(str::to_string)
-                .collect(),
-        };
-        for line in lines {
-            crate::commands::execute(s, &line).with_context(|| format!("'{line}'"))?;
-        }
-    }
-    let _ = std::io::stdout().flush();
-    // Their breakpoints would stop the program where gdb has none.
-    if s.breakpoints.iter().next().is_some() {
-        capture_stdout(|| crate::commands::execute(s, "delete"))?.1?;
-    }
-    Ok(())
+    s.goto(&Place::Start).map(|_| ())
 }
 
 /// The program being debugged (for gdb's `file`).
@@ -684,24 +568,4 @@ pub fn tls_blocks(s: &Session) -> Vec<(i32, u64, u64)> {
         }
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::gdb_own;
-
-    #[test]
-    fn gdb_runs_the_program_itself() {
-        assert_eq!(gdb_own("continue"), Some("continue"));
-        assert_eq!(gdb_own("cont 3"), Some("continue"));
-        assert_eq!(gdb_own("c"), Some("c"));
-        assert_eq!(gdb_own("reverse-fin"), Some("reverse-finish"));
-        assert_eq!(gdb_own("kill"), Some("kill"));
-        assert_eq!(gdb_own("goto start"), None);
-        assert_eq!(gdb_own("when"), None);
-        assert_eq!(gdb_own("bookmark here"), None);
-        assert_eq!(gdb_own("info checkpoints"), None);
-        assert_eq!(gdb_own("print/x counter"), None);
-        assert_eq!(gdb_own("restart 1"), None);
-    }
 }

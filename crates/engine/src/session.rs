@@ -1,4 +1,16 @@
 //! A debugging session: the program, its process, its symbols and the user's breakpoints.
+//!
+//! Invariants: a session is live (`hindsight debug`: the program runs for real) or a replay
+//! (`replay_opts` is set: every run of the process is a replay of the same recording, so
+//! time travel may start it again and find every earlier state). The selected thread and
+//! frame are the ones every query without an explicit thread answers for; every motion
+//! ([`crate::stop`]) leaves the thread that stopped selected, at frame 0. Nothing here prints:
+//! what a front end shows comes from the data these calls return.
+//!
+//! One process today. Several (gdb's inferiors, a replayed process tree) would each bring
+//! their own `inferior`, `replay`, `symbols`, `loaded` and `pending_sites`; the breakpoint
+//! table, the debugger events and the time-travel state stay per session, and threads would
+//! be named by (inferior, tid) where the API names a [`Tid`] today.
 
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
@@ -6,13 +18,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _};
 use hindsight_breakpoints::table::BreakpointTable;
-use hindsight_control::{Inferior, Resume, StopEvent};
+use hindsight_control::{Inferior, StopEvent};
 use hindsight_ptrace::Tid;
 use hindsight_symbols::target::DwarfRegs;
 use hindsight_symbols::value::Value;
 use hindsight_symbols::{Frame, Program};
-
-use crate::source::SourceCache;
 
 /// Everything a command can act on.
 pub struct Session {
@@ -31,24 +41,21 @@ pub struct Session {
     /// The selected thread and frame.
     pub(crate) thread: Option<Tid>,
     pub(crate) frame: usize,
-    /// `$1`, `$2`…
+    /// The value history: `$1`, `$2`…
     pub(crate) history: Vec<Value>,
-    pub(crate) sources: SourceCache,
-    /// Where a bare `list` continues: (file, first line to show).
-    pub(crate) list_next: Option<(PathBuf, u32)>,
-    /// The line the last stop showed (where a first `list` centres).
-    pub(crate) list_center: Option<(PathBuf, u32)>,
-    pub(crate) quit: bool,
     /// True once the program was let go by `run`/`continue`/… (`run` then restarts it).
     pub(crate) started: bool,
     /// The main module has DWARF.
     pub(crate) has_debug_info: bool,
-    /// Inside `step N`: plain step ends are not printed.
-    pub(crate) quiet_steps: bool,
     /// The last stop was the plain end of a step (not a breakpoint, signal or exit).
     pub(crate) stepped_cleanly: bool,
     /// How threads step over breakpoints (`set displaced-stepping`).
     pub(crate) step_over: hindsight_control::StepOverMode,
+    /// `set print pretty|elements|repeats`.
+    pub(crate) print: hindsight_symbols::show::PrintOptions,
+    /// Where the dynamic loader reports library loads (`_dl_debug_state`), while planted for
+    /// pending breakpoints.
+    pub(crate) library_event: Option<u64>,
     /// Runtime address of the executable's `_DYNAMIC` (the way to the loader's link map).
     pub(crate) dynamic: Option<u64>,
     /// The user breakpoint that caused the last stop (for `continue N`).
@@ -58,13 +65,57 @@ pub struct Session {
     pub(crate) replay: Option<hindsight_replay::Replayer>,
     /// `handle SIGNAL stop|nostop`: the user's choices (others: gdb's defaults).
     pub(crate) signal_stops: std::collections::HashMap<i32, bool>,
-    /// The last stop reported to the user, and why (for front ends other than the CLI).
+    /// `handle SIG [no]print`, where the user said.
+    pub(crate) signal_print: std::collections::HashMap<i32, bool>,
+    /// `handle SIG [no]pass`, where the user said.
+    pub(crate) signal_pass: std::collections::HashMap<i32, bool>,
+    /// The last stop as front ends were told (see [`Session::last_stop`]).
+    pub(crate) last_report: Option<crate::stop::Stop>,
+    /// The last stop, and why.
     pub(crate) last_stop: Option<(StopEvent, Option<crate::hook::Reason>)>,
     /// Time travel: debugger events, bookmarks, checkpoints, the current position.
     pub(crate) travel: crate::travel::Travel,
     /// Breakpoint sites whose code was not mapped when the program (re)started: planted as
     /// soon as it is (replay tries at every event).
     pub(crate) pending_sites: Vec<u64>,
+    /// Set by [`Interrupter::interrupt`] (^C, a front end's pause): the running motion stops
+    /// at the next event (replay) or at once (a live program).
+    pub(crate) interrupt: Interrupter,
+    /// A live program's `continue` watches the interrupter (a front end that can pause it);
+    /// otherwise the terminal's ^C reaches the program, which stops with SIGINT.
+    pub(crate) live_pause: bool,
+    /// A motion runs (the interrupt is heard only then: a query such as `when`, which replays
+    /// up to now to name it, always gets back to now).
+    pub(crate) in_motion: bool,
+}
+
+/// Asks the motion that runs to stop (from a signal handler or another thread): a replay
+/// stops at its next event, a live program at once, and the motion reports where it stopped
+/// with [`crate::stop::StopReason::Interrupted`]. A request made while nothing runs is
+/// forgotten when the next motion starts.
+#[derive(Debug, Clone, Default)]
+pub struct Interrupter(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Interrupter {
+    /// Asks the running motion to stop (async-signal-safe: one atomic store).
+    pub fn interrupt(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether an interrupt was asked for since the motion began.
+    pub fn requested(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Forgets a request (a motion begins).
+    pub(crate) fn clear(&self) {
+        self.0.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The same flag as a raw atomic (for a signal handler that must not allocate).
+    pub fn flag(&self) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+        self.0.clone()
+    }
 }
 
 impl Session {
@@ -99,30 +150,186 @@ impl Session {
             thread: None,
             frame: 0,
             history: Vec::new(),
-            sources: SourceCache::default(),
-            list_next: None,
-            list_center: None,
-            quit: false,
             started: false,
             has_debug_info: false,
             last_breakpoint: None,
             dynamic: None,
             step_over: hindsight_control::StepOverMode::Displaced,
-            quiet_steps: false,
+            print: hindsight_symbols::show::PrintOptions::default(),
+            library_event: None,
             stepped_cleanly: false,
             replay_opts,
             replay: None,
             signal_stops: Default::default(),
+            signal_print: std::collections::HashMap::new(),
+            signal_pass: std::collections::HashMap::new(),
             last_stop: None,
+            last_report: None,
             travel: Default::default(),
             pending_sites: Vec::new(),
+            interrupt: Interrupter::default(),
+            live_pause: false,
+            in_motion: false,
         };
         s.spawn()?;
-        // (A recorded script is run by its interpreter: the script has no symbols to miss.)
-        if !s.has_debug_info && is_elf(&s.program) {
-            println!("(No debugging symbols found in {})", s.program.display());
-        }
         Ok(s)
+    }
+
+    /// True when the program is an ELF file without DWARF (gdb says "No debugging symbols
+    /// found"). A recorded script is run by its interpreter: the script has no symbols to miss.
+    pub fn lacks_debug_info(&self) -> bool {
+        !self.has_debug_info && is_elf(&self.program)
+    }
+
+    /// The program being debugged (in a replay: the recorded one).
+    pub fn program(&self) -> &Path {
+        &self.program
+    }
+
+    /// The program's arguments (argv[1..]).
+    pub fn args(&self) -> &[OsString] {
+        &self.args
+    }
+
+    /// Replaces the program's arguments for its next start (gdb's `run ARGS`, live only).
+    pub fn set_args(&mut self, args: Vec<OsString>) {
+        self.args = args;
+    }
+
+    /// Whether this session replays a recording (time travel works) rather than debugging a
+    /// live program.
+    pub fn is_replay(&self) -> bool {
+        self.replay_opts.is_some()
+    }
+
+    /// Whether the program was let go since it (re)started (`run` then restarts it).
+    pub fn started(&self) -> bool {
+        self.started
+    }
+
+    /// The program's symbols (functions, lines, types) as loaded from the process's modules.
+    pub fn symbols(&self) -> &Program {
+        &self.symbols
+    }
+
+    /// What a front end calls to interrupt motions of this session (^C, DAP `pause`).
+    pub fn interrupter(&self) -> Interrupter {
+        self.interrupt.clone()
+    }
+
+    /// Lets the interrupter stop a running live program too (a front end with a pause
+    /// button). The program is then checked every 50 ms, and every stop on the way costs a
+    /// little more; without it, the terminal's ^C reaches the program, which stops with
+    /// SIGINT as under gdb.
+    pub fn enable_live_pause(&mut self) {
+        self.live_pause = true;
+    }
+
+    /// The selected thread, if the program runs.
+    pub fn selected_thread(&self) -> Option<Tid> {
+        self.thread.filter(|_| self.pid().is_some())
+    }
+
+    /// The selected frame's index (0: innermost).
+    pub fn selected_frame_index(&self) -> usize {
+        self.frame
+    }
+
+    /// Selects thread `tid` (frame 0).
+    pub fn select_thread(&mut self, tid: Tid) {
+        self.thread = Some(tid);
+        self.frame = 0;
+    }
+
+    /// Selects frame `index` of the selected thread (the caller checked that it exists).
+    pub fn select_frame(&mut self, index: usize) {
+        self.frame = index;
+    }
+
+    /// The last stop a motion ended with (also one that a command of a front end's own
+    /// language made, such as `goto` typed in an editor's debug console).
+    pub fn last_stop(&self) -> Option<&crate::stop::Stop> {
+        self.last_report.as_ref()
+    }
+
+    /// The program's threads (gdb's numbers, tids, pthread ids); none when it is not running.
+    pub fn threads(&self) -> Vec<hindsight_control::ThreadInfo> {
+        self.live().map(|i| i.threads()).unwrap_or_default()
+    }
+
+    /// A thread's name (what `/proc/…/comm` says).
+    pub fn thread_name(&self, tid: Tid) -> Option<String> {
+        self.live().ok()?.thread_name(tid)
+    }
+
+    /// The user breakpoint that caused the last stop (for `continue N`).
+    pub fn last_breakpoint(&self) -> Option<u32> {
+        self.last_breakpoint
+    }
+
+    /// Whether the last stop was the plain end of a step (not a breakpoint, a signal or the
+    /// end): `step N` goes on only then.
+    pub fn stepped_cleanly(&self) -> bool {
+        self.stepped_cleanly
+    }
+
+    /// How threads step over breakpoints (gdb's `set displaced-stepping`); kept across runs.
+    pub fn set_step_over_mode(&mut self, mode: hindsight_control::StepOverMode) {
+        self.step_over = mode;
+        if let Some(inf) = self.inferior.as_mut() {
+            inf.set_step_over_mode(mode);
+        }
+    }
+
+    /// Whether signal `signal` stops the program (gdb's `handle`): the user's choice, else
+    /// gdb's default.
+    pub fn signal_stops(&self, signal: i32) -> bool {
+        self.signal_stops
+            .get(&signal)
+            .copied()
+            .unwrap_or_else(|| hindsight_control::stops_by_default(signal))
+    }
+
+    /// Sets whether signal `signal` stops the program (gdb's `handle SIG stop|nostop`).
+    pub fn set_signal_stops(&mut self, signal: i32, stops: bool) {
+        self.signal_stops.insert(signal, stops);
+    }
+
+    /// Whether signal `signal` is mentioned when it does not stop the program (gdb's
+    /// `handle SIG print|noprint`; by default, as it stops).
+    pub fn signal_prints(&self, signal: i32) -> bool {
+        self.signal_print
+            .get(&signal)
+            .copied()
+            .unwrap_or_else(|| hindsight_control::stops_by_default(signal))
+    }
+
+    /// Sets whether signal `signal` is mentioned (`handle SIG print|noprint`).
+    pub fn set_signal_prints(&mut self, signal: i32, prints: bool) {
+        self.signal_print.insert(signal, prints);
+    }
+
+    /// Whether signal `signal` is given to the program (gdb's `handle SIG pass|nopass`; SIGINT
+    /// and SIGTRAP are not by default). A replay delivers what was recorded whatever this says.
+    pub fn signal_passes(&self, signal: i32) -> bool {
+        self.signal_pass
+            .get(&signal)
+            .copied()
+            .unwrap_or(signal != libc::SIGINT && signal != libc::SIGTRAP)
+    }
+
+    /// Sets whether signal `signal` is given to the program (`handle SIG pass|nopass`).
+    pub fn set_signal_passes(&mut self, signal: i32, passes: bool) {
+        self.signal_pass.insert(signal, passes);
+    }
+
+    /// The process id the user knows: the recorded one in a replay (what getpid() returned
+    /// in the recording, as gdb on rr shows it), else the live one (0 when none ever ran).
+    pub fn user_pid(&self) -> i32 {
+        match &self.replay {
+            Some(r) => r.recorded_pid(),
+            None => self.inferior.as_ref().map(|i| i.pid()).unwrap_or(0),
+        }
     }
 
     /// (Re)starts the process and re-plants every breakpoint.
@@ -171,7 +378,7 @@ impl Session {
         } else {
             self.load_symbols();
         }
-        crate::commands::breakpoints::replant_all(self)?;
+        crate::breakpoints::replant_all(self)?;
         Ok(())
     }
 
@@ -217,9 +424,7 @@ impl Session {
             let addrs = if spec.is_empty() {
                 Vec::new()
             } else {
-                crate::commands::breakpoints::resolve_location(self, &spec)
-                    .map(|l| l.addresses)
-                    .unwrap_or_default()
+                crate::breakpoints::resolve_location(self, &spec, None).unwrap_or_default()
             };
             if let Some(inf) = self.inferior.as_mut() {
                 for &a in &addrs {
@@ -248,11 +453,6 @@ impl Session {
             .map(|i| i.pid())
     }
 
-    /// True after `quit`.
-    pub fn quit_requested(&self) -> bool {
-        self.quit
-    }
-
     /// Kills the program if it still runs.
     pub fn kill(&mut self) {
         if let Some(inf) = self.inferior.as_mut() {
@@ -262,7 +462,7 @@ impl Session {
     }
 
     /// The live process, or gdb's error when there is none.
-    pub(crate) fn live(&self) -> anyhow::Result<&Inferior> {
+    pub fn live(&self) -> anyhow::Result<&Inferior> {
         match self.inferior.as_ref() {
             Some(i) if i.is_alive() => Ok(i),
             _ => bail!("The program is not being run."),
@@ -277,7 +477,7 @@ impl Session {
     }
 
     /// The selected thread (the live process must exist).
-    pub(crate) fn tid(&self) -> anyhow::Result<Tid> {
+    pub fn tid(&self) -> anyhow::Result<Tid> {
         self.live()?;
         self.thread.context("No thread selected.")
     }
@@ -319,8 +519,8 @@ impl Session {
         }
     }
 
-    /// Frame 0's registers of the selected thread, in DWARF numbering.
-    pub(crate) fn dwarf_regs(&self, tid: Tid) -> anyhow::Result<DwarfRegs> {
+    /// Frame 0's registers of thread `tid`, in DWARF numbering.
+    pub fn dwarf_regs(&self, tid: Tid) -> anyhow::Result<DwarfRegs> {
         let r = self.live()?.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
         let mut d = DwarfRegs::default();
         for (i, v) in r.dwarf().iter().enumerate() {
@@ -329,8 +529,9 @@ impl Session {
         Ok(d)
     }
 
-    /// The stack of the selected thread, innermost first (up to main, as gdb shows it).
-    pub(crate) fn frames(&self, tid: Tid, max: usize) -> anyhow::Result<Vec<Frame>> {
+    /// The stack of thread `tid`, innermost first, at most `max` frames (up to main, as gdb
+    /// shows it).
+    pub fn frames(&self, tid: Tid, max: usize) -> anyhow::Result<Vec<Frame>> {
         let regs = self.dwarf_regs(tid)?;
         let mem = crate::context::Memory(self.live()?);
         let mut frames = self.symbols.unwind(&regs, &mem, max);
@@ -345,11 +546,12 @@ impl Session {
         }) {
             frames.truncate(i + 1);
         }
-        Ok(frames)
+        // Inlined code shows as frames of its own, as in gdb.
+        Ok(self.symbols.expand_inline(frames))
     }
 
     /// The selected frame of the selected thread.
-    pub(crate) fn selected_frame(&self) -> anyhow::Result<Frame> {
+    pub fn selected_frame(&self) -> anyhow::Result<Frame> {
         let tid = self.tid()?;
         let frames = self.frames(tid, self.frame + 1)?;
         frames
@@ -358,27 +560,17 @@ impl Session {
             .or_else(|| frames.last().cloned())
             .context("No stack.")
     }
-
-    /// The user breakpoint that caused the last stop.
-    pub(crate) fn last_breakpoint(&self) -> Option<u32> {
-        self.last_breakpoint
-    }
-
-    /// Resumes the program and prints what stopped it. Returns the stop.
-    pub(crate) fn resume(&mut self, how: Resume) -> anyhow::Result<StopEvent> {
-        crate::hook::resume(self, how)
-    }
 }
 
 /// Finds the program as gdb does: a path with a slash as is, else in the current directory,
 /// then on PATH. Says plainly what is wrong with it.
-pub(crate) fn resolve_program(program: &Path) -> anyhow::Result<PathBuf> {
+pub fn resolve_program(program: &Path) -> anyhow::Result<PathBuf> {
     resolve(program, false)
 }
 
 /// [`resolve_program`] that also accepts an executable script (`#!`): the kernel runs its
 /// interpreter, which a recording follows as rr does (gdb refuses to debug one).
-pub(crate) fn resolve_recordable(program: &Path) -> anyhow::Result<PathBuf> {
+pub fn resolve_recordable(program: &Path) -> anyhow::Result<PathBuf> {
     resolve(program, true)
 }
 

@@ -1,5 +1,10 @@
 //! Resuming the program on the user's behalf: what stops it (breakpoint conditions, ignore
-//! counts, watchpoint value changes, step-resume traps) and how the stop is reported.
+//! counts, watchpoint value changes, step-resume traps, the user's interrupt), and what the
+//! debugger events whose action is not a stop do on the way (dprintf, periodic commands,
+//! automatic checkpoints).
+//!
+//! Invariant: [`resume_raw`] returns only stops the user is told about; everything else that
+//! stops the process on the way is handled and the program resumed.
 
 use std::collections::HashMap;
 
@@ -8,8 +13,10 @@ use hindsight_control::{Inferior, Notification, Resume, StopEvent, StopHook};
 use hindsight_ptrace::Tid;
 use hindsight_symbols::Program;
 
+use hindsight_symbols::value::Value;
+
 use crate::context;
-use crate::report;
+use crate::observer::{Notice, Observer};
 use crate::session::Session;
 
 /// Internal traps used by `next`, `finish`, `until` and `advance`: stop when `tid` reaches
@@ -30,18 +37,19 @@ pub(crate) enum Reason {
     ConditionError(u32, String),
     /// The step-resume trap.
     StepResume,
-    /// A watchpoint: number, old value text (None for reads), new value text.
+    /// A watchpoint: number, old value (None for reads), new value.
     Watch {
         number: u32,
-        old: Option<String>,
-        new: String,
+        old: Option<Value>,
+        new: Value,
     },
     /// A replay reached the end of its recording (why, in words).
     EndOfHistory(String),
     /// Going back reached the start of the recording.
     StartOfHistory,
-    /// A `dprintf` breakpoint was hit: print, then go on.
-    Dprintf(u32),
+    /// Only `dprintf` breakpoints were hit (their numbers are in [`Hook::prints`]): print,
+    /// then go on.
+    Dprintf,
     /// The replay reached a time where debugger events are due (quantum, periodic): the
     /// time, and the thread about to run.
     Time(u64, Tid),
@@ -52,7 +60,14 @@ pub(crate) enum Reason {
     Checkpoint,
     /// A signal that stops the program (found going back).
     Signal,
+    /// The dynamic loader reported a library load: resolve pending breakpoints, go on.
+    LibraryEvent,
+    /// The user interrupted the motion (^C, a front end's pause).
+    Interrupted,
 }
+
+/// How often a running live program is checked for the user's interrupt.
+const POLL_INTERRUPT: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Decides, at each trap, whether the user's breakpoints and watchpoints stop the program.
 pub(crate) struct Hook<'a> {
@@ -64,6 +79,10 @@ pub(crate) struct Hook<'a> {
     pub(crate) reason: Option<Reason>,
     /// `handle SIG stop|nostop`, where the user said.
     pub(crate) signal_stops: &'a HashMap<i32, bool>,
+    /// `handle SIG print|noprint`, where the user said.
+    pub(crate) signal_print: &'a HashMap<i32, bool>,
+    /// `handle SIG pass|nopass`, where the user said.
+    pub(crate) signal_pass: &'a HashMap<i32, bool>,
     /// The debugger events: when breakpoints apply (eras), what they do (dprintf), and the
     /// events due at times (quantum, periodic).
     pub(crate) engine: &'a mut hindsight_timeline::Engine,
@@ -76,6 +95,14 @@ pub(crate) struct Hook<'a> {
     /// Replay: (time, signals that reached the program since then), which names a signal
     /// stop's position.
     pub(crate) signals: Option<&'a mut (u64, u64)>,
+    /// The loader's library-event trap, while pending breakpoints wait.
+    pub(crate) library_event: Option<u64>,
+    /// Who hears about threads and forks (None: nobody, in scans).
+    pub(crate) observer: Option<&'a mut dyn Observer>,
+    /// The user's interrupt (replay: checked at every event).
+    pub(crate) interrupt: Option<&'a crate::session::Interrupter>,
+    /// dprintf breakpoints hit at the stop, to print before anything else happens.
+    pub(crate) prints: Vec<u32>,
 }
 
 impl StopHook for Hook<'_> {
@@ -91,6 +118,10 @@ impl StopHook for Hook<'_> {
                 }
             }
         }
+        if self.library_event == Some(addr) && self.table.breakpoints_at(addr).is_empty() {
+            self.reason = Some(Reason::LibraryEvent);
+            return true;
+        }
         // Conditions are evaluated in the trapping thread; counting follows gdb (the table's
         // rules): a false condition is no hit, an ignored hit still counts.
         let symbols = self.symbols;
@@ -98,6 +129,7 @@ impl StopHook for Hook<'_> {
             context::eval_condition(symbols, inf, tid, cond)
         });
         let mut stop = None;
+        let mut prints = Vec::new();
         for o in outcomes {
             if !self.engine.admits(o.number, self.time) {
                 // An era breakpoint outside its era.
@@ -108,19 +140,26 @@ impl StopHook for Hook<'_> {
                 stop.get_or_insert(Reason::ConditionError(o.number, e));
             } else if matches!(o.verdict, Verdict::Stop { .. }) {
                 let actions = self.engine.match_breakpoint(o.number, self.time);
-                let prints = actions
+                let is_dprintf = actions
                     .iter()
                     .any(|(_, a)| matches!(a, hindsight_timeline::Action::Print { .. }));
-                if prints {
-                    stop.get_or_insert(Reason::Dprintf(o.number));
+                if is_dprintf {
+                    prints.push(o.number);
                 } else {
                     stop.get_or_insert(Reason::Breakpoint(o.number));
                 }
             }
         }
+        // A dprintf prints even where another breakpoint stops the program (gdb does both).
+        let printing = !prints.is_empty();
+        self.prints.extend(prints);
         match stop {
             Some(r) => {
                 self.reason = Some(r);
+                true
+            }
+            None if printing => {
+                self.reason = Some(Reason::Dprintf);
                 true
             }
             None => false,
@@ -179,11 +218,11 @@ impl StopHook for Hook<'_> {
                 .get(&n)
                 .cloned()
                 .unwrap_or(hindsight_symbols::value::TypeHandle::long());
-            let new = context::format_watch_bytes(self.symbols, &ty, &now, inf);
+            let new = Value::from_bytes(ty.clone(), now.clone());
             let old = match access {
                 WatchAccess::Read => None,
                 WatchAccess::Access if !changed => None,
-                _ => before.map(|b| context::format_watch_bytes(self.symbols, &ty, &b, inf)),
+                _ => before.map(|b| Value::from_bytes(ty.clone(), b)),
             };
             self.watch_values.insert(n, now);
             self.reason = Some(Reason::Watch {
@@ -209,8 +248,40 @@ impl StopHook for Hook<'_> {
         }
     }
 
+    fn passes_signal(&mut self, signal: i32) -> bool {
+        self.signal_pass
+            .get(&signal)
+            .copied()
+            .unwrap_or(signal != libc::SIGINT && signal != libc::SIGTRAP)
+    }
+
+    fn signal_arrived(&mut self, inf: &Inferior, tid: Tid, signal: i32) {
+        // `handle SIG nostop` (print stays on unless `noprint`): gdb says so and goes on.
+        let print = self
+            .signal_print
+            .get(&signal)
+            .copied()
+            .unwrap_or_else(|| hindsight_control::stops_by_default(signal));
+        if !print {
+            return;
+        }
+        let threads = inf.threads();
+        let thread = threads
+            .iter()
+            .find(|t| t.tid == tid)
+            .filter(|_| threads.len() > 1)
+            .map(|t| (t.num, inf.thread_name(tid).unwrap_or_default()));
+        if let Some(obs) = self.observer.as_mut() {
+            obs.notice(Notice::SignalReceived { thread, signal });
+        }
+    }
+
     fn at_event(&mut self, _: &Inferior, events: u64, tid: Tid) -> bool {
         self.time = events;
+        if self.interrupt.is_some_and(|i| i.requested()) {
+            self.reason = Some(Reason::Interrupted);
+            return true;
+        }
         if self.engine.wants_time(events) {
             self.reason = Some(Reason::Time(events, tid));
             return true;
@@ -227,23 +298,25 @@ impl StopHook for Hook<'_> {
     }
 
     fn notify(&mut self, note: Notification) {
-        match note {
-            Notification::NewThread { tid, pthread, .. } => {
-                println!("[New Thread {pthread:#x} (LWP {tid})]");
+        let Some(obs) = self.observer.as_mut() else {
+            return;
+        };
+        obs.notice(match note {
+            Notification::NewThread { num, tid, pthread } => {
+                Notice::NewThread { num, tid, pthread }
             }
-            Notification::ThreadExited { tid, pthread, .. } => {
-                println!("[Thread {pthread:#x} (LWP {tid}) exited]");
+            Notification::ThreadExited { num, tid, pthread } => {
+                Notice::ThreadExited { num, tid, pthread }
             }
-            Notification::Detached { pid } => {
-                println!("[Detaching after fork from child process {pid}]");
-            }
-        }
+            Notification::Detached { pid } => Notice::Detached { pid },
+        });
     }
 }
 
-/// Resumes with `step_resume` armed and returns the stop and its reason, without printing it.
+/// Resumes with `step_resume` armed and returns the stop and its reason.
 pub(crate) fn resume_raw(
     s: &mut Session,
+    obs: &mut dyn Observer,
     how: Resume,
     step_resume: Option<StepResume>,
 ) -> anyhow::Result<(StopEvent, Option<Reason>)> {
@@ -265,13 +338,34 @@ pub(crate) fn resume_raw(
             step_resume: step_resume.clone(),
             reason: None,
             signal_stops: &s.signal_stops,
+            signal_print: &s.signal_print,
+            signal_pass: &s.signal_pass,
             engine: &mut s.travel.engine,
             time: s.replay.as_ref().map(|r| r.events_replayed()).unwrap_or(0),
             checkpoint_at,
             sites_pending: s.replay.is_some() && !s.pending_sites.is_empty(),
             signals: Some(&mut s.travel.signal_count),
+            library_event: s.library_event,
+            observer: Some(&mut *obs),
+            interrupt: s.in_motion.then_some(&s.interrupt),
+            prints: Vec::new(),
         };
         let (stop, mut reason) = match s.replay.as_mut() {
+            // A live program runs until it stops or the user interrupts (every thread is then
+            // stopped where it is). Without a front end that pauses, the terminal's ^C reaches
+            // the program itself, which stops with SIGINT as under gdb.
+            None if how == Resume::Continue && s.live_pause => {
+                let interrupt = s.interrupt.clone();
+                let stop = inf
+                    .resume_polled(&mut hook, &mut || {
+                        (!interrupt.requested()).then_some(POLL_INTERRUPT)
+                    })
+                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+                match stop {
+                    StopEvent::Interrupted => (stop, Some(Reason::Interrupted)),
+                    stop => (stop, None),
+                }
+            }
             None => {
                 let stop = inf
                     .resume(how, &mut hook)
@@ -289,12 +383,20 @@ pub(crate) fn resume_raw(
                 ),
                 hindsight_replay::ReplayStop::Divergence(d) => anyhow::bail!("{d}"),
                 hindsight_replay::ReplayStop::AtEvent(_) => (StopEvent::Interrupted, None),
+                // A tick stop (set for a checkpoint in a long stretch): go on.
+                hindsight_replay::ReplayStop::AtTick(_) => {
+                    (StopEvent::Interrupted, Some(Reason::Checkpoint))
+                }
             },
         };
         if reason.is_none() {
             reason = hook.reason.take();
         }
+        let prints = std::mem::take(&mut hook.prints);
         s.started = true;
+        for n in prints {
+            crate::travel::run_dprintf(s, obs, n, &stop);
+        }
         // Debugger events whose action is not a stop: act, then go on.
         match reason {
             Some(Reason::Checkpoint) => {
@@ -305,13 +407,18 @@ pub(crate) fn resume_raw(
                 }
                 continue;
             }
-            Some(Reason::Dprintf(n)) => {
-                crate::travel::run_dprintf(s, n, &stop);
+            Some(Reason::LibraryEvent) => {
+                s.refresh_modules();
+                crate::breakpoints::resolve_pending(s);
+                s.travel.here = None;
+                continue;
+            }
+            Some(Reason::Dprintf) => {
                 s.travel.here = None;
                 continue;
             }
             Some(Reason::Time(time, tid)) => {
-                let stops = crate::travel::run_due_events(s, time, tid)?;
+                let stops = crate::travel::run_due_events(s, obs, time, tid)?;
                 if stops {
                     s.thread = Some(tid);
                     return Ok((StopEvent::Interrupted, Some(Reason::Quantum(time))));
@@ -326,189 +433,13 @@ pub(crate) fn resume_raw(
             if let Some(r) = &s.replay {
                 s.travel.exec_at.get_or_insert(r.events_replayed());
             }
-            println!(
-                "process {} is executing new program: {path}",
-                s.pid().unwrap_or(0)
-            );
+            obs.notice(Notice::Exec {
+                pid: s.pid().unwrap_or(0),
+                path: path.clone(),
+            });
             s.reload_after_exec();
             continue;
         }
         return Ok((stop, reason));
-    }
-}
-
-/// Resumes, then prints the stop as gdb does.
-pub(crate) fn resume(s: &mut Session, how: Resume) -> anyhow::Result<StopEvent> {
-    let (stop, reason) = resume_raw(s, how, None)?;
-    report_stop(s, &stop, reason.as_ref(), true)?;
-    Ok(stop)
-}
-
-/// Prints a stop. `with_frame`: the frame line is printed (gdb omits it when a `step`/`next`
-/// stays in the same function).
-pub(crate) fn report_stop(
-    s: &mut Session,
-    stop: &StopEvent,
-    reason: Option<&Reason>,
-    with_frame: bool,
-) -> anyhow::Result<()> {
-    // A replay is named by the pid the program had when it was recorded (what getpid()
-    // returns in it), as gdb on rr does.
-    let pid = match &s.replay {
-        Some(r) => r.recorded_pid(),
-        None => s.inferior.as_ref().map(|i| i.pid()).unwrap_or(0),
-    };
-    s.stepped_cleanly = matches!(stop, StopEvent::Stepped { .. }) && reason.is_none();
-    s.last_stop = Some((stop.clone(), reason.cloned()));
-    let tid = match stop {
-        StopEvent::Breakpoint { tid, .. }
-        | StopEvent::Watchpoint { tid, .. }
-        | StopEvent::Stepped { tid }
-        | StopEvent::Signal { tid, .. }
-        | StopEvent::Syscall { tid }
-        | StopEvent::Exec { tid, .. } => *tid,
-        StopEvent::Interrupted => match s.thread {
-            Some(t) => t,
-            None => return Ok(()),
-        },
-        StopEvent::Exited(code) => {
-            if *code == 0 {
-                println!("[Inferior 1 (process {pid}) exited normally]");
-            } else {
-                // gdb prints the status in octal with a leading zero: 3 is 03, 10 is 012.
-                println!("[Inferior 1 (process {pid}) exited with code 0{code:o}]");
-            }
-            delete_temporaries(s, reason);
-            s.thread = None;
-            return Ok(());
-        }
-        StopEvent::Killed(sig) => {
-            let (name, desc) = report::signal_name(*sig);
-            println!("\nProgram terminated with signal {name}, {desc}.");
-            println!("The program no longer exists.");
-            s.thread = None;
-            return Ok(());
-        }
-    };
-    // gdb announces a stop in another thread than the selected one.
-    if s.thread.is_some() && s.thread != Some(tid) {
-        let pthread = s
-            .inferior
-            .as_ref()
-            .and_then(|i| i.threads().into_iter().find(|t| t.tid == tid))
-            .map(|t| t.pthread)
-            .unwrap_or(0);
-        println!("[Switching to Thread {pthread:#x} (LWP {tid})]");
-    }
-    s.thread = Some(tid);
-    s.frame = 0;
-    s.list_next = None;
-    s.last_breakpoint = match reason {
-        Some(Reason::Breakpoint(n)) => Some(*n),
-        _ => None,
-    };
-    s.refresh_modules();
-    let multi = s.live()?.threads().len() > 1;
-    let thread_prefix = |s: &Session| -> String {
-        let inf = s.inferior.as_ref();
-        let num = inf
-            .and_then(|i| i.threads().into_iter().find(|t| t.tid == tid))
-            .map(|t| t.num)
-            .unwrap_or(1);
-        let name = inf.and_then(|i| i.thread_name(tid)).unwrap_or_default();
-        format!("Thread {num} \"{name}\" ")
-    };
-    match (stop, reason) {
-        (StopEvent::Breakpoint { .. }, Some(Reason::Breakpoint(n))) => {
-            let temporary = s.breakpoints.get(*n).map(|b| b.temporary).unwrap_or(false);
-            let what = if temporary {
-                "Temporary breakpoint"
-            } else {
-                "Breakpoint"
-            };
-            let frame = s.selected_frame()?;
-            let line = report::frame_line(s, &frame, 0, report::PcShown::IfMidLine);
-            if multi {
-                println!("\n{}hit {what} {n}, {line}", thread_prefix(s));
-            } else {
-                println!("\n{what} {n}, {line}");
-            }
-            if let Some(src) = report::source_line(s, &frame, 0) {
-                println!("{src}");
-            }
-        }
-        (StopEvent::Breakpoint { .. }, Some(Reason::ConditionError(n, e))) => {
-            eprintln!("Error in testing condition for breakpoint {n}:");
-            eprintln!("{e}");
-            let frame = s.selected_frame()?;
-            report::print_stop_location(s, &frame, true);
-        }
-        (StopEvent::Watchpoint { .. }, Some(Reason::Watch { number, old, new })) => {
-            let (kind, expr) = match s.breakpoints.get(*number).map(|b| b.kind.clone()) {
-                Some(BreakpointKind::Watchpoint { access, expr, .. }) => (access, expr),
-                _ => (WatchAccess::Write, String::new()),
-            };
-            let title = match kind {
-                WatchAccess::Write => "Hardware watchpoint",
-                WatchAccess::Read => "Hardware read watchpoint",
-                WatchAccess::Access => "Hardware access (read/write) watchpoint",
-            };
-            if multi {
-                println!("\n{}hit {title} {number}: {expr}\n", thread_prefix(s));
-            } else {
-                println!("\n{title} {number}: {expr}\n");
-            }
-            match old {
-                Some(o) => {
-                    println!("Old value = {o}");
-                    println!("New value = {new}");
-                }
-                None => println!("Value = {new}"),
-            }
-            let frame = s.selected_frame()?;
-            report::print_stop_location(s, &frame, true);
-        }
-        (_, Some(Reason::EndOfHistory(why))) => {
-            println!("\nNo more reverse-execution history ({why}).");
-            let frame = s.selected_frame()?;
-            report::print_stop_location(s, &frame, true);
-        }
-        (_, Some(Reason::StartOfHistory)) => {
-            println!("\nNo more reverse-execution history.");
-            let frame = s.selected_frame()?;
-            report::print_stop_location(s, &frame, true);
-        }
-        (_, Some(Reason::Quantum(time))) => {
-            println!("\nStopped at event {time}.");
-            let frame = s.selected_frame()?;
-            report::print_stop_location(s, &frame, true);
-        }
-        (StopEvent::Signal { signal, .. }, _) => {
-            let (name, desc) = report::signal_name(*signal);
-            if multi {
-                println!("\n{}received signal {name}, {desc}.", thread_prefix(s));
-            } else {
-                println!("\nProgram received signal {name}, {desc}.");
-            }
-            let frame = s.selected_frame()?;
-            report::print_stop_location(s, &frame, true);
-        }
-        _ => {
-            let frame = s.selected_frame()?;
-            if !s.quiet_steps {
-                report::print_stop_location(s, &frame, with_frame);
-            }
-        }
-    }
-    delete_temporaries(s, reason);
-    Ok(())
-}
-
-/// A temporary breakpoint is deleted once it stopped the program.
-fn delete_temporaries(s: &mut Session, reason: Option<&Reason>) {
-    if let Some(Reason::Breakpoint(n)) = reason {
-        if s.breakpoints.get(*n).map(|b| b.temporary).unwrap_or(false) {
-            let _ = crate::commands::breakpoints::delete_one(s, *n);
-        }
     }
 }

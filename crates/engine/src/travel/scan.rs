@@ -7,6 +7,8 @@ use super::*;
 #[derive(Debug, Clone)]
 pub(super) struct Instant {
     pub(super) event: u64,
+    /// The thread's tick count (None: the trace counts none).
+    pub(super) ticks: Option<u64>,
     pub(super) regs: Box<[u64; 27]>,
     pub(super) digest: u64,
     /// A signal stop: (time, which signal since then). It is recognised by that count (the
@@ -19,9 +21,9 @@ impl Instant {
         self.regs[RIP]
     }
 
-    /// Whether thread `tid` of `inf` is in this state now.
-    pub(super) fn matches(&self, inf: &Inferior, tid: Tid) -> bool {
-        if self.signal.is_some() {
+    /// Whether thread `tid` of `inf`, having counted `ticks`, is in this state now.
+    pub(super) fn matches(&self, inf: &Inferior, tid: Tid, ticks: Option<u64>) -> bool {
+        if self.signal.is_some() || (self.ticks.is_some() && ticks != self.ticks) {
             return false;
         }
         let Ok(regs) = inf.regs(tid) else {
@@ -95,6 +97,9 @@ pub(super) struct Scan<'a> {
     pub(super) user: Option<Hook<'a>>,
     pub(super) goal: Goal,
     pub(super) event: u64,
+    /// The running thread's tick count, as the replay last told it.
+    pub(super) ticks: Option<u64>,
+    /// Arrivals at each armed address since the current tick interval (or event) began.
     pub(super) counts: HashMap<u64, u64>,
     pub(super) watch_traps: u64,
     /// Signals that reached the program since the last event.
@@ -119,6 +124,10 @@ pub(super) struct Scan<'a> {
     pub(super) wants_checkpoint: bool,
     /// Breakpoint sites wait for their code to be mapped: stop at every event to try.
     pub(super) sites_pending: bool,
+    /// The user's interrupt, heard at every event.
+    pub(super) interrupt: Option<crate::session::Interrupter>,
+    /// The user interrupted the scan (at an event; `stop_tid` is the thread about to run).
+    pub(super) interrupted: bool,
 }
 
 impl<'a> Scan<'a> {
@@ -128,6 +137,7 @@ impl<'a> Scan<'a> {
             user: None,
             goal,
             event: u64::MAX,
+            ticks: None,
             counts: HashMap::new(),
             watch_traps: 0,
             signals: 0,
@@ -143,6 +153,8 @@ impl<'a> Scan<'a> {
             checkpoint_at: std::time::Instant::now() + CHECKPOINT_INTERVAL,
             wants_checkpoint: false,
             sites_pending: false,
+            interrupt: None,
+            interrupted: false,
         }
     }
 
@@ -206,11 +218,14 @@ impl StopHook for Scan<'_> {
         };
         let position = Position {
             event: self.event,
+            ticks: self.ticks,
             pc: addr,
             instance: k,
         };
         match &self.goal {
-            Goal::Instant(i) if i.event == self.event && i.pc() == addr && i.matches(inf, tid) => {
+            Goal::Instant(i)
+                if i.event == self.event && i.pc() == addr && i.matches(inf, tid, self.ticks) =>
+            {
                 return self.reach(tid);
             }
             Goal::Position(p) if *p == position => return self.reach(tid),
@@ -225,6 +240,8 @@ impl StopHook for Scan<'_> {
         }
         if let Some(user) = self.user.as_mut() {
             if user.breakpoint_hit(inf, tid, addr) {
+                // (Scans print nothing: the dprintfs hit on the way are not of now.)
+                user.prints.clear();
                 if let Some(r @ (Reason::Breakpoint(_) | Reason::ConditionError(..))) =
                     user.reason.take()
                 {
@@ -243,7 +260,7 @@ impl StopHook for Scan<'_> {
             Goal::WatchTrap { event, n: want } if *event == self.event && *want == n => {
                 return self.reach(tid);
             }
-            Goal::Instant(i) if i.event == self.event && i.matches(inf, tid) => {
+            Goal::Instant(i) if i.event == self.event && i.matches(inf, tid, self.ticks) => {
                 return self.reach(tid);
             }
             _ => {}
@@ -291,6 +308,14 @@ impl StopHook for Scan<'_> {
         false
     }
 
+    fn clock(&mut self, ticks: Option<u64>) {
+        // Arrivals count from the start of the tick interval.
+        if ticks != self.ticks {
+            self.counts.clear();
+        }
+        self.ticks = ticks;
+    }
+
     fn at_event(&mut self, inf: &Inferior, events: u64, tid: Tid) -> bool {
         if events != self.event {
             self.event = events;
@@ -301,14 +326,24 @@ impl StopHook for Scan<'_> {
         if let Some(user) = self.user.as_mut() {
             user.time = events;
         }
+        if self.interrupt.as_ref().is_some_and(|i| i.requested()) {
+            self.interrupted = true;
+            self.stop_tid = Some(tid);
+            return true;
+        }
+        let ticks = self.ticks;
         match &self.goal {
-            Goal::Instant(i) if i.event == events && i.matches(inf, tid) => self.reach(tid),
+            Goal::Instant(i) if i.event == events && i.matches(inf, tid, ticks) => self.reach(tid),
             // (A signal stop is announced with the next event: it may be one later.)
             Goal::Instant(i) if events > i.event + u64::from(i.signal.is_some()) => {
                 self.passed = true;
                 true
             }
-            Goal::Position(p) if p.event == events && p.instance == 0 => {
+            // A position later in the stretch (in a later tick interval) is reached by the
+            // replay's tick stop.
+            Goal::Position(p)
+                if p.event == events && p.instance == 0 && (p.ticks.is_none() || p.ticks == ticks) =>
+            {
                 let pc = inf.regs(tid).map(|r| r.pc()).unwrap_or(0);
                 if pc == p.pc {
                     self.reach(tid)
@@ -435,6 +470,8 @@ pub(super) struct ScanResult {
     pub(super) counts: HashMap<u64, u64>,
     /// The last order number given to a firing or a visit.
     pub(super) seq: u64,
+    /// The running thread's tick count where the scan ended.
+    pub(super) ticks: Option<u64>,
 }
 
 pub(super) fn drive(
@@ -449,8 +486,12 @@ pub(super) fn drive(
         replay,
         watch_types,
         signal_stops,
+        signal_print,
+        signal_pass,
         travel,
         pending_sites,
+        interrupt,
+        in_motion,
         ..
     } = s;
     let inf = inferior
@@ -468,20 +509,51 @@ pub(super) fn drive(
             step_resume: None,
             reason: None,
             signal_stops,
+            signal_print,
+            signal_pass,
             engine: &mut u.engine,
             time: 0,
             checkpoint_at: None,
             sites_pending: false,
             signals: None,
+            library_event: None,
+            observer: None,
+            interrupt: None,
+            prints: Vec::new(),
         });
     }
     setup(&mut scan);
+    scan.interrupt = in_motion.then(|| interrupt.clone());
     scan.checkpoint_at = travel.checkpoint_deadline();
     scan.sites_pending = !pending_sites.is_empty();
+    // A goal named by ticks: the replay runs to its tick interval at full speed.
+    let tick_goal = match &scan.goal {
+        Goal::Position(p) => p.ticks.map(|t| (p.event, t)),
+        Goal::Instant(i) => i.ticks.map(|t| (i.event, t)),
+        _ => None,
+    };
     let ended = loop {
+        replay.set_tick_stop(tick_goal);
         let stop = replay
             .resume(inf, Resume::Continue, &mut scan)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
+        if let ReplayStop::AtTick(tid) = stop {
+            let (event, ticks) = (scan.event, scan.ticks);
+            let pc = inf.regs(tid).map(|r| r.pc()).unwrap_or(0);
+            let at_goal = match &scan.goal {
+                Goal::Position(p) => {
+                    p.event == event && p.ticks == ticks && p.instance == 0 && p.pc == pc
+                }
+                Goal::Instant(i) => i.event == event && i.matches(inf, tid, ticks),
+                _ => false,
+            };
+            if at_goal {
+                scan.reach(tid);
+            }
+        }
+        if scan.interrupted {
+            return Err(crate::Interrupted { tid: scan.stop_tid }.into());
+        }
         if scan.reached {
             if let ReplayStop::Program(StopEvent::Signal { tid, .. }) = stop {
                 scan.stop_tid.get_or_insert(tid);
@@ -501,7 +573,7 @@ pub(super) fn drive(
         }
         match stop {
             ReplayStop::AtEvent(_) if scan.passed => break Ended::Missed,
-            ReplayStop::AtEvent(_) => {}
+            ReplayStop::AtEvent(_) | ReplayStop::AtTick(_) => {}
             ReplayStop::EndOfRecording(_)
             | ReplayStop::Program(StopEvent::Exited(_) | StopEvent::Killed(_)) => {
                 break match scan.goal {
@@ -516,6 +588,7 @@ pub(super) fn drive(
             ReplayStop::Program(_) => {}
         }
     };
+    replay.set_tick_stop(None);
     let at = match (&scan.goal, ended == Ended::Reached) {
         (Goal::Position(p), true) => Some(*p),
         (Goal::Event(_), true) | (Goal::Instant(_), true) => {
@@ -530,6 +603,7 @@ pub(super) fn drive(
                 && scan.counts.contains_key(&pc);
             Some(Position {
                 event: scan.event,
+                ticks: scan.ticks,
                 pc,
                 instance: if trapped { instance } else { 0 },
             })
@@ -545,6 +619,7 @@ pub(super) fn drive(
         arrivals: scan.arrivals,
         counts: scan.counts,
         seq: scan.seq,
+        ticks: scan.ticks,
     })
 }
 
@@ -583,7 +658,7 @@ pub(super) fn restart_from(s: &mut Session, start: Start) -> anyhow::Result<()> 
     s.replay = Some(replay);
     s.started = true;
     s.keep_symbols();
-    crate::commands::breakpoints::replant_all(s)?;
+    crate::breakpoints::replant_all(s)?;
     Ok(())
 }
 
@@ -607,7 +682,7 @@ pub(super) fn restart(s: &mut Session) -> anyhow::Result<()> {
 
 /// After a seek: the program's output shows again as the user asked, the session looks at
 /// the thread that stopped, and the debugger events are as they were at that time.
-pub(super) fn arrived(s: &mut Session, tid: Option<Tid>, at: Option<Position>) {
+pub(crate) fn arrived(s: &mut Session, tid: Option<Tid>, at: Option<Position>) {
     let quiet = s.replay_opts.as_ref().map(|o| o.quiet).unwrap_or(false);
     if let Some(r) = s.replay.as_mut() {
         r.set_quiet(quiet);
@@ -630,9 +705,10 @@ pub(super) fn arrived(s: &mut Session, tid: Option<Tid>, at: Option<Position>) {
 }
 
 /// The state of the selected thread now.
-pub(super) fn capture(s: &Session) -> anyhow::Result<Instant> {
-    let replay = s.replay.as_ref().context(NEEDS_RECORDING)?;
+pub(super) fn capture(s: &mut Session) -> anyhow::Result<Instant> {
     let tid = s.tid()?;
+    let ticks = thread_ticks(s, tid);
+    let replay = s.replay.as_ref().context(NEEDS_RECORDING)?;
     let inf = s.live()?;
     let regs = inf.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
     let signal = match s.last_stop {
@@ -641,6 +717,7 @@ pub(super) fn capture(s: &Session) -> anyhow::Result<Instant> {
     };
     Ok(Instant {
         event: signal.map(|(e, _)| e).unwrap_or(replay.events_replayed()),
+        ticks,
         regs: Box::new(regs.to_words()),
         digest: digest(inf, regs.sp()),
         signal,
@@ -675,9 +752,9 @@ pub(super) fn back_to(s: &mut Session, now: &Instant) -> anyhow::Result<(Tid, Po
     Ok((tid, at.context("no position")?))
 }
 
-/// Goes to the start of the recording (the replay as it begins) and reports it, saying
-/// `No more reverse-execution history.` when a reverse command ran into it.
-pub(super) fn go_to_start(s: &mut Session, ran_into: bool) -> anyhow::Result<()> {
+/// Goes to the start of the recording (the replay as it begins); the stop says
+/// `StartOfHistory` when a reverse command ran into it.
+pub(super) fn go_to_start(s: &mut Session, ran_into: bool) -> anyhow::Result<Stop> {
     restart(s)?;
     let tid = s.pid().map(Tid);
     let pos = start_position(s)?;
@@ -686,14 +763,22 @@ pub(super) fn go_to_start(s: &mut Session, ran_into: bool) -> anyhow::Result<()>
         tid: tid.unwrap_or(Tid(0)),
     };
     let reason = ran_into.then_some(Reason::StartOfHistory);
-    crate::hook::report_stop(s, &stop, reason.as_ref(), true)
+    arrive(s, &stop, reason.as_ref(), true)
 }
 
-pub(super) fn start_position(s: &Session) -> anyhow::Result<Position> {
-    let replay = s.replay.as_ref().context(NEEDS_RECORDING)?;
+pub(super) fn start_position(s: &mut Session) -> anyhow::Result<Position> {
     let tid = s.tid()?;
+    let ticks = thread_ticks(s, tid);
+    let replay = s.replay.as_ref().context(NEEDS_RECORDING)?;
     let pc = s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0);
-    Ok(Position::at_event(replay.events_replayed(), pc))
+    Ok(Position::at_event(replay.events_replayed(), ticks, pc))
+}
+
+/// The tick count of live thread `tid` of the replay (None without the counter).
+pub(super) fn thread_ticks(s: &mut Session, tid: Tid) -> Option<u64> {
+    let replay = s.replay.as_mut()?;
+    let recorded = replay.recorded_tid_of(tid);
+    replay.ticks_of(recorded)
 }
 
 /// The position of the current stop (replays to find it, the first time).

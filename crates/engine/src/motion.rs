@@ -1,0 +1,330 @@
+//! Every way a user moves the program, forward and backward, as calls that return the
+//! [`Stop`] they end with: continue, line and instruction steps, finish, run to a location;
+//! reverse-continue, reverse steps and reverse-finish; goto a position, an event, a bookmark
+//! or a checkpoint.
+//!
+//! Invariants: a motion starts by forgetting an earlier interrupt request; an interrupt
+//! during it (^C, a front end's pause) ends it with a stop whose reason is
+//! [`StopReason::Interrupted`], wherever the replay stood (at an event, or between two
+//! single-steps), with the thread that was about to run selected. Reverse motions and
+//! positions need a replay; on a live session they fail with [`NEEDS_RECORDING`].
+
+use anyhow::bail;
+use hindsight_control::{Resume, StopEvent};
+use hindsight_ptrace::Tid;
+use hindsight_timeline::Position;
+
+use crate::hook::{self, Reason};
+use crate::observer::Observer;
+use crate::session::Session;
+use crate::stepping;
+use crate::stop::{arrive, Stop, StopReason};
+use crate::travel;
+
+pub use crate::travel::NEEDS_RECORDING;
+
+/// Which line-stepping motion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineStep {
+    /// `step`: into functions that have line information.
+    Step,
+    /// `next`: over calls.
+    Next,
+    /// `until`: like `next`, but never stops at a line before the starting one (loops).
+    Until,
+}
+
+/// What a point in time is named by when going there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// The start of the recording.
+    Start,
+    /// The moment event N has been replayed.
+    Event(u64),
+    /// One instruction instance, as `when` names it.
+    Position(Position),
+    /// A bookmark, by name.
+    Bookmark(String),
+}
+
+impl Session {
+    /// Runs `f` as a motion: a fresh interrupt state, and an interrupt turned into a stop
+    /// where the replay stands.
+    fn motion(
+        &mut self,
+        f: impl FnOnce(&mut Session) -> anyhow::Result<Stop>,
+    ) -> anyhow::Result<Stop> {
+        self.interrupt.clear();
+        // (A motion inside a motion — a periodic command — keeps the outer one's state.)
+        let outer = std::mem::replace(&mut self.in_motion, true);
+        let r = f(self);
+        self.in_motion = outer;
+        if !outer {
+            // A request that came too late for this motion is not one for the next.
+            self.interrupt.clear();
+        }
+        match r {
+            Err(e) if e.is::<crate::Interrupted>() => {
+                let tid = e
+                    .downcast_ref::<crate::Interrupted>()
+                    .and_then(|i| i.tid)
+                    .or(self.thread)
+                    .or(self.pid().map(Tid));
+                travel::arrived(self, tid, None);
+                let stop = match tid {
+                    Some(tid) => StopEvent::Stepped { tid },
+                    None => StopEvent::Interrupted,
+                };
+                arrive(self, &stop, Some(&Reason::Interrupted), true)
+            }
+            r => r,
+        }
+    }
+
+    /// Whether time travel can start from here: a replay that has not executed another
+    /// program (its symbols and memory would not be those of the replays it starts).
+    pub fn can_travel(&mut self) -> anyhow::Result<()> {
+        // A motion starts afresh (a failed one may have left a selection behind).
+        self.travel.forget_selection();
+        if self.replay.is_none() {
+            bail!(NEEDS_RECORDING);
+        }
+        self.travel.check_no_exec()
+    }
+
+    /// The checks of a reverse motion: [`Session::can_travel`], and the program is there.
+    fn check_reverse(&mut self) -> anyhow::Result<()> {
+        self.can_travel()?;
+        self.live()?;
+        Ok(())
+    }
+
+    /// `continue`: runs the program until something stops it.
+    pub fn resume(&mut self, obs: &mut dyn Observer) -> anyhow::Result<Stop> {
+        self.motion(|s| {
+            s.live()?;
+            let (stop, reason) = hook::resume_raw(s, obs, Resume::Continue, None)?;
+            arrive(s, &stop, reason.as_ref(), true)
+        })
+    }
+
+    /// One instruction of thread `tid` (the others stay stopped), reported as a stop.
+    pub fn step_thread(&mut self, obs: &mut dyn Observer, tid: Tid) -> anyhow::Result<Stop> {
+        self.motion(|s| {
+            let (stop, reason) = hook::resume_raw(s, obs, Resume::Step(tid), None)?;
+            arrive(s, &stop, reason.as_ref(), true)
+        })
+    }
+
+    /// `step`, `next`, `until`: runs the selected thread to the start of another line.
+    pub fn step_line(&mut self, obs: &mut dyn Observer, kind: LineStep) -> anyhow::Result<Stop> {
+        self.motion(|s| {
+            s.live()?;
+            stepping::line_step(s, obs, kind)
+        })
+    }
+
+    /// `stepi` (`over_calls`: `nexti`).
+    pub fn step_instruction(
+        &mut self,
+        obs: &mut dyn Observer,
+        over_calls: bool,
+    ) -> anyhow::Result<Stop> {
+        self.motion(|s| {
+            s.live()?;
+            stepping::instruction_step(s, obs, over_calls)
+        })
+    }
+
+    /// `finish`: runs until the selected frame returns; the stop carries what it returned.
+    pub fn finish(&mut self, obs: &mut dyn Observer) -> anyhow::Result<Stop> {
+        self.motion(|s| stepping::finish(s, obs))
+    }
+
+    /// `until LOCATION` / `advance LOCATION`: runs until one of `addresses` is reached or the
+    /// selected frame returns.
+    pub fn run_to_location(
+        &mut self,
+        obs: &mut dyn Observer,
+        addresses: &[u64],
+    ) -> anyhow::Result<Stop> {
+        self.motion(|s| stepping::run_to_location(s, obs, addresses))
+    }
+
+    /// Starts the program again from its beginning, stopped before its first instruction
+    /// (killing it if it runs); a replay starts the recording again.
+    pub fn restart(&mut self) -> anyhow::Result<()> {
+        self.kill();
+        self.spawn()
+    }
+
+    /// Kills the program; returns the pid it had (gdb's `kill`).
+    pub fn kill_program(&mut self) -> anyhow::Result<i32> {
+        let pid = self.live()?.pid();
+        self.kill();
+        Ok(pid)
+    }
+
+    /// `reverse-continue`: back to the last breakpoint hit, watched change or stopping
+    /// signal before now (from the end too, after the program exited).
+    pub fn reverse_continue(&mut self) -> anyhow::Result<Stop> {
+        self.motion(|s| {
+            // From the end of a replay too (the program exited): back to its last stop.
+            s.can_travel()?;
+            travel::reverse_continue(s)
+        })
+    }
+
+    /// `reverse-step` / `reverse-next` (`Until` goes back as `reverse-next`).
+    pub fn reverse_step_line(&mut self, kind: LineStep) -> anyhow::Result<Stop> {
+        self.motion(|s| {
+            s.check_reverse()?;
+            let kind = match kind {
+                LineStep::Step => hindsight_timeline::visits::LineStep::Step,
+                LineStep::Next | LineStep::Until => hindsight_timeline::visits::LineStep::Next,
+            };
+            travel::reverse_line_step(s, kind)
+        })
+    }
+
+    /// `reverse-stepi` (`over_calls`: `reverse-nexti`).
+    pub fn reverse_step_instruction(&mut self, over_calls: bool) -> anyhow::Result<Stop> {
+        self.motion(|s| {
+            s.check_reverse()?;
+            travel::reverse_stepi(s, over_calls)
+        })
+    }
+
+    /// `reverse-finish`: back to the call of the selected frame's function.
+    pub fn reverse_finish(&mut self, obs: &mut dyn Observer) -> anyhow::Result<Stop> {
+        self.motion(|s| {
+            s.check_reverse()?;
+            travel::reverse_finish(s, obs)
+        })
+    }
+
+    /// Travels to `place`, from anywhere in the replay (its end included). A place the
+    /// recording does not have is refused and the replay stays where it was.
+    pub fn goto(&mut self, place: &Place) -> anyhow::Result<Stop> {
+        self.motion(|s| {
+            s.can_travel()?;
+            match place {
+                Place::Start => travel::goto(s, "start"),
+                Place::Event(e) => travel::goto(s, &format!("event {e}")),
+                Place::Position(p) => travel::goto(s, &p.to_string()),
+                Place::Bookmark(b) => {
+                    if !s.travel.bookmarks.contains_key(b) {
+                        bail!("No bookmark named \"{b}\".");
+                    }
+                    travel::goto(s, b)
+                }
+            }
+        })
+    }
+
+    /// Travels to what `goto` accepts as text: `start`, `event N`, a bookmark's name, a
+    /// position as `when` prints it.
+    pub fn goto_text(&mut self, text: &str) -> anyhow::Result<Stop> {
+        self.motion(|s| {
+            s.can_travel()?;
+            travel::goto(s, text)
+        })
+    }
+
+    /// Back to checkpoint `n` (0: the start of the recording).
+    pub fn restore_checkpoint(&mut self, n: u32) -> anyhow::Result<Stop> {
+        self.motion(|s| {
+            s.check_reverse()?;
+            travel::restart_checkpoint(s, n)
+        })
+    }
+
+    /// The position of the current stop (`when`).
+    pub fn position(&mut self) -> anyhow::Result<Position> {
+        self.check_reverse()?;
+        travel::here(self)
+    }
+
+    /// Names the current position (`bookmark [NAME]`): returns the name (a number when none
+    /// is given) and the position.
+    pub fn bookmark(&mut self, name: &str) -> anyhow::Result<(String, Position)> {
+        self.check_reverse()?;
+        travel::bookmark(self, name)
+    }
+
+    /// The bookmarks, in the order they were made.
+    pub fn bookmarks(&self) -> Vec<(String, Position)> {
+        travel::bookmarks(self)
+    }
+
+    /// Forgets a bookmark.
+    pub fn delete_bookmark(&mut self, name: &str) -> anyhow::Result<()> {
+        travel::delete_bookmark(self, name)
+    }
+
+    /// Keeps the current position as a numbered checkpoint (`checkpoint`).
+    pub fn checkpoint(&mut self) -> anyhow::Result<(u32, Position)> {
+        self.check_reverse()?;
+        travel::checkpoint(self)
+    }
+
+    /// The user's checkpoints by number.
+    pub fn checkpoints(&self) -> anyhow::Result<Vec<(u32, Position)>> {
+        if self.replay.is_none() {
+            bail!(NEEDS_RECORDING);
+        }
+        Ok(self
+            .travel
+            .checkpoints
+            .iter()
+            .map(|(n, p)| (*n, *p))
+            .collect())
+    }
+
+    /// The events at which automatic checkpoints are kept now, oldest first.
+    pub fn automatic_checkpoints(&self) -> Vec<u64> {
+        self.travel.auto.iter().map(|(_, c)| c.event()).collect()
+    }
+
+    /// Forgets checkpoint `n`.
+    pub fn delete_checkpoint(&mut self, n: u32) -> anyhow::Result<()> {
+        travel::delete_checkpoint(self, n)
+    }
+
+    /// `break event N`: a quantum debugger event that stops the replay when it reaches event
+    /// N; returns its id.
+    pub fn break_at_event(&mut self, n: u64) -> anyhow::Result<u32> {
+        travel::break_at_event(self, n)
+    }
+
+    /// `every K COMMAND`: a periodic debugger event that hands COMMAND to the front end
+    /// ([`Observer::run_commands`]) every K events of the replay; returns its id.
+    pub fn every(&mut self, k: u64, command: &str) -> anyhow::Result<u32> {
+        travel::every(self, k, command)
+    }
+
+    /// Every debugger event (breakpoints' eras and dprintfs, periodic and quantum events,
+    /// bookmarks) and its life-cycle state.
+    pub fn debugger_events(&self) -> Vec<hindsight_timeline::engine::DebuggerEvent> {
+        self.travel.engine.iter().cloned().collect()
+    }
+
+    /// The number of recorded events (None in a live session or an incomplete trace).
+    pub fn recorded_events(&self) -> Option<u64> {
+        self.replay
+            .as_ref()
+            .and_then(|r| r.reader().summary().map(|x| x.events))
+    }
+
+    /// Events replayed so far (None in a live session).
+    pub fn events_replayed(&self) -> Option<u64> {
+        self.replay.as_ref().map(|r| r.events_replayed())
+    }
+}
+
+impl Stop {
+    /// A stop that ended a motion the user interrupted.
+    pub fn was_interrupted(&self) -> bool {
+        self.reason == StopReason::Interrupted
+    }
+}
