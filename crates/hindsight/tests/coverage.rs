@@ -54,7 +54,7 @@ fn replays_the_same(rec: &Recorded) -> Run {
         rec.trace.as_os_str(),
         "--batch".as_ref(),
         "-ex".as_ref(),
-        "handle SIGSEGV SIGBUS SIGUSR1 SIGCHLD SIGALRM nostop".as_ref(),
+        "handle SIGSEGV SIGBUS SIGUSR1 SIGCHLD SIGALRM nostop noprint".as_ref(),
         "-ex".as_ref(),
         "continue".as_ref(),
     ]);

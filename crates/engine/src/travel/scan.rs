@@ -342,7 +342,9 @@ impl StopHook for Scan<'_> {
             // A position later in the stretch (in a later tick interval) is reached by the
             // replay's tick stop.
             Goal::Position(p)
-                if p.event == events && p.instance == 0 && (p.ticks.is_none() || p.ticks == ticks) =>
+                if p.event == events
+                    && p.instance == 0
+                    && (p.ticks.is_none() || p.ticks == ticks) =>
             {
                 let pc = inf.regs(tid).map(|r| r.pc()).unwrap_or(0);
                 if pc == p.pc {
