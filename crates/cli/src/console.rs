@@ -89,24 +89,29 @@ impl Console {
         }
     }
 
-    /// Shows `text` as it is (a closed terminal is not an error worth stopping for).
+    /// Shows `text` as it is.
     pub fn print(&mut self, text: &str) {
-        let _ = self.out.write_all(text.as_bytes());
-        let _ = self.out.flush();
+        let r = self
+            .out
+            .write_all(text.as_bytes())
+            .and_then(|_| self.out.flush());
+        written(r, "stdout");
     }
 
     /// Shows a line.
     pub fn println(&mut self, line: &str) {
-        let _ = self.out.write_all(line.as_bytes());
-        let _ = self.out.write_all(b"\n");
-        let _ = self.out.flush();
+        let r = (self.out.write_all(line.as_bytes()))
+            .and_then(|_| self.out.write_all(b"\n"))
+            .and_then(|_| self.out.flush());
+        written(r, "stdout");
     }
 
     /// Shows an error line.
     pub fn eprintln(&mut self, line: &str) {
-        let _ = self.err.write_all(line.as_bytes());
-        let _ = self.err.write_all(b"\n");
-        let _ = self.err.flush();
+        let r = (self.err.write_all(line.as_bytes()))
+            .and_then(|_| self.err.write_all(b"\n"))
+            .and_then(|_| self.err.flush());
+        written(r, "stderr");
     }
 
     /// True after `quit`.
@@ -117,6 +122,16 @@ impl Console {
     /// The file a bare line number refers to: where the program last stopped.
     pub(crate) fn default_file(&self) -> Option<&std::path::Path> {
         self.list_center.as_ref().map(|(f, _)| f.as_path())
+    }
+}
+
+/// Output that cannot be written fails as `println!` fails: a panic naming the stream, which
+/// the binary turns into one line and status 1 (a session whose output went to a full disk
+/// must not end as if it had shown everything). A closed pipe ends the process by SIGPIPE
+/// before this.
+fn written(r: std::io::Result<()>, stream: &str) {
+    if let Err(e) = r {
+        panic!("failed printing to {stream}: {e}");
     }
 }
 
