@@ -312,3 +312,21 @@ fn a_stack_limit_the_program_sets_holds_in_replay() {
     assert!(depth < 2100, "{depth}");
     replays_the_same(&rec);
 }
+
+#[test]
+fn a_process_killed_by_one_threads_fault_or_exec_is_recorded_to_its_end() {
+    // Its other threads were between stops when its memory went away.
+    let prog = compile("group_dies", &[]);
+    let rec = record(&prog, &[]);
+    let want: String = (0..6)
+        .map(|r| {
+            if r % 2 == 0 {
+                format!("round {r}: killed by Segmentation fault\n")
+            } else {
+                format!("exec'd from a thread\nround {r}: exit 7\n")
+            }
+        })
+        .collect();
+    assert_eq!(rec.out, want);
+    replays_the_same(&rec);
+}

@@ -479,18 +479,42 @@ impl Recorder {
             if self.procs.is_empty() || self.failure.is_some() {
                 return Ok(());
             }
-            self.schedule_all()?;
+            if let Err(e) = self.schedule_all() {
+                if !self.vanishing(&e) {
+                    return Err(e);
+                }
+            }
             if self.failure.is_some() {
                 return Ok(());
             }
             self.update_timer();
             match hindsight_ptrace::wait_any_interruptible() {
-                Ok(Some((tid, ev))) => self.handle(tid.0, ev)?,
+                Ok(Some((tid, ev))) => {
+                    if let Err(e) = self.handle(tid.0, ev) {
+                        if !self.vanishing(&e) {
+                            return Err(e);
+                        }
+                    }
+                }
                 Ok(None) => self.deadlines()?,
                 Err(e) if e.raw_os_error() == Some(libc::ECHILD) => return Ok(()),
                 Err(e) => return Err(e.into()),
             }
         }
+    }
+
+    /// True when `e` is a memory access that failed because a process's address space went
+    /// away under it (a fatal signal killing its threads, another thread's exec): no error of
+    /// the recording, the threads' ends arrive as wait events (rr's fatal_sigsegv_thread,
+    /// futex_exit_race, unexpected_exit_execve).
+    fn vanishing(&self, e: &RecordError) -> bool {
+        use hindsight_ptrace::PtraceError::Memory;
+        let memory = matches!(
+            e,
+            RecordError::Ptrace(Memory(_))
+                | RecordError::Ticks(hindsight_ticks::TicksError::Ptrace(Memory(_)))
+        );
+        memory && self.procs.values().any(|p| p.mem.is_gone())
     }
 
     /// A periodic timer runs while some process has a ready thread waiting behind a running
