@@ -330,3 +330,51 @@ fn a_process_killed_by_one_threads_fault_or_exec_is_recorded_to_its_end() {
     assert_eq!(rec.out, want);
     replays_the_same(&rec);
 }
+
+#[test]
+fn shared_memory_is_as_it_was_when_going_back() {
+    let prog = compile("shared_rewind", &[]);
+    let rec = record(&prog, &[]);
+    let rounds: String = (0..5).map(|i| format!("round {i} saw {i}\n")).collect();
+    assert_eq!(
+        rec.out,
+        format!("{rounds}the child wrote 42\nafter MADV_DONTNEED: 5 42\n")
+    );
+    replays_the_same(&rec);
+    // Going back (from a checkpoint, a fork of the replay) finds each round's bytes.
+    let line = marker_line("shared_rewind.c", "each round");
+    let brk = format!("break {line}");
+    let r = replay_batch(
+        &rec.trace,
+        &[
+            &brk,
+            "continue",
+            "continue",
+            "continue",
+            "continue",
+            "print x",
+            "reverse-continue",
+            "print x",
+            "print shared[0]",
+            "reverse-continue",
+            "reverse-continue",
+            "print x",
+            "print shared[0]",
+            "continue",
+            "print x",
+        ],
+    );
+    r.seq(&["$1 = 3", "$2 = 2", "$3 = 3", "$4 = 0", "$5 = 1", "$6 = 1"]);
+    r.lacks("could not find");
+}
+
+#[test]
+fn a_shared_mapping_moved_by_mremap_is_still_followed() {
+    let prog = compile("shared_moved", &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(
+        rec.out,
+        "moved: before the move\nnow: written by the child after the move\n"
+    );
+    replays_the_same(&rec);
+}

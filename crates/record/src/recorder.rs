@@ -1562,7 +1562,18 @@ impl Recorder {
                     crate::shared::LIMIT >> 20
                 );
             }
-            "munmap" | "mremap" => p.shared.forget(args[0], args[1]),
+            "munmap" => p.shared.forget(args[0], args[1]),
+            // A followed mapping moved or resized is followed where it is now.
+            "mremap" if !p.shared.moved(args[0], args[1], result, args[2]) => {
+                eprintln!(
+                    "hindsight: a shared mapping remapped to {} bytes at {result:#x} is not \
+                     followed any more: what other processes write into it will not replay",
+                    args[2]
+                );
+            }
+            // MADV_DONTNEED, MADV_FREE, MADV_DONTNEED_LOCKED: replay maps shared memory
+            // privately, where these drop the bytes.
+            "madvise" if matches!(args[2], 4 | 8 | 24) => p.shared.dropped(args[0], args[1]),
             _ => {}
         }
     }

@@ -1594,7 +1594,8 @@ impl Replayer {
         // private one that reserves no swap: it counted for nothing when recorded, and a
         // large one (a sparse file of 100 GiB) would not fit the commit limit otherwise.
         let fixed = |flags: u64| {
-            let shared = flags & 0x03 == libc::MAP_SHARED as u64;
+            // MAP_SHARED or MAP_SHARED_VALIDATE.
+            let shared = flags & 0x03 != libc::MAP_PRIVATE as u64;
             (flags & !0x10_0000 & !0x03)
                 | 0x02
                 | libc::MAP_FIXED as u64
@@ -1609,7 +1610,11 @@ impl Replayer {
             None => {
                 let mut r = regs;
                 r.0.rdi = addr;
-                r.0.r10 = (args[3] & !0x10_0000) | libc::MAP_FIXED as u64;
+                // Shared anonymous memory becomes private too: the process replays alone,
+                // what others wrote into it comes as the recording's `KernelWrite`s, and a
+                // checkpoint (a fork) must not share its pages with the replay going on —
+                // going back to it would find them as they are later.
+                r.0.r10 = fixed(args[3]);
                 if args[3] & libc::MAP_ANONYMOUS as u64 == 0 {
                     // A mapping of /dev/zero (the one file the recorder maps without a copy):
                     // the descriptor is not there in replay, and anonymous memory is the same.
