@@ -129,6 +129,16 @@ impl Console {
     }
 }
 
+/// Output that cannot be written fails as `println!` fails: a panic naming the stream, which
+/// the binary turns into one line and status 1 (a session whose output went to a full disk
+/// must not end as if it had shown everything). A closed pipe ends the process by SIGPIPE
+/// before this.
+fn written(r: std::io::Result<()>, stream: &str) {
+    if let Err(e) = r {
+        panic!("failed printing to {stream}: {e}");
+    }
+}
+
 /// `say!(console, "format", args…)`: one line of output.
 macro_rules! say {
     ($c:expr, $($arg:tt)*) => {
@@ -186,14 +196,5 @@ impl Observer for Console {
                 self.eprintln(&e.to_string());
             }
         }
-    }
-}
-
-/// Output that cannot be written fails as `println!` does (a panic "failed printing to
-/// stdout: ..."), which the binary turns into one line and status 1 (a full disk), or never
-/// sees (a closed pipe ends hindsight by SIGPIPE first).
-fn written(r: std::io::Result<()>, what: &str) {
-    if let Err(e) = r {
-        panic!("failed printing to {what}: {e}");
     }
 }

@@ -54,7 +54,7 @@ fn replays_the_same(rec: &Recorded) -> Run {
         rec.trace.as_os_str(),
         "--batch".as_ref(),
         "-ex".as_ref(),
-        "handle SIGSEGV SIGBUS SIGUSR1 SIGCHLD SIGALRM nostop".as_ref(),
+        "handle SIGSEGV SIGBUS SIGUSR1 SIGCHLD SIGALRM nostop noprint".as_ref(),
         "-ex".as_ref(),
         "continue".as_ref(),
     ]);
@@ -241,4 +241,140 @@ fn a_32_bit_syscall_is_refused_by_name() {
         "{}",
         r.stderr
     );
+}
+
+#[test]
+fn madvise_over_a_hole_still_drops_the_pages_before_it() {
+    let prog = compile("madvise_hole", &[]);
+    let native = native(&prog, &[]);
+    assert_eq!(
+        native,
+        "madvise: -1 (Cannot allocate memory), first byte now 0\n\
+         mprotect: -1 (Cannot allocate memory)\nbytes: yz\n\
+         madvise over a locked page: -1 (Invalid argument), bytes 0 b\n"
+    );
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, native);
+    replays_the_same(&rec);
+}
+
+#[test]
+fn mappings_of_one_file_merge_as_recorded() {
+    let prog = compile("coalesce_mremap", &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, "mremap worked, first bytes ELF\n");
+    replays_the_same(&rec);
+}
+
+#[test]
+fn a_huge_sparse_file_is_copied_sparse_and_mapped() {
+    let prog = compile("sparse_map", &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, "last byte x, middle 7, start 0\n");
+    // The copy takes what the file's data takes, not 64 GiB.
+    let mut used = 0;
+    for e in std::fs::read_dir(rec.trace.join("files")).unwrap() {
+        use std::os::unix::fs::MetadataExt as _;
+        used += e.unwrap().metadata().unwrap().blocks() * 512;
+    }
+    assert!(used < 64 << 20, "the copies use {used} bytes");
+    replays_the_same(&rec);
+}
+
+#[test]
+fn vsyscalls_are_recorded_and_replayed() {
+    let prog = compile("vsyscall_calls", &[]);
+    let rec = record(&prog, &[]);
+    if rec.out == "no vsyscall page\n" {
+        // vsyscall=none on this kernel: nothing to record (the call would fault natively).
+        return;
+    }
+    assert!(
+        rec.out
+            .starts_with("gettimeofday 0, time agrees, getcpu 0\nplausible: 1\nvalues: "),
+        "{}",
+        rec.out
+    );
+    replays_the_same(&rec);
+}
+
+#[test]
+fn a_stack_limit_the_program_sets_holds_in_replay() {
+    let prog = compile("stack_limit", &[]);
+    let rec = record(&prog, &[]);
+    let depth: u64 = rec
+        .out
+        .trim()
+        .strip_prefix("overflowed at depth ")
+        .and_then(|d| d.parse().ok())
+        .unwrap_or_else(|| panic!("{}", rec.out));
+    // 512 KiB of 256-byte frames and more, not the 8 MiB default.
+    assert!(depth < 2100, "{depth}");
+    replays_the_same(&rec);
+}
+
+#[test]
+fn a_process_killed_by_one_threads_fault_or_exec_is_recorded_to_its_end() {
+    // Its other threads were between stops when its memory went away.
+    let prog = compile("group_dies", &[]);
+    let rec = record(&prog, &[]);
+    let want: String = (0..6)
+        .map(|r| {
+            if r % 2 == 0 {
+                format!("round {r}: killed by Segmentation fault\n")
+            } else {
+                format!("exec'd from a thread\nround {r}: exit 7\n")
+            }
+        })
+        .collect();
+    assert_eq!(rec.out, want);
+    replays_the_same(&rec);
+}
+
+#[test]
+fn shared_memory_is_as_it_was_when_going_back() {
+    let prog = compile("shared_rewind", &[]);
+    let rec = record(&prog, &[]);
+    let rounds: String = (0..5).map(|i| format!("round {i} saw {i}\n")).collect();
+    assert_eq!(
+        rec.out,
+        format!("{rounds}the child wrote 42\nafter MADV_DONTNEED: 5 42\n")
+    );
+    replays_the_same(&rec);
+    // Going back (from a checkpoint, a fork of the replay) finds each round's bytes.
+    let line = marker_line("shared_rewind.c", "each round");
+    let brk = format!("break {line}");
+    let r = replay_batch(
+        &rec.trace,
+        &[
+            &brk,
+            "continue",
+            "continue",
+            "continue",
+            "continue",
+            "print x",
+            "reverse-continue",
+            "print x",
+            "print shared[0]",
+            "reverse-continue",
+            "reverse-continue",
+            "print x",
+            "print shared[0]",
+            "continue",
+            "print x",
+        ],
+    );
+    r.seq(&["$1 = 3", "$2 = 2", "$3 = 3", "$4 = 0", "$5 = 1", "$6 = 1"]);
+    r.lacks("could not find");
+}
+
+#[test]
+fn a_shared_mapping_moved_by_mremap_is_still_followed() {
+    let prog = compile("shared_moved", &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(
+        rec.out,
+        "moved: before the move\nnow: written by the child after the move\n"
+    );
+    replays_the_same(&rec);
 }

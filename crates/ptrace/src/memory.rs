@@ -69,6 +69,14 @@ impl ProcessMemory {
         Ok(())
     }
 
+    /// True when the address space this handle was opened on is gone: every thread of the
+    /// process has left it (exited, or another thread's exec replaced it). The kernel then
+    /// reads nothing at all from `/proc/PID/mem`, where an unmapped address is an error.
+    pub fn is_gone(&self) -> bool {
+        let mut b = [0u8; 1];
+        matches!(self.mem.read_at(&mut b, 0), Ok(0))
+    }
+
     /// Reads a little-endian u64.
     pub fn read_u64(&self, addr: u64) -> Result<u64, PtraceError> {
         let mut b = [0u8; 8];

@@ -12,6 +12,7 @@ pub mod recorder;
 pub mod settle;
 pub mod shared;
 pub mod stop;
+pub mod vsyscall;
 
 pub use error::RecordError;
 pub use recorder::{record, Outcome, RecordOptions};

@@ -564,18 +564,42 @@ impl Recorder {
             if self.procs.is_empty() || self.failure.is_some() {
                 return Ok(());
             }
-            self.schedule_all()?;
+            if let Err(e) = self.schedule_all() {
+                if !self.vanishing(&e) {
+                    return Err(e);
+                }
+            }
             if self.failure.is_some() {
                 return Ok(());
             }
             self.update_timer();
             match hindsight_ptrace::wait_any_interruptible() {
-                Ok(Some((tid, ev))) => self.handle(tid.0, ev)?,
+                Ok(Some((tid, ev))) => {
+                    if let Err(e) = self.handle(tid.0, ev) {
+                        if !self.vanishing(&e) {
+                            return Err(e);
+                        }
+                    }
+                }
                 Ok(None) => self.deadlines()?,
                 Err(e) if e.raw_os_error() == Some(libc::ECHILD) => return Ok(()),
                 Err(e) => return Err(e.into()),
             }
         }
+    }
+
+    /// True when `e` is a memory access that failed because a process's address space went
+    /// away under it (a fatal signal killing its threads, another thread's exec): no error of
+    /// the recording, the threads' ends arrive as wait events (rr's fatal_sigsegv_thread,
+    /// futex_exit_race, unexpected_exit_execve).
+    fn vanishing(&self, e: &RecordError) -> bool {
+        use hindsight_ptrace::PtraceError::Memory;
+        let memory = matches!(
+            e,
+            RecordError::Ptrace(Memory(_))
+                | RecordError::Ticks(hindsight_ticks::TicksError::Ptrace(Memory(_)))
+        );
+        memory && self.procs.values().any(|p| p.mem.is_gone())
     }
 
     /// A periodic timer runs while some process has a ready thread waiting behind a running
@@ -829,6 +853,9 @@ impl Recorder {
         if let Some(why) = self.compat_syscall(pid, &regs) {
             self.failure = Some(why);
             return Ok(());
+        }
+        if crate::vsyscall::is_vsyscall(&regs) {
+            return self.on_vsyscall(pid, tid, regs);
         }
         if let Some(a) = self.procs.get(&pid).and_then(|p| p.agent) {
             let name = hindsight_syscalls::name(nr).unwrap_or("");
@@ -1175,6 +1202,43 @@ impl Recorder {
     /// Output events for a write to the terminal (or whatever stdout/stderr were when the
     /// recording started): one in this process's stream and one in each ancestor's, so
     /// that replaying any of them shows it.
+    /// A call into the vsyscall page, at its seccomp stop: performed here and skipped (see
+    /// `vsyscall`), written down like a syscall that returned at once.
+    fn on_vsyscall(
+        &mut self,
+        pid: i32,
+        tid: i32,
+        mut regs: hindsight_ptrace::Regs,
+    ) -> Result<(), RecordError> {
+        let nr = regs.0.orig_rax;
+        let args = regs.syscall_args();
+        let Some(p) = self.procs.get(&pid) else {
+            return Ok(());
+        };
+        let Some((result, writes)) = crate::vsyscall::perform(&p.mem, &regs) else {
+            self.failure = Some(format!(
+                "unsupported syscall: a call into the vsyscall page at {:#x}",
+                regs.pc()
+            ));
+            return Ok(());
+        };
+        regs.0.orig_rax = u64::MAX;
+        regs.0.rax = result as u64;
+        Tid(tid).set_regs(&regs)?;
+        self.append(
+            pid,
+            &Event::Syscall {
+                tid,
+                nr,
+                args,
+                result,
+                writes,
+                mapped: None,
+            },
+        )?;
+        self.run_user(pid, tid)
+    }
+
     /// A 32-bit syscall (`int $0x80` in a 64-bit program) has numbers and arguments of
     /// another table: it is refused by name rather than recorded as the x86-64 syscall of
     /// the same number.
@@ -1700,7 +1764,18 @@ impl Recorder {
                     crate::shared::LIMIT >> 20
                 );
             }
-            "munmap" | "mremap" => p.shared.forget(args[0], args[1]),
+            "munmap" => p.shared.forget(args[0], args[1]),
+            // A followed mapping moved or resized is followed where it is now.
+            "mremap" if !p.shared.moved(args[0], args[1], result, args[2]) => {
+                eprintln!(
+                    "hindsight: a shared mapping remapped to {} bytes at {result:#x} is not \
+                     followed any more: what other processes write into it will not replay",
+                    args[2]
+                );
+            }
+            // MADV_DONTNEED, MADV_FREE, MADV_DONTNEED_LOCKED: replay maps shared memory
+            // privately, where these drop the bytes.
+            "madvise" if matches!(args[2], 4 | 8 | 24) => p.shared.dropped(args[0], args[1]),
             _ => {}
         }
         if name == "mmap"

@@ -59,11 +59,58 @@ impl SharedMemory {
         true
     }
 
+    /// Follows a mapping that `mremap` moved or resized from `[old, old + old_len)` to
+    /// `[new, new + new_len)`, with the bytes of the last look (changes since then are still
+    /// to be written down; a grown part starts as zeros, as replay's private copy does).
+    /// False when the old range was followed but the new one cannot be (too big, or the old
+    /// range was only part of a followed mapping).
+    pub fn moved(&mut self, old: u64, old_len: u64, new: u64, new_len: u64) -> bool {
+        if old_len == 0 {
+            // A second mapping of the same shared pages: the first stays where it is.
+            return true;
+        }
+        let Some(i) = self.regions.iter().position(|r| r.addr == old) else {
+            let followed = self.regions.iter().any(|r| {
+                r.addr < old.saturating_add(old_len) && r.addr + r.copy.len() as u64 > old
+            });
+            self.forget(old, old_len);
+            return !followed;
+        };
+        let mut r = self.regions.remove(i);
+        self.forget(old, old_len);
+        let total: usize = self.regions.iter().map(|r| r.copy.len()).sum();
+        let Ok(len) = usize::try_from(new_len) else {
+            return false;
+        };
+        if r.copy.len() != old_len as usize || total.saturating_add(len) > LIMIT {
+            return false;
+        }
+        r.copy.resize(len, 0);
+        r.addr = new;
+        self.forget(new, new_len);
+        self.regions.push(r);
+        true
+    }
+
     /// Stops following whatever overlaps `[addr, addr + len)` (unmapped, remapped).
     pub fn forget(&mut self, addr: u64, len: u64) {
         let end = addr.saturating_add(len);
         self.regions
             .retain(|r| r.addr >= end || r.addr + r.copy.len() as u64 <= addr);
+    }
+
+    /// Takes `[addr, addr + len)` to hold zeros at the last look: what replay's private
+    /// copy of a shared mapping holds after `madvise(MADV_DONTNEED)`, which leaves the
+    /// shared pages as they were — the next look writes their bytes down again.
+    pub fn dropped(&mut self, addr: u64, len: u64) {
+        let end = addr.saturating_add(len);
+        for r in &mut self.regions {
+            let r_end = r.addr + r.copy.len() as u64;
+            let (from, to) = (addr.max(r.addr), end.min(r_end));
+            if from < to {
+                r.copy[(from - r.addr) as usize..(to - r.addr) as usize].fill(0);
+            }
+        }
     }
 
     /// The bytes that changed since the last look (and takes this look as the new one). A

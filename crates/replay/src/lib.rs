@@ -4,6 +4,7 @@
 
 pub mod approach;
 pub mod checkpoint;
+pub mod copies;
 pub mod divergence;
 pub mod error;
 pub mod gate;

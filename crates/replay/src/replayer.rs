@@ -127,6 +127,8 @@ pub struct Replayer {
     presignalled: Option<(Tid, i32)>,
     /// Threads that are gone (ran exit for real).
     gone: HashSet<i32>,
+    /// Copies of mapped files open in the process (see `copies`).
+    copies: crate::copies::OpenCopies,
     quiet: bool,
     /// Program path used to start the replay.
     program: PathBuf,
@@ -243,6 +245,7 @@ impl Replayer {
             presignalled: None,
             sigreturn_pending: HashSet::new(),
             gone: HashSet::new(),
+            copies: Default::default(),
             quiet: opts.quiet,
             program,
             fork_at: None,
@@ -402,6 +405,7 @@ impl Replayer {
             presignalled: None,
             sigreturn_pending: HashSet::new(),
             gone: self.gone.clone(),
+            copies: self.copies.clone(),
             quiet: self.quiet,
             program: self.program.clone(),
             cpu_mark,
@@ -1460,9 +1464,12 @@ impl Replayer {
         let failed = hindsight_syscalls::is_error(result);
         // rt_sigreturn "returns" the interrupted code's rax, which may look like an error
         // (-EINTR after a signal interrupted a syscall): it always runs.
+        // madvise and mprotect may fail after acting on part of their range (ENOMEM at a
+        // hole, EINVAL at a locked page): they run even then, on the same memory map.
+        let partial = matches!(name, "madvise" | "mprotect" | "pkey_mprotect");
         let execute = class == Replay::Execute
             && !creates_process
-            && (!failed || matches!(name, "exit_group" | "rt_sigreturn"));
+            && (!failed || partial || matches!(name, "exit_group" | "rt_sigreturn"));
         if !execute {
             if let Some(signo) = self.signal_let_in_by(name, result, tid)? {
                 self.interrupt_for_real(tid, regs, nr, args, result, signo)?;
@@ -1740,13 +1747,31 @@ impl Replayer {
         mapped: Option<MappedFile>,
     ) -> Result<Option<ReplayStop>, ReplayError> {
         let addr = result as u64;
-        let fixed = |flags: u64| (flags & !0x10_0000 & !0x03) | 0x02 | libc::MAP_FIXED as u64;
+        // The copy is mapped privately at the recorded address. A shared mapping becomes a
+        // private one that reserves no swap: it counted for nothing when recorded, and a
+        // large one (a sparse file of 100 GiB) would not fit the commit limit otherwise.
+        let fixed = |flags: u64| {
+            // MAP_SHARED or MAP_SHARED_VALIDATE.
+            let shared = flags & 0x03 != libc::MAP_PRIVATE as u64;
+            (flags & !0x10_0000 & !0x03)
+                | 0x02
+                | libc::MAP_FIXED as u64
+                | if shared {
+                    libc::MAP_NORESERVE as u64
+                } else {
+                    0
+                }
+        };
         let rtid = self.recorded_tid(tid);
         let actual = match mapped {
             None => {
                 let mut r = regs;
                 r.0.rdi = addr;
-                r.0.r10 = (args[3] & !0x10_0000) | libc::MAP_FIXED as u64;
+                // Shared anonymous memory becomes private too: the process replays alone,
+                // what others wrote into it comes as the recording's `KernelWrite`s, and a
+                // checkpoint (a fork) must not share its pages with the replay going on —
+                // going back to it would find them as they are later.
+                r.0.r10 = fixed(args[3]);
                 if args[3] & libc::MAP_ANONYMOUS as u64 == 0 {
                     // A mapping of /dev/zero (the one file the recorder maps without a copy):
                     // the descriptor is not there in replay, and anonymous memory is the same.
@@ -1757,8 +1782,18 @@ impl Replayer {
                 tid.set_regs(&r)?;
                 self.run_to_exit(tid)?
             }
-            Some(m) => {
+            Some(m) => 'mapped: {
                 let copy = self.reader.file_path(m.file)?;
+                if let Some(fd) = self.copies.fd(self.live_pid, m.file, &copy) {
+                    // This stop's syscall becomes the mmap of the copy already open.
+                    let mut r = regs;
+                    r.0.rdi = addr;
+                    r.0.r10 = fixed(args[3]);
+                    r.0.r8 = fd as u64;
+                    r.0.r9 = m.offset;
+                    tid.set_regs(&r)?;
+                    break 'mapped self.run_to_exit(tid)?;
+                }
                 let mut path = copy.as_os_str().as_bytes().to_vec();
                 path.push(0);
                 // Scratch space for the path: below the red zone, saved and restored.
@@ -1766,7 +1801,8 @@ impl Replayer {
                 let mut saved = vec![0u8; path.len()];
                 self.mem.read(scratch, &mut saved)?;
                 self.mem.write(scratch, &path)?;
-                // This stop's syscall becomes the openat; mmap and close follow.
+                // This stop's syscall becomes the openat; the mmap follows. The descriptor
+                // stays open for the file's next mappings (see `copies`).
                 let mut r = regs;
                 r.0.orig_rax = libc::SYS_openat as u64;
                 r.0.rdi = libc::AT_FDCWD as u64;
@@ -1788,12 +1824,7 @@ impl Replayer {
                     libc::SYS_mmap as u64,
                     [addr, args[1], args[2], fixed(args[3]), fd as u64, m.offset],
                 )?;
-                self.rerun_syscall(
-                    tid,
-                    &regs,
-                    libc::SYS_close as u64,
-                    [fd as u64, 0, 0, 0, 0, 0],
-                )?;
+                self.copies.insert(m.file, fd as i32);
                 self.mem.write(scratch, &saved)?;
                 a
             }

@@ -376,6 +376,12 @@ pub(crate) fn rule(nr: u64, args: &[u64; 6]) -> Result<Rule, SyscallError> {
         "adjtimex" => (Emu, eff!(|o| { o.fixed(a[0], TIMEX) })),
         "clock_adjtime" => (Emu, eff!(|o| { o.fixed(a[1], TIMEX) })),
         "getrlimit" => (Emu, eff!(|o| { o.fixed(a[1], RLIMIT) })),
+        // Limits on the process's own memory (stack, address space, data) shape it: a new
+        // one is set in replay too (the stack grows, and overflows, as it did).
+        "prlimit64" if a[0] == 0 && a[2] != 0 && matches!(a[1], 2 | 3 | 9) => {
+            (Exec, eff!(|o| { o.fixed(a[3], RLIMIT) }))
+        }
+        "setrlimit" if matches!(a[0], 2 | 3 | 9) => (Exec, nothing()),
         "prlimit64" => (Emu, eff!(|o| { o.fixed(a[3], RLIMIT) })),
         "getrusage" => (Emu, eff!(|o| { o.fixed(a[1], RUSAGE) })),
         "getitimer" => (Emu, eff!(|o| { o.fixed(a[1], ITIMERVAL) })),
@@ -751,6 +757,8 @@ pub(crate) fn rule(nr: u64, args: &[u64; 6]) -> Result<Rule, SyscallError> {
         | "pkey_mprotect" | "pkey_alloc" | "pkey_free" | "map_shadow_stack" | "mseal" => {
             (Exec, nothing())
         }
+        // Locked pages are not dropped by madvise(MADV_DONTNEED) (it fails on them).
+        "mlock" | "munlock" | "mlockall" | "munlockall" | "mlock2" => (Exec, nothing()),
         "fork" | "vfork" | "execve" | "execveat" | "exit" | "exit_group" => (Exec, nothing()),
         "set_tid_address" | "set_robust_list" | "rt_sigreturn" | "personality" => (Exec, nothing()),
         "rt_sigaction" => (Exec, eff!(|o| { o.fixed(a[2], KSIGACTION) })),
@@ -927,11 +935,6 @@ pub(crate) fn rule(nr: u64, args: &[u64; 6]) -> Result<Rule, SyscallError> {
         | "sched_setattr"
         | "ioprio_set"
         | "ioprio_get"
-        | "mlock"
-        | "munlock"
-        | "mlockall"
-        | "munlockall"
-        | "mlock2"
         | "mbind"
         | "set_mempolicy"
         | "set_mempolicy_home_node"
