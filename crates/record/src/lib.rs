@@ -4,6 +4,7 @@
 //! results and the memory they wrote, TSC values, signals and where they landed, thread
 //! switches, child processes and the files they mapped.
 
+mod channels;
 pub mod disguise;
 pub mod error;
 pub mod point;
