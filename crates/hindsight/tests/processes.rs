@@ -1,0 +1,148 @@
+//! Messages between recorded processes (issue 16, seed 001): what `hindsight info --messages`
+//! lists for a real producer and consumer, and the consistent state that `info messages`
+//! shows around a stop of one of them.
+
+mod common;
+
+use std::ffi::OsStr;
+use std::path::Path;
+
+use common::*;
+
+/// The recorded pids of `mp_acks`'s producer and consumer, from what it printed.
+fn pids(recorded: &Run) -> (String, String) {
+    let line = recorded
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("producer "))
+        .unwrap_or_else(|| panic!("no producer line in {}", recorded.stdout));
+    // "producer P: sent N, consumer C exited 0"
+    let words: Vec<&str> = line.split_whitespace().collect();
+    (
+        words[1].trim_end_matches(':').to_string(),
+        words[5].to_string(),
+    )
+}
+
+/// `hindsight replay TRACE --process PID --batch -ex CMD…`.
+fn replay_process(trace: &Path, pid: &str, cmds: &[String]) -> Run {
+    let mut args: Vec<&OsStr> = vec![
+        OsStr::new("replay"),
+        trace.as_os_str(),
+        OsStr::new("--process"),
+        OsStr::new(pid),
+        OsStr::new("--batch"),
+        OsStr::new("-q"),
+    ];
+    for c in cmds {
+        args.push(OsStr::new("-ex"));
+        args.push(OsStr::new(c));
+    }
+    hindsight(&args)
+}
+
+#[test]
+fn info_lists_the_messages_of_a_producer_and_a_consumer() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
+    rec.has("consumer: sum=10");
+    let (p, c) = pids(&rec);
+    let info = hindsight(&[
+        OsStr::new("info"),
+        OsStr::new("--messages"),
+        trace.as_os_str(),
+    ]);
+    info.code(0)
+        .line("Channels:   {n} between the recorded processes (messages through shared memory are not followed)")
+        .line("  channel {n}: pipe pipe:[{n}]")
+        .line(&format!("  channel {{n}}: exit status exit of {c}"))
+        // 4 messages, 4 acks, the consumer's end reaped by the producer's waitpid.
+        .line("Messages:   9");
+    for k in 0..4 {
+        info.line(&format!(
+            "  channel {{n}} bytes {}..{}: process {p} event {{n}} -> process {c} event {{n}}",
+            8 * k,
+            8 * k + 8
+        ))
+        .line(&format!(
+            "  channel {{n}} bytes {}..{}: process {c} event {{n}} -> process {p} event {{n}}",
+            4 * k,
+            4 * k + 4
+        ));
+    }
+    info.line(&format!(
+        "  channel {{n}}: process {c} event {{n}} -> process {p} event {{n}}"
+    ));
+}
+
+#[test]
+fn a_stop_of_the_consumer_holds_the_producer_at_a_consistent_state() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
+    let (p, c) = pids(&rec);
+    let got = marker_line("mp_acks.c", "CONSUMER-GOT");
+    for k in [1, 3] {
+        // The consumer has received message k and not acknowledged it yet.
+        let mut cmds = vec![format!("break mp_acks.c:{got}"), "run".to_string()];
+        cmds.extend((1..k).map(|_| "continue".to_string()));
+        cmds.extend(["print got".to_string(), "info messages".to_string()]);
+        let r = replay_process(&trace, &c, &cmds);
+        r.has(&format!("$1 = {k}"))
+            .line(&format!(
+                "Consistent state of 2 processes around the stop of process {c} (messages through shared memory are not followed):"
+            ))
+            // The producer has sent exactly k messages and received k-1 acks.
+            .line(&format!(
+                "  process {p}: before event {{n}} of {{n}}: sent {k} ({} bytes) on pipe pipe:[{{n}}]{}",
+                8 * k,
+                if k == 1 {
+                    String::new()
+                } else {
+                    format!("; received {} ({} bytes) on pipe pipe:[{{n}}]", k - 1, 4 * (k - 1))
+                }
+            ))
+            .line(&format!(
+                "  process {c} (stopped here): before event {{n}} of {{n}}: received {k} ({} bytes) on pipe pipe:[{{n}}]{}",
+                8 * k,
+                if k == 1 {
+                    String::new()
+                } else {
+                    format!("; sent {} ({} bytes) on pipe pipe:[{{n}}]", k - 1, 4 * (k - 1))
+                }
+            ))
+            .line("Messages in flight: none");
+    }
+}
+
+#[test]
+fn a_stop_of_the_producer_holds_the_consumer_before_its_receive_forward_and_back() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
+    let (p, c) = pids(&rec);
+    let send = marker_line("mp_acks.c", "PRODUCER-SEND");
+    let r = replay_process(
+        &trace,
+        &p,
+        &[
+            format!("break mp_acks.c:{send}"),
+            "run".into(),
+            "continue".into(),
+            "continue".into(),
+            "print k".into(),
+            "info messages".into(),
+            "reverse-continue".into(),
+            "print k".into(),
+            "info messages".into(),
+        ],
+    );
+    // Before message 3: the consumer has taken 2 and acknowledged them, and waits for the
+    // third; after going back to message 2, it has taken 1.
+    r.has("$1 = 3").has("$2 = 2").seq(&[
+        &format!("  process {p} (stopped here): before event {{n}} of {{n}}: sent 2 (16 bytes) on pipe pipe:[{{n}}]; received 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {c}: before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        "Messages in flight: none",
+        &format!("  process {p} (stopped here): before event {{n}} of {{n}}: sent 1 (8 bytes) on pipe pipe:[{{n}}]; received 1 (4 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {c}: before event {{n}} of {{n}}: received 1 (8 bytes) on pipe pipe:[{{n}}]; sent 1 (4 bytes) on pipe pipe:[{{n}}]"),
+        "Messages in flight: none",
+    ]);
+}
