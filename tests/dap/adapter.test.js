@@ -3,6 +3,7 @@
 // crates/hindsight/tests/dap.rs, which compiles the program and sets:
 //   HINDSIGHT_BIN     the hindsight binary
 //   DAP_PROGRAM       tests/programs/dap.c, compiled with -g
+//   DAP_PROGRAM_ELSEWHERE  the same, compiled from tests/dap as ../programs/dap.c
 //   DAP_SOURCE        that source file (lines are found by their `// @name` markers)
 //   HINDSIGHT_DIR     where recordings go
 'use strict';
@@ -10,6 +11,7 @@
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
+const { spawn } = require('node:child_process');
 const { DebugClient } = require('@vscode/debugadapter-testsupport');
 
 const HINDSIGHT = process.env.HINDSIGHT_BIN;
@@ -115,6 +117,13 @@ test('a recording stops at a source breakpoint with its stack and expandable var
     assert.match(s.name.value, /"triangle"$/);
     const corners = await children(dc, s.corners.variablesReference);
     assert.deepEqual(Object.keys(corners), ['[0]', '[1]', '[2]']);
+    assert.equal(s.corners.indexedVariables, 3);
+    const named = await dc.variablesRequest({ variablesReference: s.corners.variablesReference, filter: 'named' });
+    assert.deepEqual(named.body.variables, []);
+    const page = await dc.variablesRequest({ variablesReference: s.corners.variablesReference, filter: 'indexed', start: 1, count: 1 });
+    assert.deepEqual(page.body.variables.map((v) => [v.name, v.value]), [['[1]', '{x = 3, y = 4}']]);
+    // In the console, a variable named like a command (`s` is `step`) is the variable.
+    assert.match(await repl(dc, 's', frames[0].id), /^0x[0-9a-f]+$/);
     const c1 = await children(dc, corners['[1]'].variablesReference);
     assert.equal(c1.x.value, '3');
     assert.equal(c1.y.value, '4');
@@ -448,4 +457,93 @@ test('live debugging to the end: exited and terminated; disconnect ends the adap
   const gone = new Promise((resolve) => dc._adapterProcess.on('exit', (code) => resolve(code)));
   await dc.disconnectRequest();
   assert.equal(await gone, 0, 'the adapter exits after disconnect');
+});
+
+test('threads: a stop in each worker, their stacks, the same thread ids after going back', async () => {
+  const dc = await adapter();
+  try {
+    const started = [];
+    dc.on('thread', (e) => started.push(e.body));
+    await launch(dc, { mode: 'record', program: PROGRAM, args: ['threads'] });
+    await dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'work' }] });
+    const first = await stopAfter(dc, () => dc.configurationDoneRequest());
+    assert.equal(first.reason, 'breakpoint');
+    const threads = (await dc.threadsRequest()).body.threads;
+    assert.equal(threads.length, 2, JSON.stringify(threads));
+    const [main, worker] = threads;
+    assert.match(main.name, /^Thread 1 /);
+    assert.equal(first.threadId, worker.id, 'the worker stopped, not main');
+    assert.ok(started.some((t) => t.reason === 'started' && t.threadId === worker.id), JSON.stringify(started));
+    const st = await dc.stackTraceRequest({ threadId: first.threadId });
+    assert.deepEqual(st.body.stackFrames.slice(0, 2).map((f) => f.name), ['work', 'worker']);
+    assert.equal(st.body.stackFrames[0].line, line('work'));
+    assert.equal((await scope(dc, st.body.stackFrames[0].id, 'Arguments')).id.value, '0');
+    const mainStack = await dc.stackTraceRequest({ threadId: main.id });
+    assert.ok(mainStack.body.stackFrames.some((f) => f.name === 'main'), JSON.stringify(mainStack.body));
+    // The second worker: another thread.
+    const second = await stopAfter(dc, () => dc.continueRequest({ threadId: first.threadId }));
+    assert.notEqual(second.threadId, first.threadId);
+    const s2 = await dc.stackTraceRequest({ threadId: second.threadId });
+    assert.equal((await scope(dc, s2.body.stackFrames[0].id, 'Arguments')).id.value, '1');
+    // Back to the first hit: the same thread, by the same id (its recorded tid).
+    const back = await stopAfter(dc, () => dc.reverseContinueRequest({ threadId: second.threadId }));
+    assert.equal(back.reason, 'breakpoint');
+    assert.equal(back.threadId, first.threadId);
+    const b = await dc.stackTraceRequest({ threadId: back.threadId });
+    assert.equal((await scope(dc, b.body.stackFrames[0].id, 'Arguments')).id.value, '0');
+  } finally {
+    await dc.stop();
+  }
+});
+
+test('hindsight dap --port serves clients over TCP, one after the other', async () => {
+  const server = spawn(HINDSIGHT, ['dap', '--port', '0'], { env: process.env, stdio: ['ignore', 'ignore', 'pipe'] });
+  try {
+    const port = await new Promise((resolve, reject) => {
+      let text = '';
+      server.stderr.on('data', (d) => {
+        text += d;
+        const m = text.match(/Debug Adapter Protocol on 127\.0\.0\.1:(\d+)/);
+        if (m) resolve(Number(m[1]));
+      });
+      server.on('exit', (code) => reject(new Error(`the server ended (${code}): ${text}`)));
+    });
+    for (const round of [1, 2]) {
+      const dc = new DebugClient(HINDSIGHT, 'dap', 'hindsight');
+      dc.outputs = [];
+      dc.on('output', (e) => dc.outputs.push(e.body));
+      await dc.start(port);
+      try {
+        const stopped = await replayAt(dc, 'bump3');
+        assert.equal(stopped.reason, 'breakpoint', `client ${round}`);
+        const f = await topFrame(dc, stopped);
+        assert.equal(await repl(dc, 'counter', f.id), '3');
+      } finally {
+        await dc.stop();
+      }
+    }
+    // An editor stops a server with SIGTERM (the clients above recorded: the recorder's own
+    // SIGTERM handler must not outlive their recordings).
+    const exited = new Promise((resolve) => server.on('exit', (code, signal) => resolve(signal || code)));
+    server.kill('SIGTERM');
+    const how = await Promise.race([exited, new Promise((r) => setTimeout(() => r('still running'), 10000))]);
+    assert.equal(how, 'SIGTERM');
+  } finally {
+    server.kill('SIGKILL');
+  }
+});
+
+test('a program compiled from another directory: breakpoints by the path the editor has', async () => {
+  const dc = await adapter();
+  try {
+    await launch(dc, { mode: 'live', program: process.env.DAP_PROGRAM_ELSEWHERE });
+    const bp = await dc.setBreakpointsRequest({ source: { path: SOURCE }, breakpoints: [{ line: line('bump3') }] });
+    assert.equal(bp.body.breakpoints[0].verified, true, JSON.stringify(bp.body));
+    const stopped = await stopAfter(dc, () => dc.configurationDoneRequest());
+    const f = await topFrame(dc, stopped);
+    assert.equal(f.source.path, SOURCE);
+    assert.equal(f.line, line('bump3'));
+  } finally {
+    await dc.stop();
+  }
 });

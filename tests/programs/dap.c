@@ -1,8 +1,10 @@
 /* The program the Debug Adapter Protocol tests drive (tests/dap/): a struct with an array
  * of structs to expand, a global written four times (data breakpoints, reverse-continue
  * to the last write), lines to step forward and back over, output, and with an argument a
- * long CPU-bound phase with a syscall every millisecond (pause), an endless one (pause, live)
- * or a crash (signals as stops). Lines the tests look for carry a `// @name` marker. */
+ * long CPU-bound phase with a syscall about every millisecond (pause; 3000 recorded events,
+ * so that recording it stays quick), an endless one (pause, live), a crash (signals as stops)
+ * or two worker threads. Lines the tests look for carry a `// @name` marker. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@ struct shape {
 };
 
 int counter;
+static int results[2];
 
 int area(struct shape *s) {
     int a = 0;
@@ -34,13 +37,31 @@ void bump(int by) {
     counter += by; // @bump
 }
 
+static int work(int id) {
+    return id * 100 + 7; // @work
+}
+
+static void *worker(void *arg) {
+    long id = (long)arg;
+    results[id] = work((int)id);
+    return NULL;
+}
+
 static double now_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-/* Runs on the CPU for `ms` milliseconds. */
+/* Runs on the CPU for `n` iterations, without a syscall. */
+static void busy(long n) {
+    volatile unsigned long x = 0;
+    for (long i = 0; i < n; i++) {
+        x++;
+    }
+}
+
+/* Runs on the CPU for `ms` milliseconds (reading the clock all the while). */
 static void spin(double ms) {
     volatile unsigned long n = 0;
     double end = now_ms() + ms;
@@ -61,13 +82,20 @@ int main(int argc, char **argv) {
     fflush(stdout);
     if (strcmp(mode, "long") == 0) {
         for (int i = 0; i < 3000; i++) {
-            spin(1);
+            busy(1000000);
             getppid();
         }
     } else if (strcmp(mode, "spin") == 0) {
         spin(600000);
     } else if (strcmp(mode, "crash") == 0) {
         *(volatile int *)(long)total = 1; // @crash
+    } else if (strcmp(mode, "threads") == 0) {
+        pthread_t t[2];
+        for (long i = 0; i < 2; i++) {
+            pthread_create(&t[i], NULL, worker, (void *)i);
+            pthread_join(t[i], NULL);
+        }
+        printf("threads %d %d\n", results[0], results[1]);
     }
     bump(4); // @bump4
     printf("done %d\n", counter);

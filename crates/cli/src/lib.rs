@@ -117,7 +117,10 @@ fn no_symbols_note(s: &Session, c: &mut Console) {
 pub fn open_replay(opts: &ReplayCliOptions) -> anyhow::Result<(Session, PathBuf)> {
     let root = hindsight_trace::default_root()?;
     let trace = hindsight_trace::resolve(&root, opts.trace.as_deref())?;
-    warn_of_cut_streams(&trace);
+    let mut console = Console::terminal();
+    for w in cut_streams(&trace) {
+        console.eprintln(&w);
+    }
     let replay = hindsight_replay::ReplayOptions {
         trace: trace.clone(),
         process: opts.process,
@@ -125,23 +128,26 @@ pub fn open_replay(opts: &ReplayCliOptions) -> anyhow::Result<(Session, PathBuf)
         pin: opts.session.pin,
     };
     let session = Session::start_replay(replay)?;
-    no_symbols_note(&session, &mut Console::terminal());
+    no_symbols_note(&session, &mut console);
     Ok((session, trace))
 }
 
-/// Says which event streams of the trace were cut off after the recording (the replay of
-/// such a process stops with an error at its last whole frame).
-fn warn_of_cut_streams(trace: &std::path::Path) {
+/// Warnings about the event streams of the trace that were cut off after the recording (the
+/// replay of such a process stops with an error at its last whole frame).
+pub fn cut_streams(trace: &std::path::Path) -> Vec<String> {
     let Ok(r) = hindsight_trace::TraceReader::open(trace) else {
-        return;
+        return Vec::new();
     };
-    for (pid, have, listed) in r.cut_streams() {
-        eprintln!(
-            "hindsight: warning: {}: cut off ({have} of the {listed} bytes the trace lists): \
-             the replay of process {pid} ends at its last whole frame",
-            r.dir().join("events").join(pid.to_string()).display()
-        );
-    }
+    r.cut_streams()
+        .into_iter()
+        .map(|(pid, have, listed)| {
+            format!(
+                "hindsight: warning: {}: cut off ({have} of the {listed} bytes the trace lists): \
+                 the replay of process {pid} ends at its last whole frame",
+                r.dir().join("events").join(pid.to_string()).display()
+            )
+        })
+        .collect()
 }
 
 /// Runs `hindsight replay`; returns the process exit status.
@@ -178,6 +184,7 @@ fn run_session(mut session: Session, mut console: Console, opts: &DebugOptions) 
             if console.quit_requested() {
                 break;
             }
+            session.interrupter().forget();
             if let Err(e) = commands::execute(&mut session, &mut console, &line) {
                 console.eprintln(&e.to_string());
                 failed = true;

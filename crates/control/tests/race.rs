@@ -15,7 +15,8 @@ fn lock() -> std::sync::MutexGuard<'static, ()> {
 }
 
 fn build(name: &str, src: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hs-control-{}-{name}", std::process::id()));
+    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let dir = ROOT.get_or_init(|| process_dir("hs-control")).join(name);
     std::fs::create_dir_all(&dir).unwrap();
     let c = dir.join(format!("{name}.c"));
     std::fs::write(&c, src).unwrap();
@@ -239,4 +240,30 @@ int main(void) {
         vec![1, 2, 3],
         "the write in the new thread must be seen too"
     );
+}
+
+/// The per-process scratch directory `PREFIX-PID` under the system's temporary directory,
+/// created on first use after removing those of test processes that are gone (each holds
+/// compiled programs and recordings: hundreds of MB left behind by every test binary).
+fn process_dir(prefix: &str) -> PathBuf {
+    let tmp = std::env::temp_dir();
+    if let Ok(entries) = std::fs::read_dir(&tmp) {
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let Some(pid) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(prefix))
+                .and_then(|n| n.strip_prefix('-'))
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+    let d = tmp.join(format!("{prefix}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
 }

@@ -112,7 +112,7 @@ fn ignore_count(hit: &str) -> Result<u32, String> {
     } else if let Some(r) = h.strip_prefix('>') {
         (r, 0)
     } else {
-        (h.strip_prefix("==").unwrap_or(h), 1)
+        (h, 1)
     };
     match n.trim().parse::<u32>() {
         Ok(n) if n >= skip => Ok(n - skip),
@@ -257,6 +257,11 @@ impl Adapter {
 
     /// Handles one request: its response, then the events it causes.
     pub fn handle(&mut self, req: &Request) {
+        // A pause that came while nothing ran was for nothing; one that comes from now on is
+        // for what this request runs (even if the client sends it before the motion begins).
+        if let Some(s) = self.session.as_ref() {
+            s.interrupter().forget();
+        }
         let mut after: After = None;
         let reply = self.dispatch(req, &mut after);
         if let Ok(mut w) = self.writer.lock() {
@@ -489,7 +494,11 @@ impl Adapter {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .or(Some(l.name.clone())),
-            path: Some(l.file.display().to_string()),
+            path: Some(
+                hindsight_symbols::lines::normalize(&l.file)
+                    .display()
+                    .to_string(),
+            ),
         });
         let line = f.line.as_ref().map(|l| self.line(l.line)).unwrap_or(0);
         to_value(protocol::StackFrame {
@@ -599,6 +608,12 @@ impl Adapter {
                 (frame, self.session()?.children(&expression).map_err(msg)?)
             }
         };
+        // Array elements are `indexed` children (the client pages through them); an array
+        // has no `named` ones.
+        let indexed = vars.first().is_some_and(|v| v.name.starts_with('['));
+        if a.filter.as_deref() == Some("named") && indexed {
+            return Ok(json!({ "variables": [] }));
+        }
         let start = a.start.unwrap_or(0).max(0) as usize;
         let count = match a.count {
             Some(n) if n > 0 => n as usize,
@@ -680,7 +695,17 @@ impl Adapter {
             self.select(f)?;
         }
         if a.context.as_deref() == Some("repl") && is_command(&a.expression) {
-            return self.command(&a.expression, after);
+            // A lone word that names a variable here (`s`, `n`, `c`…) is that variable, not
+            // the command it abbreviates: the console shows values, the toolbar steps.
+            let word = a.expression.trim();
+            let variable = word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && self
+                    .session
+                    .as_mut()
+                    .is_some_and(|s| s.evaluate(word).is_ok());
+            if !variable {
+                return self.command(&a.expression, after);
+            }
         }
         let frame = a.frame_id.unwrap_or(0);
         let s = self.session()?;
@@ -719,7 +744,11 @@ impl Adapter {
         let mut text = events.captured.take();
         let moved = (hindsight_engine::remote::instant(s), s.last_stop().cloned()) != before;
         if moved {
-            let stop = s.last_stop().cloned();
+            // The program gone without an end of its own (`kill`): the session ends.
+            let stop = s
+                .last_stop()
+                .cloned()
+                .filter(|stop| s.pid().is_some() || stop.ended());
             self.forget_stop();
             *after = Some(Box::new(move |a| match stop {
                 Some(stop) => a.tell_stop(&stop, None),
@@ -1285,7 +1314,10 @@ mod tests {
         assert_eq!(ignore_count("3"), Ok(2));
         assert_eq!(ignore_count(">= 3"), Ok(2));
         assert_eq!(ignore_count("> 3"), Ok(3));
-        assert_eq!(ignore_count("== 1"), Ok(0));
+        assert!(
+            ignore_count("== 3").is_err(),
+            "only the 3rd hit: not an ignore count"
+        );
         assert!(ignore_count("% 2").is_err());
         assert!(ignore_count("0").is_err());
     }

@@ -116,6 +116,10 @@ pub fn start(args: &LaunchArgs) -> anyhow::Result<Started> {
             return Ok(Started { session, notes });
         }
         Mode::Record => {
+            // The recorder takes SIGTERM, SIGHUP and SIGINT for itself, for the rest of the
+            // process (the command line records once and exits); the adapter lives on, and an
+            // editor stops it with SIGTERM.
+            let _signals = KeptSignals::keep(&[libc::SIGTERM, libc::SIGHUP, libc::SIGINT]);
             let outcome =
                 hindsight_cli::traces::record_trace(&hindsight_cli::traces::RecordCliOptions {
                     output: args.trace_dir.as_ref().map(PathBuf::from),
@@ -142,6 +146,7 @@ pub fn start(args: &LaunchArgs) -> anyhow::Result<Started> {
             hindsight_trace::resolve(&root, args.trace.as_deref())?
         }
     };
+    notes.extend(hindsight_cli::cut_streams(&trace));
     let session = Session::start_replay(hindsight_replay::ReplayOptions {
         trace: trace.clone(),
         process: args.process,
@@ -160,6 +165,38 @@ pub fn start(args: &LaunchArgs) -> anyhow::Result<Started> {
         ));
     }
     Ok(Started { session, notes })
+}
+
+/// Signal dispositions saved, and put back when dropped.
+struct KeptSignals(Vec<(libc::c_int, libc::sigaction)>);
+
+impl KeptSignals {
+    fn keep(signals: &[libc::c_int]) -> KeptSignals {
+        KeptSignals(
+            signals
+                .iter()
+                .map(|&sig| {
+                    // SAFETY: reads the current disposition into a zeroed struct.
+                    unsafe {
+                        let mut old: libc::sigaction = std::mem::zeroed();
+                        libc::sigaction(sig, std::ptr::null(), &mut old);
+                        (sig, old)
+                    }
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for KeptSignals {
+    fn drop(&mut self) {
+        for (sig, old) in &self.0 {
+            // SAFETY: puts back a disposition read by `keep`.
+            unsafe {
+                libc::sigaction(*sig, old, std::ptr::null_mut());
+            }
+        }
+    }
 }
 
 #[cfg(test)]

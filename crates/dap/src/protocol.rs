@@ -367,6 +367,8 @@ pub struct VariablesArgs {
     pub start: Option<i64>,
     /// How many (0 or none: all).
     pub count: Option<i64>,
+    /// `indexed` (array elements) or `named` (the rest); none: all.
+    pub filter: Option<String>,
 }
 
 /// A variable.

@@ -3,8 +3,8 @@
 //! reverse-continue, reverse steps and reverse-finish; goto a position, an event, a bookmark
 //! or a checkpoint.
 //!
-//! Invariants: a motion starts by forgetting an earlier interrupt request; an interrupt
-//! during it (^C, a front end's pause) ends it with a stop whose reason is
+//! Invariants: an interrupt request made before a motion ends (^C, a front end's pause; see
+//! [`crate::session::Interrupter`]) ends it with a stop whose reason is
 //! [`StopReason::Interrupted`], wherever the replay stood (at an event, or between two
 //! single-steps), with the thread that was about to run selected. Reverse motions and
 //! positions need a replay; on a live session they fail with [`NEEDS_RECORDING`].
@@ -54,14 +54,13 @@ impl Session {
         &mut self,
         f: impl FnOnce(&mut Session) -> anyhow::Result<Stop>,
     ) -> anyhow::Result<Stop> {
-        self.interrupt.clear();
         // (A motion inside a motion — a periodic command — keeps the outer one's state.)
         let outer = std::mem::replace(&mut self.in_motion, true);
         let r = f(self);
         self.in_motion = outer;
         if !outer {
             // A request that came too late for this motion is not one for the next.
-            self.interrupt.clear();
+            self.interrupt.forget();
         }
         match r {
             Err(e) if e.is::<crate::Interrupted>() => {

@@ -370,7 +370,6 @@ fn at_the_end(s: &Session) -> Option<(u64, i32, u64)> {
 pub fn step(s: &mut Session, obs: &mut dyn Observer, tid: Tid) -> anyhow::Result<RemoteStop> {
     s.travel.forget_selection();
     s.thread = Some(tid);
-    s.interrupt.clear();
     let (stop, reason) = crate::hook::resume_raw(s, obs, Resume::Step(tid), None)?;
     match (&stop, &reason) {
         // The common case, many times over in gdb's step loops: the state the command line's

@@ -91,8 +91,10 @@ pub struct Session {
 
 /// Asks the motion that runs to stop (from a signal handler or another thread): a replay
 /// stops at its next event, a live program at once, and the motion reports where it stopped
-/// with [`crate::stop::StopReason::Interrupted`]. A request made while nothing runs is
-/// forgotten when the next motion starts.
+/// with [`crate::stop::StopReason::Interrupted`]. A request is forgotten when a motion ends,
+/// and by [`Interrupter::forget`], which a front end calls when the user starts a command (a
+/// ^C typed at the prompt is not meant for the next command; a pause sent right after the
+/// answer to a `continue` is meant for that continue, even if it has not begun yet).
 #[derive(Debug, Clone, Default)]
 pub struct Interrupter(std::sync::Arc<std::sync::atomic::AtomicBool>);
 
@@ -107,8 +109,8 @@ impl Interrupter {
         self.0.load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    /// Forgets a request (a motion begins).
-    pub(crate) fn clear(&self) {
+    /// Forgets a request (the user starts a command; a motion ended).
+    pub fn forget(&self) {
         self.0.store(false, std::sync::atomic::Ordering::SeqCst);
     }
 

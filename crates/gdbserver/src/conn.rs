@@ -210,10 +210,12 @@ impl GdbConnection {
     }
 }
 
-/// Watches gdb's connection for a ^C (byte 0x03) while a motion runs, and interrupts the
-/// session's motion when one comes; stops watching when dropped. The byte stays in the
-/// socket for [`GdbConnection::take_interrupt`].
+/// Watches gdb's connection for a ^C (byte 0x03) while a motion runs ([`InterruptWatch::arm`]
+/// until [`InterruptWatch::disarm`]), and interrupts the session's motion when one comes. One
+/// thread per connection, so that gdb's step loops (a motion per instruction) pay nothing for
+/// it. The byte stays in the socket for [`GdbConnection::take_interrupt`].
 pub struct InterruptWatch {
+    armed: std::sync::Arc<std::sync::atomic::AtomicBool>,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -227,27 +229,31 @@ impl Drop for InterruptWatch {
     }
 }
 
-impl GdbConnection {
-    /// Starts watching for gdb's ^C (see [`InterruptWatch`]).
-    pub fn watch_interrupt(&self, interrupter: hindsight_engine::Interrupter) -> InterruptWatch {
+impl InterruptWatch {
+    /// Watches `stream` for the session whose motions `interrupter` stops.
+    pub fn start(stream: &TcpStream, interrupter: hindsight_engine::Interrupter) -> InterruptWatch {
         use std::os::fd::AsRawFd;
-        use std::sync::atomic::Ordering;
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let thread = self.stream.try_clone().ok().map(|stream| {
-            let stop = stop.clone();
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let armed = std::sync::Arc::new(AtomicBool::new(false));
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let thread = stream.try_clone().ok().map(|stream| {
+            let (armed, stop) = (armed.clone(), stop.clone());
             std::thread::spawn(move || {
                 // The replay's SIGCHLD is read through a signalfd: this thread must not take it.
                 block_sigchld();
                 let fd = stream.as_raw_fd();
                 while !stop.load(Ordering::SeqCst) {
+                    if !armed.load(Ordering::SeqCst) {
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                        continue;
+                    }
                     let mut pfd = libc::pollfd {
                         fd,
                         events: libc::POLLIN,
                         revents: 0,
                     };
                     // SAFETY: one valid pollfd.
-                    let n = unsafe { libc::poll(&mut pfd, 1, 50) };
-                    if n <= 0 {
+                    if unsafe { libc::poll(&mut pfd, 1, 20) } <= 0 {
                         continue;
                     }
                     let mut buf = [0u8; 64];
@@ -256,20 +262,38 @@ impl GdbConnection {
                         libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_PEEK)
                     };
                     if got <= 0 {
+                        // gdb went away: the motion finishes, the server notices then.
                         return;
                     }
                     if buf[..got as usize].contains(&0x03) {
                         interrupter.interrupt();
-                        return;
+                        armed.store(false, Ordering::SeqCst);
+                        continue;
                     }
                     // Something else (an acknowledgement): look again a little later.
-                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    std::thread::sleep(std::time::Duration::from_millis(20));
                 }
             })
         });
-        InterruptWatch { stop, thread }
+        InterruptWatch {
+            armed,
+            stop,
+            thread,
+        }
     }
 
+    /// A motion starts: gdb's ^C interrupts it.
+    pub fn arm(&self) {
+        self.armed.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The motion ended.
+    pub fn disarm(&self) {
+        self.armed.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl GdbConnection {
     /// Consumes gdb's ^C (and acknowledgements before it), if it sent one.
     pub fn take_interrupt(&mut self) -> std::io::Result<()> {
         while let Some(b) = ConnectionExt::peek(self)? {

@@ -52,9 +52,14 @@ impl BlockingEventLoop for ReplayLoop {
             }
         }
         // gdb's ^C while the motion runs interrupts it at the next event.
-        let watch = conn.watch_interrupt(target.session.interrupter());
+        target.session.interrupter().forget();
+        if let Some(w) = &target.watch {
+            w.arm();
+        }
         let (reason, failure) = target.run_motion();
-        drop(watch);
+        if let Some(w) = &target.watch {
+            w.disarm();
+        }
         if let MultiThreadStopReason::SignalWithThread {
             signal: gdbstub::common::Signal::SIGINT,
             ..
@@ -207,6 +212,10 @@ fn serve_client(target: &mut ReplayTarget, stream: &std::net::TcpStream) -> bool
             return false;
         };
         target.refresh_tls();
+        target.watch = Some(conn::InterruptWatch::start(
+            stream,
+            target.session.interrupter(),
+        ));
         let stub = GdbStub::new(conn::GdbConnection::new(
             copy,
             target.tls.clone(),

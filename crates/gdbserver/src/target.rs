@@ -68,6 +68,8 @@ pub struct ReplayTarget {
     /// What motions tell on the way (threads, dprintf text, periodic commands): the server's
     /// log, on stdout as the command line shows them.
     pub(crate) log: hindsight_cli::Console,
+    /// Watches the client's connection for its ^C while a motion runs.
+    pub(crate) watch: Option<crate::conn::InterruptWatch>,
 }
 
 impl ReplayTarget {
@@ -83,6 +85,7 @@ impl ReplayTarget {
             chatty: true,
             monitor: Default::default(),
             log: hindsight_cli::Console::terminal(),
+            watch: None,
         }
     }
 
@@ -103,8 +106,10 @@ impl ReplayTarget {
             .collect();
     }
 
-    /// The client disconnected: its breakpoints go, the replay stays where it is.
+    /// The client disconnected: its breakpoints go (and the watch on its connection), the
+    /// replay stays where it is.
     pub fn forget_client(&mut self) {
+        self.watch = None;
         self.client.clear(&mut self.session);
     }
 

@@ -1,5 +1,5 @@
 //! The `hindsight` command: a thin layer that parses the command line (with `clap`) and hands
-//! over to the front ends in `hindsight-cli` and `hindsight-gdbserver`.
+//! over to the front ends in `hindsight-cli`, `hindsight-gdbserver` and `hindsight-dap`.
 //!
 //! gdb's own spellings stay accepted (`-ex CMD`, `-batch`, `-quiet`, `-eval-command`,
 //! `-command`): clap only knows one-letter short options, so [`gdb_spellings`] rewrites those
@@ -41,7 +41,8 @@ enum Command {
     Ls,
     /// Show a trace: program, processes, events, size.
     Info(InfoArgs),
-    /// Serve the Debug Adapter Protocol to an editor (stdio, or TCP on 127.0.0.1).
+    /// Serve the Debug Adapter Protocol to an editor (VS Code, nvim-dap, Helix…), with
+    /// reverse debugging.
     Dap(DapArgs),
     /// Print a completion script for SHELL (bash, zsh, fish, elvish, powershell).
     #[command(
@@ -165,8 +166,14 @@ struct InfoArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Over stdio (the default) the editor starts `hindsight dap` itself; with --port \
+                  it connects to 127.0.0.1:PORT (0: a free port, said on stderr), one client \
+                  after another. The launch configuration says what to debug: a trace, a \
+                  program to record then replay, or a program to debug live."
+)]
 struct DapArgs {
-    /// Listen on this TCP port of 127.0.0.1 instead of speaking on stdin/stdout.
+    /// Listen on TCP 127.0.0.1:PORT instead of speaking on stdin/stdout.
     #[arg(long, value_name = "PORT")]
     port: Option<u16>,
 }
@@ -403,13 +410,13 @@ fn run(cli: Cli, matches: &ArgMatches) -> anyhow::Result<u8> {
             }
         }
         Command::Ls => hindsight_cli::traces::ls(),
-        Command::Info(a) => {
-            hindsight_cli::traces::info(a.trace.as_deref(), a.events, a.check, a.messages)
-        }
         Command::Dap(a) => match a.port {
             None => hindsight_dap::run_stdio(),
             Some(p) => hindsight_dap::run_tcp(p, || false),
         },
+        Command::Info(a) => {
+            hindsight_cli::traces::info(a.trace.as_deref(), a.events, a.check, a.messages)
+        }
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,

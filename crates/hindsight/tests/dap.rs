@@ -43,17 +43,36 @@ fn microsofts_test_client_drives_the_adapter() {
         "the DAP tests need Microsoft's test client: run `npm ci --prefix tests/dap` (.ci/run does)"
     );
     let program = compile("dap", &[]);
+    // The same program compiled from elsewhere: its debug information names the source
+    // `tests/dap/../programs/dap.c`, which an editor spells without the `..`.
+    let elsewhere = scratch().join("dap-from-elsewhere");
+    let built = Command::new("gcc")
+        .current_dir(&dir)
+        .args(["-g", "-O0", "-pthread", "-o"])
+        .arg(&elsewhere)
+        .arg("../programs/dap.c")
+        .output()
+        .expect("gcc runs");
+    assert!(
+        built.status.success(),
+        "gcc: {}",
+        String::from_utf8_lossy(&built.stderr)
+    );
     let source = std::fs::canonicalize(programs().join("dap.c")).expect("tests/programs/dap.c");
     let mut cmd = Command::new("node");
+    // Its own process group: a run that overstays is killed with the adapters it started.
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     cmd.arg("--test")
         .arg("adapter.test.js")
         .current_dir(&dir)
         .env("HINDSIGHT_BIN", env!("CARGO_BIN_EXE_hindsight"))
         .env("DAP_PROGRAM", &program)
+        .env("DAP_PROGRAM_ELSEWHERE", &elsewhere)
         .env("DAP_SOURCE", &source)
         .env("HINDSIGHT_DIR", scratch().join("dap-traces"))
         .stdin(std::process::Stdio::null());
-    let (run, finished) = collect_with_timeout(&mut cmd);
+    // Thirteen sessions, each recording and replaying: more than one hindsight run's time.
+    let (run, finished) = collect_within(&mut cmd, std::time::Duration::from_secs(900));
     assert!(
         finished,
         "the DAP tests did not finish in time\n{}\n{}",

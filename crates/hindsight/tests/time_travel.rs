@@ -849,3 +849,31 @@ fn reverse_continue_between_timer_signals_in_a_loop_without_syscalls() {
         assert_eq!(printed(&r), ["3", "2", "1", "2"], "{env:?}\n{}", r.stdout);
     }
 }
+
+#[test]
+fn the_recorded_past_cannot_be_changed() {
+    let (trace, _) = loop_trace();
+    let r = replay_batch(
+        &trace,
+        &[
+            "break square",
+            "continue",
+            "continue",
+            "set var x = 40",
+            "print x = 40",
+            "print x++",
+            "print x == 1",
+            "print x",
+        ],
+    );
+    let refusal = "A replay cannot change the program: its past is recorded (debug the program live with 'hindsight debug' to change variables).";
+    assert_eq!(
+        r.stderr.lines().filter(|l| *l == refusal).count(),
+        3,
+        "set var, an assignment and an increment are refused\n{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+    // Comparisons are not assignments; the value is the recorded one.
+    assert_eq!(printed(&r), ["1", "1"], "{}", r.stdout);
+}

@@ -191,6 +191,8 @@ impl LineTables {
     /// full path, a suffix on a '/' boundary, or the base name.
     fn matching_files(&self, file: &str) -> Vec<u32> {
         let suffix = format!("/{}", file.trim_start_matches("./"));
+        // `gcc ../src/f.c` records `BUILD/../src/f.c`; an editor names it `SRC/f.c`.
+        let normal = normalize(Path::new(file));
         (0..self.files.len() as u32)
             .filter(|&i| {
                 let p = &self.files[i as usize];
@@ -199,6 +201,7 @@ impl LineTables {
                     || ps.ends_with(&suffix)
                     || self.file_names[i as usize] == file
                     || p.file_name().is_some_and(|n| n.to_string_lossy() == file)
+                    || (normal.is_absolute() && normalize(p) == normal)
             })
             .collect()
     }
@@ -397,5 +400,40 @@ impl Program {
         out.sort_unstable();
         out.dedup();
         Ok(out)
+    }
+}
+
+/// `path` with `.` and `name/..` taken out, without looking at the file system (a path that
+/// goes through a symbolic link keeps its own spelling).
+pub fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalize;
+    use std::path::Path;
+
+    #[test]
+    fn paths_are_normalized_by_their_spelling() {
+        assert_eq!(
+            normalize(Path::new("/w/build/../src/./f.c")),
+            Path::new("/w/src/f.c")
+        );
+        assert_eq!(normalize(Path::new("../a/../b.c")), Path::new("../b.c"));
+        assert_eq!(normalize(Path::new("/w/src/f.c")), Path::new("/w/src/f.c"));
     }
 }

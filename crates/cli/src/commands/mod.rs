@@ -342,6 +342,8 @@ pub fn repl(s: &mut Session, c: &mut Console) {
                     last = line.clone();
                     line
                 };
+                // A ^C typed at the prompt is not meant for this command.
+                s.interrupter().forget();
                 if let Err(e) = execute(s, c, &line) {
                     c.eprintln(&e.to_string());
                 }

@@ -26,9 +26,34 @@ pub fn programs() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/programs")
 }
 
-/// A per-test-process scratch directory.
+/// A per-test-process scratch directory (see [`process_dir`]).
 pub fn scratch() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hindsight-tests-{}", std::process::id()));
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| process_dir("hindsight-tests")).clone()
+}
+
+/// The per-process scratch directory `PREFIX-PID` under the system's temporary directory,
+/// created on first use after removing those of test processes that are gone (each holds
+/// compiled programs and recordings: hundreds of MB left behind by every test binary).
+fn process_dir(prefix: &str) -> PathBuf {
+    let tmp = std::env::temp_dir();
+    if let Ok(entries) = std::fs::read_dir(&tmp) {
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let Some(pid) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(prefix))
+                .and_then(|n| n.strip_prefix('-'))
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+    let d = tmp.join(format!("{prefix}-{}", std::process::id()));
     std::fs::create_dir_all(&d).expect("scratch dir");
     d
 }
@@ -477,6 +502,12 @@ fn run_with_timeout(cmd: &mut Command) -> Run {
 /// Spawns `cmd` (its stdin as the caller set it) with both outputs captured, and waits for
 /// it, killing it after `TIMEOUT`. Returns what it printed and whether it finished in time.
 pub fn collect_with_timeout(cmd: &mut Command) -> (Run, bool) {
+    collect_within(cmd, TIMEOUT)
+}
+
+/// [`collect_with_timeout`] with a time limit of its own (a whole suite run by another test
+/// runner).
+pub fn collect_within(cmd: &mut Command, limit: Duration) -> (Run, bool) {
     let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -500,7 +531,11 @@ pub fn collect_with_timeout(cmd: &mut Command) -> (Run, bool) {
         if let Some(st) = child.try_wait().expect("wait") {
             break Some(st);
         }
-        if start.elapsed() > TIMEOUT {
+        if start.elapsed() > limit {
+            // A command started in a process group of its own (a test runner) goes with
+            // everything it started.
+            // SAFETY: a signal to the group our child leads, if it leads one.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
             let _ = child.kill();
             let _ = child.wait();
             break None;

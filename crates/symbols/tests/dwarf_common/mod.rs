@@ -25,8 +25,10 @@ pub fn line_of(needle: &str) -> u32 {
 pub fn temp_dir(tag: &str) -> PathBuf {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let dir =
-        std::env::temp_dir().join(format!("hindsight-dwarf-{}-{tag}-{n}", std::process::id()));
+    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let dir = ROOT
+        .get_or_init(|| process_dir("hindsight-dwarf"))
+        .join(format!("{tag}-{n}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create temp dir");
     dir
@@ -173,4 +175,30 @@ impl ReadMemory for Dump {
         buf.copy_from_slice(src);
         Ok(())
     }
+}
+
+/// The per-process scratch directory `PREFIX-PID` under the system's temporary directory,
+/// created on first use after removing those of test processes that are gone (each holds
+/// compiled programs and recordings: hundreds of MB left behind by every test binary).
+fn process_dir(prefix: &str) -> PathBuf {
+    let tmp = std::env::temp_dir();
+    if let Ok(entries) = std::fs::read_dir(&tmp) {
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let Some(pid) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(prefix))
+                .and_then(|n| n.strip_prefix('-'))
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+    let d = tmp.join(format!("{prefix}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
 }
