@@ -146,3 +146,106 @@ fn a_stop_of_the_producer_holds_the_consumer_before_its_receive_forward_and_back
         "Messages in flight: none",
     ]);
 }
+
+/// A word after `prefix` in the line of `recorded`'s output that starts with it.
+fn word_after(recorded: &Run, starts: &str, prefix: &str) -> String {
+    let line = recorded
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(starts))
+        .unwrap_or_else(|| panic!("no {starts:?} line in {}", recorded.stdout));
+    let rest = &line[line.find(prefix).expect("prefix") + prefix.len()..];
+    rest.split(|ch: char| !ch.is_ascii_digit())
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn a_client_and_a_server_over_a_unix_socket() {
+    let prog = compile("mp_unix", &[]);
+    let sock = scratch().join("mp_unix.sock");
+    let sock = sock.to_str().expect("a text path");
+    let (trace, rec) = record_trace(&prog, &[sock, "4"]);
+    let server = word_after(&rec, "server ", "server ");
+    let client = word_after(&rec, "server ", "client ");
+    // Each direction of the connection is a channel named by both sockets and the path.
+    let info = hindsight(&[
+        OsStr::new("info"),
+        OsStr::new("--messages"),
+        trace.as_os_str(),
+    ]);
+    info.code(0)
+        .line(&format!(
+            "  channel {{n}}: unix stream socket socket:[{{n}}] -> socket:[{{n}}] ({sock})"
+        ))
+        .line("Messages:   9");
+    for k in 0..4 {
+        info.line(&format!(
+            "  channel {{n}} bytes {}..{}: process {client} event {{n}} -> process {server} event {{n}}",
+            8 * k,
+            8 * k + 8
+        ))
+        .line(&format!(
+            "  channel {{n}} bytes {}..{}: process {server} event {{n}} -> process {client} event {{n}}",
+            8 * k,
+            8 * k + 8
+        ));
+    }
+    // The server has request 2 and has not answered it: the client has sent 2 requests and
+    // received 1 reply, and waits for the second.
+    let got = marker_line("mp_unix.c", "SERVER-GOT");
+    let r = replay_process(
+        &trace,
+        &server,
+        &[
+            format!("break mp_unix.c:{got}"),
+            "run".into(),
+            "continue".into(),
+            "print k".into(),
+            "info messages".into(),
+        ],
+    );
+    r.has("$1 = 2")
+        .line(&format!(
+            "  process {server} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on unix stream socket {{*}}; sent 1 (8 bytes) on unix stream socket {{*}}"
+        ))
+        .line(&format!(
+            "  process {client}: before event {{n}} of {{n}}: sent 2 (16 bytes) on unix stream socket {{*}}; received 1 (8 bytes) on unix stream socket {{*}}"
+        ))
+        .line("Messages in flight: none");
+}
+
+#[test]
+fn a_stop_in_the_middle_of_a_three_process_pipeline() {
+    let prog = compile("mp_pipeline", &[]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
+    rec.has("sum=20");
+    let producer = word_after(&rec, "producer ", "producer ");
+    let filter = word_after(&rec, "producer ", "filter ");
+    let consumer = word_after(&rec, "producer ", "consumer ");
+    let got = marker_line("mp_pipeline.c", "FILTER-GOT");
+    // The filter has read number 2 and not passed it on. Nothing the producer does depends
+    // on the filter until it reaps it: it has sent all four. The consumer has taken only
+    // what the filter passed on: one. Numbers 3 and 4 are in the first pipe.
+    let r = replay_process(
+        &trace,
+        &filter,
+        &[
+            format!("break mp_pipeline.c:{got}"),
+            "run".into(),
+            "continue".into(),
+            "print v".into(),
+            "info messages".into(),
+        ],
+    );
+    r.has("$1 = 2").seq(&[
+        "Consistent state of 3 processes around the stop of process {n} (messages through shared memory are not followed):",
+        &format!("  process {producer}: before event {{n}} of {{n}}: sent 4 (32 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {filter} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 1 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {consumer}: before event {{n}} of {{n}}: received 1 (8 bytes) on pipe pipe:[{{n}}]"),
+        "Messages in flight: 2",
+        &format!("  channel {{n}} bytes 16..24: process {producer} event {{n}} -> process {filter} event {{n}}"),
+        &format!("  channel {{n}} bytes 24..32: process {producer} event {{n}} -> process {filter} event {{n}}"),
+    ]);
+}
