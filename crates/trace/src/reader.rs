@@ -163,7 +163,8 @@ fn size_of(path: &Path) -> Result<u64, TraceError> {
 impl TraceReader {
     /// Opens the trace in `dir`: checks the header's magic and version (another version is
     /// refused by name), reads the header and the manifest, checks that every listed file is
-    /// there with its size, and reads the process journal (checked against its checksum).
+    /// there with its size, and reads the process journal and the links (checked against
+    /// their checksums).
     /// A relative `dir` is made absolute: replay opens the trace's files from processes
     /// that run in the recorded program's working directory.
     pub fn open(dir: &Path) -> Result<TraceReader, TraceError> {
@@ -222,6 +223,16 @@ impl TraceReader {
                     Err(e) => return Err(corrupt(&pp, format!("cannot decode: {}", e.0))),
                 }
             }
+        }
+        // The links are checked like the processes journal: a replay of one process does not
+        // read them, but damage to them is never passed over in silence.
+        if let Some(listed) = manifest.find(&Part::Links) {
+            let lp = dir.join(Part::Links.path());
+            let data = std::fs::read(&lp).map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => corrupt(&lp, "missing from the trace"),
+                _ => TraceError::io(&lp, "reading", e),
+            })?;
+            check_prefix(&lp, &data, listed)?;
         }
         for p in &processes {
             let ev = dir.join(Part::Events(p.pid).path());
