@@ -132,8 +132,6 @@ pub fn at_cut(c: &Causality, cut: &Cut, stopped: i32) -> Vec<String> {
         let total = c.events(*pid);
         let place = if *before >= total {
             format!("at its end ({total} events)")
-        } else if *before == 0 {
-            "not started".to_string()
         } else {
             format!("before event {before} of {total}")
         };

@@ -189,6 +189,9 @@ pub fn info(name: Option<&str>, events: bool, check: bool, messages: bool) -> an
     let dir = hindsight_trace::resolve(&root, name)?;
     let r = TraceReader::open(&dir)?;
     print_info(&dir, &r)?;
+    if !messages && r.processes().len() > 1 {
+        println!("{}", messages_summary(&r));
+    }
     if check {
         let c = r.check()?;
         let cut = if c.cut_off.is_empty() {
@@ -328,6 +331,22 @@ fn print_counter(r: &TraceReader) {
                 format!(" ({})", why.join("; "))
             }
         );
+    }
+}
+
+/// One line on the messages between a trace's processes.
+fn messages_summary(r: &TraceReader) -> String {
+    match causality(r) {
+        Ok(Some(c)) => format!(
+            "Messages:   {} between the processes over {} channels ({}; --messages lists them)",
+            c.messages().len(),
+            c.channels().len(),
+            crate::messages::NOT_FOLLOWED
+        ),
+        Ok(None) => "Messages:   not recorded (this trace was made before hindsight followed \
+                     messages between processes)"
+            .to_string(),
+        Err(e) => format!("Messages:   unreadable ({e:#})"),
     }
 }
 

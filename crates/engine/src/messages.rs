@@ -24,6 +24,16 @@ pub struct ConsistentStop {
 }
 
 impl Session {
+    /// The recorded pids of every process of the trace being replayed, in the trace's order
+    /// (empty for a live session).
+    pub fn recorded_processes(&self) -> anyhow::Result<Vec<i32>> {
+        let Some(opts) = self.replay_opts.as_ref() else {
+            return Ok(Vec::new());
+        };
+        let r = TraceReader::open(&opts.trace)?;
+        Ok(r.processes().iter().map(|p| p.pid).collect())
+    }
+
     /// The latest consistent global state of the recording's processes in which the replayed
     /// process stands where it is now (`info messages`).
     pub fn consistent_stop(&mut self) -> anyhow::Result<ConsistentStop> {

@@ -249,3 +249,36 @@ fn a_stop_in_the_middle_of_a_three_process_pipeline() {
         &format!("  channel {{n}} bytes 24..32: process {producer} event {{n}} -> process {filter} event {{n}}"),
     ]);
 }
+
+#[test]
+fn info_and_the_gdb_server_say_what_they_show_of_several_processes() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, rec) = record_trace(&prog, &["2"]);
+    let (p, c) = pids(&rec);
+    // `info` counts the messages and says what is not followed.
+    hindsight(&[OsStr::new("info"), trace.as_os_str()])
+        .code(0)
+        .line("Messages:   5 between the processes over {n} channels (messages through shared memory are not followed; --messages lists them)");
+    // gdb is served one process, and told so; the others are shown by `monitor`.
+    let commands = scratch().join("gdb-commands-for-mp-acks");
+    std::fs::write(&commands, "monitor info messages\nquit\n").expect("commands file");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hindsight"));
+    cmd.arg("replay")
+        .arg(&trace)
+        .args(["-q", "--gdb", "--process", &c])
+        .env("HINDSIGHT_DIR", scratch().join("hindsight-dir"))
+        .stdin(std::fs::File::open(&commands).expect("commands"));
+    let (r, finished) = collect_with_timeout(&mut cmd);
+    assert!(finished, "{}\n{}", r.stdout, r.stderr);
+    r.err_has(&format!(
+        "hindsight: the trace has 2 processes; gdb is served process {c} alone (choose another with --process PID; 'monitor info messages' shows where the others stand)"
+    ));
+    // Before the consumer's first instruction, the producer can have run to its first
+    // wait for an ack: it has sent message 1, which is in flight (gdb shows a monitor
+    // command's output on stderr).
+    r.err_has(&format!("  process {p}: before event "))
+        .err_has(": sent 1 (8 bytes) on pipe pipe:[")
+        .err_has(&format!("  process {c} (stopped here): before event 0 of"))
+        .err_has("Messages in flight: 1")
+        .err_has(&format!("  channel 0 bytes 0..8: process {p} event "));
+}
