@@ -282,3 +282,32 @@ fn info_and_the_gdb_server_say_what_they_show_of_several_processes() {
         .err_has("Messages in flight: 1")
         .err_has(&format!("  channel 0 bytes 0..8: process {p} event "));
 }
+
+#[test]
+fn a_loopback_tcp_connection_is_two_channels() {
+    let prog = compile("mp_tcp", &[]);
+    let (trace, rec) = record_trace(&prog, &["3"]);
+    rec.has("served 3");
+    let server = word_after(&rec, "server ", "server ");
+    let client = word_after(&rec, "server ", "client ");
+    let info = hindsight(&[
+        OsStr::new("info"),
+        OsStr::new("--messages"),
+        trace.as_os_str(),
+    ]);
+    info.code(0)
+        .line("  channel {n}: tcp connection 127.0.0.1:{n} -> 127.0.0.1:{n}")
+        .line("Messages:   7");
+    for k in 0..3 {
+        info.line(&format!(
+            "  channel {{n}} bytes {}..{}: process {client} event {{n}} -> process {server} event {{n}}",
+            8 * k,
+            8 * k + 8
+        ))
+        .line(&format!(
+            "  channel {{n}} bytes {}..{}: process {server} event {{n}} -> process {client} event {{n}}",
+            4 * k,
+            4 * k + 4
+        ));
+    }
+}

@@ -223,7 +223,7 @@ impl Channels {
                 let ino = st.st_ino;
                 let s = self.socket(ino)?;
                 let (outgoing, incoming) = match &s.tcp {
-                    Some((mine, theirs)) => (format!("tcp {mine}"), format!("tcp {theirs}")),
+                    Some((mine, theirs)) => (mine.clone(), theirs.clone()),
                     None => {
                         // Both ends must name the channel alike: by the two inodes, and the
                         // path that one of them is bound to (the lower inode's first).
