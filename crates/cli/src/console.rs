@@ -60,10 +60,33 @@ pub struct Console {
     pub(crate) displays: Vec<crate::commands::display::Display>,
 }
 
+/// The process's stdout, failing as `println!` fails (a panic that names it), which the
+/// binary turns into one line and status 1 (a full disk); a closed pipe ends it by SIGPIPE
+/// before the write returns.
+struct Stdout;
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match std::io::stdout().write(buf) {
+            Err(e) if e.kind() != std::io::ErrorKind::Interrupted => {
+                panic!("failed printing to stdout: {e}")
+            }
+            r => r,
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match std::io::stdout().flush() {
+            Err(e) => panic!("failed printing to stdout: {e}"),
+            r => r,
+        }
+    }
+}
+
 impl Console {
     /// A console on the process's stdout and stderr.
     pub fn terminal() -> Console {
-        Console::new(Box::new(std::io::stdout()), Box::new(std::io::stderr()))
+        Console::new(Box::new(Stdout), Box::new(std::io::stderr()))
     }
 
     /// A console whose output and errors both go to the returned buffer.

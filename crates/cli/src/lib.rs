@@ -10,6 +10,7 @@
 
 pub mod commands;
 pub mod console;
+pub mod messages;
 mod printf;
 mod report;
 mod source;

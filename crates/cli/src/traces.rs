@@ -169,13 +169,29 @@ pub fn ls() -> anyhow::Result<u8> {
     Ok(0)
 }
 
-/// Runs `hindsight info [--events] [--check] [TRACE]`. Opening the trace checks that every
-/// file is there with its size; `check` verifies every checksum and decodes every event.
-pub fn info(name: Option<&str>, events: bool, check: bool) -> anyhow::Result<u8> {
+/// The happens-before of a trace's processes (None for a trace recorded before hindsight
+/// wrote the links between them).
+pub fn causality(r: &TraceReader) -> anyhow::Result<Option<hindsight_causal::Causality>> {
+    let Some(links) = r.links()? else {
+        return Ok(None);
+    };
+    Ok(Some(hindsight_causal::Causality::build(
+        &links,
+        r.processes(),
+    )?))
+}
+
+/// Runs `hindsight info [--events] [--check] [--messages] [TRACE]`. Opening the trace checks
+/// that every file is there with its size; `check` verifies every checksum and decodes every
+/// event; `messages` lists the channels between processes and the messages matched on them.
+pub fn info(name: Option<&str>, events: bool, check: bool, messages: bool) -> anyhow::Result<u8> {
     let root = hindsight_trace::default_root()?;
     let dir = hindsight_trace::resolve(&root, name)?;
     let r = TraceReader::open(&dir)?;
     print_info(&dir, &r)?;
+    if !messages && r.processes().len() > 1 {
+        println!("{}", messages_summary(&r));
+    }
     if check {
         let c = r.check()?;
         let cut = if c.cut_off.is_empty() {
@@ -193,6 +209,19 @@ pub fn info(name: Option<&str>, events: bool, check: bool) -> anyhow::Result<u8>
             size_text(c.bytes),
             c.events
         );
+    }
+    if messages {
+        match causality(&r)? {
+            Some(c) => {
+                for line in crate::messages::listing(&c) {
+                    println!("{line}");
+                }
+            }
+            None => println!(
+                "Messages:   not recorded (this trace was made before hindsight followed \
+                 messages between processes)"
+            ),
+        }
     }
     if events {
         for p in r.processes() {
@@ -325,6 +354,22 @@ fn print_counter(r: &TraceReader) {
                 format!(" ({})", why.join("; "))
             }
         );
+    }
+}
+
+/// One line on the messages between a trace's processes.
+fn messages_summary(r: &TraceReader) -> String {
+    match causality(r) {
+        Ok(Some(c)) => format!(
+            "Messages:   {} between the processes over {} channels ({}; --messages lists them)",
+            c.messages().len(),
+            c.channels().len(),
+            crate::messages::NOT_FOLLOWED
+        ),
+        Ok(None) => "Messages:   not recorded (this trace was made before hindsight followed \
+                     messages between processes)"
+            .to_string(),
+        Err(e) => format!("Messages:   unreadable ({e:#})"),
     }
 }
 

@@ -16,7 +16,8 @@
 //! Modules: [`session`] (the session and its program), [`motion`] (every way to move, forward
 //! and backward), [`stop`] (stops as data), [`observer`] (what a front end hears during a
 //! motion), [`breakpoints`], [`frames`], [`values`], [`signals`], [`remote`] (the surface of
-//! machine-level front ends: registers, memory, breakpoints by address). Internal: `hook`
+//! machine-level front ends: registers, memory, breakpoints by address), [`messages`] (the
+//! other recorded processes at the consistent state around a stop). Internal: `hook`
 //! (what stops a running program), `stepping` (line and instruction steps), `travel` (scans
 //! and seeks through a replay: reverse motions, positions, checkpoints), `context` (the
 //! expression evaluator's view of the process), `printf`, `linkmap`, `tls`.
@@ -27,6 +28,7 @@ mod context;
 pub mod frames;
 mod hook;
 mod linkmap;
+pub mod messages;
 pub mod motion;
 pub mod observer;
 mod printf;

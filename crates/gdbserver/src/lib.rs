@@ -284,8 +284,23 @@ pub fn prepare(session: &mut Session, scripts: &[hindsight_cli::Script]) -> anyh
     Ok(())
 }
 
+/// What gdb is not shown of a trace of several processes: this server serves the replayed
+/// process alone (gdb's multiprocess extensions are not offered), so say which.
+fn one_process_note(session: &Session) {
+    let pids = session.recorded_processes().unwrap_or_default();
+    if pids.len() > 1 {
+        eprintln!(
+            "hindsight: the trace has {} processes; gdb is served process {} alone (choose \
+             another with --process PID; 'monitor info messages' shows where the others stand)",
+            pids.len(),
+            session.user_pid()
+        );
+    }
+}
+
 /// `--gdbserver [HOST:]PORT`.
 pub fn serve(session: Session, spec: &str, program: &Path) -> anyhow::Result<u8> {
+    one_process_note(&session);
     let addr = listen_address(spec);
     let listener = TcpListener::bind(&addr).with_context(|| format!("listening on {addr}"))?;
     let local = listener.local_addr().context("the listening address")?;
@@ -301,6 +316,7 @@ pub fn serve(session: Session, spec: &str, program: &Path) -> anyhow::Result<u8>
 /// `--gdb`: serves on a free local port and runs gdb, connected, with the program's symbols;
 /// returns gdb's exit status.
 pub fn serve_with_gdb(session: Session, program: &Path) -> anyhow::Result<u8> {
+    one_process_note(&session);
     let listener = TcpListener::bind("127.0.0.1:0").context("listening for gdb")?;
     let port = listener
         .local_addr()

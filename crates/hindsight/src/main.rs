@@ -156,6 +156,10 @@ struct InfoArgs {
     /// Verify every file's checksum and decode every event.
     #[arg(long)]
     check: bool,
+    /// List the channels between the recorded processes and the messages that went
+    /// through them.
+    #[arg(long)]
+    messages: bool,
     /// The trace (default: latest-trace).
     #[arg(value_name = "TRACE")]
     trace: Option<String>,
@@ -410,7 +414,9 @@ fn run(cli: Cli, matches: &ArgMatches) -> anyhow::Result<u8> {
             None => hindsight_dap::run_stdio(),
             Some(p) => hindsight_dap::run_tcp(p, || false),
         },
-        Command::Info(a) => hindsight_cli::traces::info(a.trace.as_deref(), a.events, a.check),
+        Command::Info(a) => {
+            hindsight_cli::traces::info(a.trace.as_deref(), a.events, a.check, a.messages)
+        }
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,

@@ -5,6 +5,7 @@
 //! switches, child processes and the files they mapped.
 
 mod agent;
+mod channels;
 pub mod disguise;
 pub mod error;
 pub mod point;

@@ -42,11 +42,12 @@ use hindsight_ptrace::tsc;
 use hindsight_ptrace::{ProcessMemory, Stop, Tid, WaitEvent};
 use hindsight_syscalls::Replay;
 use hindsight_trace::{
-    AsyncPoint, Event, ExitStatus, Header, MappedFile, MemWrite, ProcessInfo, SignalPoint, Summary,
-    TraceWriter,
+    AsyncPoint, ChannelKind, Direction, Event, ExitStatus, Header, MappedFile, MemWrite,
+    ProcessInfo, SignalPoint, Summary, TraceWriter,
 };
 
 use crate::agent;
+use crate::channels::{Channels, Pending};
 use crate::disguise::Disguise;
 use crate::error::RecordError;
 use crate::point;
@@ -115,6 +116,12 @@ struct InSyscall {
     exec: Option<(Vec<u8>, u32)>,
     /// The process's turn count when it was entered (see `Process::turns`).
     turns_at_entry: u64,
+    /// Index of its `SyscallEntry` event, once written (sends are known to happen from
+    /// there on).
+    entry_index: Option<u64>,
+    /// The child it created sharing this process's memory (vfork): this syscall returns
+    /// when that child executes a program or ends.
+    vforked: Option<i32>,
 }
 
 #[derive(Debug)]
@@ -124,8 +131,9 @@ struct Thread {
     /// The syscall (number, arguments) that last returned -ERESTART_RESTARTBLOCK: the
     /// kernel's restart_syscall resumes it, with its memory effects.
     restart_block: Option<(u64, [u64; 6])>,
-    /// Events to write when the thread is next chosen to run.
-    pending: Vec<Event>,
+    /// Events to write when the thread is next chosen to run, with the transfers between
+    /// processes that name them.
+    pending: Vec<(Event, Vec<Pending>)>,
     /// A signal to deliver when it next resumes (already written as an event).
     signal: i32,
     /// A signal that arrived while it was not the current thread: written and delivered when
@@ -272,6 +280,10 @@ struct Recorder {
     chaos: Option<fastrand::Rng>,
     /// The answers that would show the recorder, made those of an unrecorded program.
     disguise: Disguise,
+    /// Pipes, FIFOs and sockets between processes, and what went through them.
+    channels: Channels,
+    /// Children created by vfork whose parent waits for their exec or end: child → parent.
+    vforks: HashMap<i32, i32>,
 }
 
 /// Records `opts.program` into a new trace. The program's stdin, stdout and stderr are
@@ -361,6 +373,8 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
         timer_armed: false,
         chaos: opts.chaos.then(fastrand::Rng::new),
         disguise: Disguise::default(),
+        channels: Channels::default(),
+        vforks: HashMap::new(),
     };
     rec.writer.add_process(ProcessInfo {
         pid,
@@ -668,19 +682,30 @@ impl Recorder {
             if let Some(s) = t.syscall.as_mut() {
                 if !s.entry_written {
                     s.entry_written = true;
-                    entries.push(Event::SyscallEntry {
-                        tid: t.tid,
-                        nr: s.nr,
-                        args: s.args,
-                    });
+                    entries.push((
+                        t.tid,
+                        Event::SyscallEntry {
+                            tid: t.tid,
+                            nr: s.nr,
+                            args: s.args,
+                        },
+                    ));
                     if let Some(c) = s.child.take() {
                         children.push(c);
                     }
                 }
             }
         }
-        for e in entries {
-            self.append(pid, &e)?;
+        for (tid, e) in entries {
+            let index = self.append(pid, &e)?;
+            if let Some(s) = self
+                .procs
+                .get_mut(&pid)
+                .and_then(|p| p.thread(tid))
+                .and_then(|t| t.syscall.as_mut())
+            {
+                s.entry_index = Some(index);
+            }
         }
         for c in children {
             self.writer.add_process(c)?;
@@ -691,6 +716,20 @@ impl Recorder {
     fn append(&mut self, pid: i32, event: &Event) -> Result<u64, RecordError> {
         self.events += 1;
         Ok(self.writer.append(pid, event)?)
+    }
+
+    /// Appends an event and the transfers between processes that it is where of.
+    fn append_with(
+        &mut self,
+        pid: i32,
+        event: &Event,
+        transfers: &[Pending],
+    ) -> Result<u64, RecordError> {
+        let index = self.append(pid, event)?;
+        for t in transfers {
+            self.writer.transfer(t.at(pid, index))?;
+        }
+        Ok(index)
     }
 
     /// Gives every process without a current thread one, if it can.
@@ -727,8 +766,8 @@ impl Recorder {
         let pending = std::mem::take(&mut t.pending);
         let deferred = t.deferred_signal.take();
         let born = std::mem::take(&mut t.unborn);
-        for e in &pending {
-            self.append(pid, e)?;
+        for (e, links) in &pending {
+            self.append_with(pid, e, links)?;
         }
         if let Some(p) = self.procs.get_mut(&pid) {
             p.ready.extend(born);
@@ -950,6 +989,8 @@ impl Recorder {
                 child: None,
                 exec: None,
                 turns_at_entry,
+                entry_index: None,
+                vforked: None,
             });
         }
         if blocking && others_ready {
@@ -1117,6 +1158,7 @@ impl Recorder {
                 mapped,
             }
         };
+        let links = self.links_of(pid, &s, effects_nr, &effects_args, result)?;
         let cpu = point::thread_cpu_ns(pid, tid);
         let Some(p) = self.procs.get_mut(&pid) else {
             return Ok(());
@@ -1124,7 +1166,7 @@ impl Recorder {
         let runs_now = !s.entry_written && p.current.is_none();
         if runs_now {
             let child = s.child;
-            self.append(pid, &event)?;
+            self.append_with(pid, &event, &links)?;
             let (pending, born) = self
                 .procs
                 .get_mut(&pid)
@@ -1136,8 +1178,8 @@ impl Recorder {
                     )
                 })
                 .unwrap_or_default();
-            for e in &pending {
-                self.append(pid, e)?;
+            for (e, links) in &pending {
+                self.append_with(pid, e, links)?;
             }
             if let Some(p) = self.procs.get_mut(&pid) {
                 p.ready.extend(born);
@@ -1190,7 +1232,7 @@ impl Recorder {
             };
             t.state = State::Ready;
             t.cpu_ns = cpu;
-            t.pending.push(event);
+            t.pending.push((event, links));
             p.ready.push_back(tid);
             for (owner, e) in outputs {
                 self.append(owner, &e)?;
@@ -1312,6 +1354,85 @@ impl Recorder {
         out
     }
 
+    /// The transfers between processes that syscall `s` of `pid`, which returned `result`,
+    /// made (its effects are those of `nr`, `args`: a restarted call's): data through pipes,
+    /// FIFOs and sockets, a child's end seen by a wait, a vfork child's release seen by its
+    /// parent, an exec that releases a vfork parent.
+    fn links_of(
+        &mut self,
+        pid: i32,
+        s: &InSyscall,
+        nr: u64,
+        args: &[u64; 6],
+        result: i64,
+    ) -> Result<Vec<Pending>, RecordError> {
+        let name = hindsight_syscalls::name(nr).unwrap_or("");
+        let mut links =
+            self.channels
+                .transfers(&mut self.writer, pid, name, args, result, s.entry_index)?;
+        if let Some(child) = self.waited_child(pid, name, args, result) {
+            links.push(self.channels.one_shot(
+                &mut self.writer,
+                ChannelKind::Exit,
+                &format!("exit of {child}"),
+                Direction::Receive,
+            )?);
+        }
+        if let Some(child) = s.vforked.filter(|_| !hindsight_syscalls::is_error(result)) {
+            links.push(self.channels.one_shot(
+                &mut self.writer,
+                ChannelKind::VforkDone,
+                &format!("release of vfork parent by {child}"),
+                Direction::Receive,
+            )?);
+        }
+        if s.exec.is_some() {
+            links.extend(self.vfork_release(pid)?);
+        }
+        Ok(links)
+    }
+
+    /// The send that releases `pid`'s vfork parent, if it is still waiting (at `pid`'s exec
+    /// or end).
+    fn vfork_release(&mut self, pid: i32) -> Result<Option<Pending>, RecordError> {
+        if self.vforks.remove(&pid).is_none() {
+            return Ok(None);
+        }
+        Ok(Some(self.channels.one_shot(
+            &mut self.writer,
+            ChannelKind::VforkDone,
+            &format!("release of vfork parent by {pid}"),
+            Direction::Send,
+        )?))
+    }
+
+    /// The recorded child whose end a wait4 or waitid of `pid` reported (not a stop or a
+    /// continue, which end nothing).
+    fn waited_child(&self, pid: i32, name: &str, args: &[u64; 6], result: i64) -> Option<i32> {
+        let p = self.procs.get(&pid)?;
+        let child = match name {
+            "wait4" if result > 0 => {
+                let status = match args[1] {
+                    0 => None,
+                    addr => p.mem.read_u64(addr).ok().map(|v| v as u32 as i32),
+                };
+                // Without WUNTRACED and WCONTINUED only ends are reported.
+                let ends_only = args[2] & (libc::WUNTRACED | libc::WCONTINUED) as u64 == 0;
+                let ended = status.is_none_or(|st| libc::WIFEXITED(st) || libc::WIFSIGNALED(st));
+                (ends_only || ended).then_some(result as i32)?
+            }
+            "waitid" if result == 0 && args[2] != 0 => {
+                // siginfo_t: si_code at 8, si_pid at 16.
+                let code = p.mem.read_u64(args[2] + 8).ok()? as u32 as i32;
+                let child = p.mem.read_u64(args[2] + 16).ok()? as u32 as i32;
+                let ended = matches!(code, libc::CLD_EXITED | libc::CLD_KILLED | libc::CLD_DUMPED);
+                (ended && child > 0).then_some(child)?
+            }
+            _ => return None,
+        };
+        Some(child)
+    }
+
     fn on_new_task(&mut self, pid: i32, tid: i32, stop: Stop) -> Result<(), RecordError> {
         let child = Tid(tid).event_msg()? as i32;
         let is_thread = stop == Stop::Clone && Tid(child).tgid() == Some(pid);
@@ -1396,6 +1517,10 @@ impl Recorder {
                     program,
                     args,
                 });
+                if stop == Stop::Vfork {
+                    s.vforked = Some(child);
+                    self.vforks.insert(child, pid);
+                }
             }
             self.procs.insert(
                 child,
@@ -1448,7 +1573,8 @@ impl Recorder {
         let random = at_random(&p.mem, regs.sp());
         if let Some(t) = p.thread(pid) {
             // Written right after the exec's own event, before the new program runs.
-            t.pending.push(Event::KernelWrite { writes: random });
+            t.pending
+                .push((Event::KernelWrite { writes: random }, Vec::new()));
         }
         let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
         let file = self.writer.add_file(&exe)?;
@@ -1687,11 +1813,20 @@ impl Recorder {
                     self.owner.remove(&t.tid);
                 }
             }
-            self.append(
+            // Its end is a message to whoever waits for it (and lets a vfork parent go on).
+            let mut links = vec![self.channels.one_shot(
+                &mut self.writer,
+                ChannelKind::Exit,
+                &format!("exit of {pid}"),
+                Direction::Send,
+            )?];
+            links.extend(self.vfork_release(pid)?);
+            self.append_with(
                 pid,
                 &Event::ProcessExit {
                     status: status.clone(),
                 },
+                &links,
             )?;
             self.writer.note_process_end(pid, status.clone())?;
             self.writer.flush()?;

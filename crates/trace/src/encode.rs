@@ -278,6 +278,7 @@ impl Enc {
                     self.u64(u64::from(*id));
                     self.bytes(name.as_bytes());
                 }
+                Part::Links => self.u64(3),
             }
             self.u64(l.sum.size);
             self.u64(l.sum.hash);
@@ -603,6 +604,7 @@ impl<'a> Dec<'a> {
                     }
                     Part::Copy(id, name)
                 }
+                3 => Part::Links,
                 _ => return self.err("unknown part"),
             };
             parts.push(Listed {

@@ -4,7 +4,8 @@
 //! plain bytes, so that another version is refused before anything else is decoded, then the
 //! encoded [`Header`] and the [`manifest::Manifest`]: every other file with its size and
 //! checksum, and how the recording ended), `processes` (the processes, their execs and ends),
-//! `events/<pid>` (each process's [`Event`]s) and `files/<id>-<name>` (copies of the files the
+//! `events/<pid>` (each process's [`Event`]s), `links` (the order of all events and the
+//! messages between processes, [`links`]) and `files/<id>-<name>` (copies of the files the
 //! program mapped). Streams are sequences of checksummed lz4 frames ([`frame`]), so a
 //! recording cut off by a crash still reads up to its last whole frame; whatever else does
 //! not match the manifest is an error naming the file.
@@ -14,6 +15,7 @@ pub mod encode;
 pub mod error;
 pub mod event;
 pub mod frame;
+pub mod links;
 pub mod manifest;
 pub mod reader;
 pub mod store;
@@ -21,6 +23,7 @@ pub mod writer;
 
 pub use error::TraceError;
 pub use event::*;
+pub use links::{Channel, ChannelKind, Direction, Link, Links, Transfer};
 pub use manifest::{Ending, Listed, Manifest, Part};
 pub use reader::{read_header, Checked, EventStream, TraceReader};
 pub use store::{default_root, list, new_trace_path, resolve, set_latest};

@@ -35,6 +35,9 @@ pub enum Part {
     Events(i32),
     /// `files/<name>`: the copy of a file the program mapped (`name` is `<id>-<basename>`).
     Copy(FileId, String),
+    /// `links`: the order of every process's events and the messages between processes
+    /// (see [`crate::links`]; traces recorded before it existed have none).
+    Links,
 }
 
 impl Part {
@@ -44,6 +47,7 @@ impl Part {
             Part::Processes => PathBuf::from("processes"),
             Part::Events(pid) => PathBuf::from("events").join(pid.to_string()),
             Part::Copy(_, name) => PathBuf::from("files").join(name),
+            Part::Links => PathBuf::from("links"),
         }
     }
 }

@@ -21,6 +21,7 @@ use crate::encode::{Dec, ProcessRecord};
 use crate::error::TraceError;
 use crate::event::*;
 use crate::frame::{self, FrameError, Read};
+use crate::links::{Link, Links};
 use crate::manifest::{Ending, Listed, Manifest, Part};
 use crate::{FORMAT_VERSION, MAGIC};
 
@@ -162,7 +163,8 @@ fn size_of(path: &Path) -> Result<u64, TraceError> {
 impl TraceReader {
     /// Opens the trace in `dir`: checks the header's magic and version (another version is
     /// refused by name), reads the header and the manifest, checks that every listed file is
-    /// there with its size, and reads the process journal (checked against its checksum).
+    /// there with its size, and reads the process journal and the links (checked against
+    /// their checksums).
     /// A relative `dir` is made absolute: replay opens the trace's files from processes
     /// that run in the recorded program's working directory.
     pub fn open(dir: &Path) -> Result<TraceReader, TraceError> {
@@ -221,6 +223,16 @@ impl TraceReader {
                     Err(e) => return Err(corrupt(&pp, format!("cannot decode: {}", e.0))),
                 }
             }
+        }
+        // The links are checked like the processes journal: a replay of one process does not
+        // read them, but damage to them is never passed over in silence.
+        if let Some(listed) = manifest.find(&Part::Links) {
+            let lp = dir.join(Part::Links.path());
+            let data = std::fs::read(&lp).map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => corrupt(&lp, "missing from the trace"),
+                _ => TraceError::io(&lp, "reading", e),
+            })?;
+            check_prefix(&lp, &data, listed)?;
         }
         for p in &processes {
             let ev = dir.join(Part::Events(p.pid).path());
@@ -373,7 +385,7 @@ impl TraceReader {
                 }
                 // Checked when the trace was opened.
                 Part::Processes => {}
-                Part::Events(_) => {
+                Part::Events(_) | Part::Links => {
                     if size_of(&p)? < l.sum.size {
                         continue;
                     }
@@ -421,7 +433,37 @@ impl TraceReader {
                 out.cut_off.push(p.pid);
             }
         }
+        self.links()?;
         Ok(out)
+    }
+
+    /// The links between processes (see [`crate::links`]): None for a trace recorded before
+    /// hindsight wrote them. Read whole: what the manifest lists is checked against its
+    /// checksum, and a recording cut off after that reads up to its last whole frame.
+    pub fn links(&self) -> Result<Option<Links>, TraceError> {
+        let Some(listed) = self.manifest.find(&Part::Links) else {
+            return Ok(None);
+        };
+        let path = self.dir.join(Part::Links.path());
+        let data = std::fs::read(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => corrupt(&path, "missing from the trace"),
+            _ => TraceError::io(&path, "reading", e),
+        })?;
+        check_prefix(&path, &data, listed)?;
+        let (fr, _) = frames(&path, &data)?;
+        let mut links = Links::default();
+        for (raw, count) in fr {
+            let mut d = Dec::new(&raw);
+            for _ in 0..count {
+                let l = Link::decode(&mut d)
+                    .map_err(|e| corrupt(&path, format!("cannot decode: {}", e.0)))?;
+                links.push(l);
+            }
+            if !d.done() {
+                return Err(corrupt(&path, "bytes left after a frame's records"));
+            }
+        }
+        Ok(Some(links))
     }
 }
 

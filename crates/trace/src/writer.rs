@@ -29,6 +29,7 @@ use crate::checksum::{self, Summer, BLOCK};
 use crate::encode::{Enc, ProcessRecord};
 use crate::error::TraceError;
 use crate::event::*;
+use crate::links::{Channel, ChannelKind, Link, Transfer};
 use crate::manifest::{Ending, Listed, Manifest, Part};
 use crate::{frame, FORMAT_VERSION, MAGIC};
 
@@ -124,6 +125,11 @@ struct Inner {
     header_frame: Vec<u8>,
     streams: BTreeMap<i32, Stream>,
     processes: Stream,
+    /// The `links` file, and the run of events of one process not written to it yet.
+    links: Stream,
+    run: Option<(i32, u64)>,
+    /// Channels named so far, by kind and name.
+    channels: HashMap<(ChannelKind, String), u32>,
     copies: Vec<Listed>,
     files: HashMap<(u64, u64, u64, i64, i64), FileId>,
     next_file: FileId,
@@ -145,11 +151,35 @@ impl Inner {
             self.processes.flush()?;
             self.dirty = true;
         }
+        // The run so far goes out with its events (the next turn of the same process
+        // continues it).
+        self.end_run()?;
+        if self.links.buffered > 0 {
+            self.links.flush()?;
+            self.dirty = true;
+        }
         Ok(())
     }
 
+    /// Writes the current run of events, if any, as a turn.
+    fn end_run(&mut self) -> Result<(), TraceError> {
+        if let Some((pid, events)) = self.run.take().filter(|r| r.1 > 0) {
+            Link::Turn { pid, events }.encode(&mut self.links.buf);
+            self.links.pushed()?;
+        }
+        Ok(())
+    }
+
+    fn link(&mut self, l: &Link) -> Result<(), TraceError> {
+        l.encode(&mut self.links.buf);
+        self.links.pushed()
+    }
+
     fn manifest(&self, ending: Ending) -> Manifest {
-        let mut parts = vec![self.processes.listed(Part::Processes)];
+        let mut parts = vec![
+            self.processes.listed(Part::Processes),
+            self.links.listed(Part::Links),
+        ];
         parts.extend(
             self.streams
                 .iter()
@@ -307,6 +337,9 @@ impl TraceWriter {
             header_frame: Vec::new(),
             streams: BTreeMap::new(),
             processes: Stream::create(dir.join("processes"))?,
+            links: Stream::create(dir.join("links"))?,
+            run: None,
+            channels: HashMap::new(),
             copies: Vec::new(),
             files: HashMap::new(),
             next_file: 0,
@@ -428,7 +461,40 @@ impl TraceWriter {
         s.buf.event(event);
         let index = s.total;
         s.pushed()?;
+        match g.run.as_mut() {
+            Some((p, n)) if *p == pid => *n += 1,
+            _ => {
+                g.end_run()?;
+                g.run = Some((pid, 1));
+            }
+        }
         Ok(index)
+    }
+
+    /// The id of the channel of `kind` named `name`, listed in the `links` file the first
+    /// time it is asked for.
+    pub fn channel(&mut self, kind: ChannelKind, name: &str) -> Result<u32, TraceError> {
+        let mut g = lock(&self.inner);
+        g.check()?;
+        if let Some(id) = g.channels.get(&(kind, name.to_string())) {
+            return Ok(*id);
+        }
+        let id = g.channels.len() as u32;
+        g.channels.insert((kind, name.to_string()), id);
+        g.link(&Link::Channel(Channel {
+            id,
+            kind,
+            name: name.to_string(),
+        }))?;
+        Ok(id)
+    }
+
+    /// Writes down a send or a receive (see [`crate::links`]). Its event is written before
+    /// or after, as the recorder sees fit: the transfer names it by index.
+    pub fn transfer(&mut self, t: Transfer) -> Result<(), TraceError> {
+        let mut g = lock(&self.inner);
+        g.check()?;
+        g.link(&Link::Transfer(t))
     }
 
     /// Number of events appended to `pid`'s stream so far.

@@ -294,7 +294,8 @@ fn missing_and_extra_bytes_and_damaged_copies_are_named() {
     let r = TraceReader::open(&fresh).unwrap();
     let checked = r.check().unwrap();
     assert_eq!(checked.events, 30);
-    assert_eq!(checked.files, 3);
+    // processes, links, events/7, the executable's copy.
+    assert_eq!(checked.files, 4);
     assert!(checked.cut_off.is_empty());
     assert_eq!(read_stream(&r, 7).0, all);
 }
@@ -473,8 +474,9 @@ fn a_trace_is_readable_by_its_owner_only() {
         }
         seen += 1;
     }
-    // The directory, events/, files/, header, processes, events/7, the executable's copy.
-    assert_eq!(seen, 7);
+    // The directory, events/, files/, header, processes, links, events/7, the executable's
+    // copy.
+    assert_eq!(seen, 8);
 }
 
 /// A way to damage bytes.

@@ -306,3 +306,51 @@ fn add_file_copies_each_file_once() {
     );
     assert_eq!(std::fs::read_dir(dir.join("files")).unwrap().count(), 3);
 }
+
+#[test]
+fn links_keep_the_order_of_events_and_the_transfers() {
+    let s = Scratch::new("links");
+    let exe = fake_exe(&s);
+    let dir = s.path().join("t");
+    let mut w = TraceWriter::create(&dir, header(), &exe).unwrap();
+    w.add_process(process(100, None, None)).unwrap();
+    w.add_process(process(200, Some(100), Some(1))).unwrap();
+    let e = &every_event()[0];
+    for pid in [100, 100, 200, 100, 200, 200] {
+        w.append(pid, e).unwrap();
+    }
+    let pipe = w.channel(ChannelKind::Pipe, "pipe:[7]").unwrap();
+    assert_eq!(w.channel(ChannelKind::Pipe, "pipe:[7]").unwrap(), pipe);
+    let exit = w.channel(ChannelKind::Exit, "exit of 200").unwrap();
+    assert_ne!(pipe, exit);
+    let send = Transfer {
+        pid: 100,
+        event: 1,
+        direction: Direction::Send,
+        channel: pipe,
+        start: 0,
+        len: 12,
+    };
+    w.transfer(send.clone()).unwrap();
+    // Written between two flushes: the turns still come out whole.
+    w.flush().unwrap();
+    w.append(100, e).unwrap();
+    let summary = Summary {
+        exit: ExitStatus::Exited(0),
+        duration_ns: 1,
+        events: 7,
+        threads: 2,
+        processes: 2,
+    };
+    w.finish(&summary).unwrap();
+    let r = TraceReader::open(&dir).unwrap();
+    let links = r.links().unwrap().unwrap();
+    assert_eq!(
+        links.turns,
+        vec![(100, 2), (200, 1), (100, 1), (200, 2), (100, 1)]
+    );
+    assert_eq!(links.channels.len(), 2);
+    assert_eq!(links.channel(exit).unwrap().kind, ChannelKind::Exit);
+    assert_eq!(links.transfers, vec![send]);
+    r.check().unwrap();
+}

@@ -382,6 +382,7 @@ fn info(s: &mut Session, c: &mut Console, args: &str, _: Option<&str>) -> anyhow
         "frame",
         "line",
         "locals",
+        "messages",
         "registers",
         "sharedlibrary",
         "signals",
@@ -419,6 +420,7 @@ fn info(s: &mut Session, c: &mut Console, args: &str, _: Option<&str>) -> anyhow
         "bookmarks" => time::info_bookmarks(s, c),
         "checkpoints" => time::info_checkpoints(s, c),
         "events" => time::info_events(s, c),
+        "messages" => time::info_messages(s, c),
         _ => bail!("Undefined info command: \"{sub}\"."),
     }
 }

@@ -143,6 +143,16 @@ pub(crate) fn bookmark(
     Ok(())
 }
 
+/// `info messages`: where every recorded process stands in the consistent state around the
+/// stop, what each has sent and received by then, and what is in flight.
+pub(crate) fn info_messages(s: &mut Session, c: &mut Console) -> anyhow::Result<()> {
+    let stop = s.consistent_stop()?;
+    for line in crate::messages::at_cut(&stop.causality, &stop.cut, stop.stopped) {
+        say!(c, "{line}");
+    }
+    Ok(())
+}
+
 /// `info bookmarks`.
 pub(crate) fn info_bookmarks(s: &mut Session, c: &mut Console) -> anyhow::Result<()> {
     let list = s.bookmarks();

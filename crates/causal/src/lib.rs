@@ -1,0 +1,432 @@
+//! Happens-before between the processes of a recording (DESIGN.md, "Multi-process"; seed 001,
+//! Ariadne): the transfers of the trace's `links` matched into [`Message`]s, vector clocks
+//! built from them, and the latest consistent global state ([`Cut`]) around a stop of one
+//! process.
+//!
+//! An event is named by its process and its index in that process's stream ([`EventId`]). A
+//! process "stands before event `e`" when it has executed its events `0..e` and not `e`.
+//!
+//! Happens-before is made of three kinds of edges, besides each process's own order:
+//! - a message: the send's event happens before the event of every receive that took any of
+//!   its units (a read that takes parts of two writes depends on both);
+//! - a fork: the parent's event of the syscall that created a child happens before the
+//!   child's first event;
+//! - the one-shot channels the recorder writes (a child's end and the wait that reaped it, a
+//!   vfork child's release of its parent), which are messages like the others.
+//!
+//! Messages through shared memory are not seen (no event marks them): two processes that
+//! talk only through a shared mapping are concurrent here.
+//!
+//! Invariants:
+//! - The vector clock of event `(p, e)` counts, for each process `q`, how many of `q`'s events
+//!   happen before it or are it: its own entry is `e + 1`; it changes along a process only
+//!   at events with incoming edges (receives, a child's first event), so only those are kept.
+//! - [`Causality::cut`] is downward closed (consistent): an event in the cut has all the
+//!   events that happen before it in the cut, so no process has received what was not sent.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
+
+use hindsight_trace::{Channel, ChannelKind, Direction, Links, ProcessInfo, Transfer};
+
+/// One event of one process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EventId {
+    /// Recorded pid.
+    pub pid: i32,
+    /// Index in the process's event stream.
+    pub event: u64,
+}
+
+/// Units of a channel that went from one send to one receive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    /// The channel's id (see [`Causality::channel`]).
+    pub channel: u32,
+    /// The event where they were sent.
+    pub send: EventId,
+    /// The event where they were received.
+    pub receive: EventId,
+    /// Which units of the channel's stream (bytes, or datagrams); a one-shot channel's
+    /// single unit is `0..1`.
+    pub units: Range<u64>,
+}
+
+/// What cannot be made of a trace's links.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CausalError {
+    /// The edges make a cycle: the links contradict themselves.
+    #[error(
+        "the links of the trace contradict themselves: process {pid}'s event {event} would \
+         happen before itself"
+    )]
+    Cycle {
+        /// A process on the cycle.
+        pid: i32,
+        /// Its event there.
+        event: u64,
+    },
+    /// A transfer names a process that the trace does not list.
+    #[error("the links of the trace name process {0}, which the trace does not list")]
+    UnknownProcess(i32),
+    /// A transfer names a channel that was not listed before.
+    #[error("the links of the trace name channel {0}, which they do not list")]
+    UnknownChannel(u32),
+}
+
+/// An event with incoming edges and its vector clock.
+#[derive(Debug, Clone)]
+struct Stamp {
+    event: u64,
+    clock: Vec<u64>,
+}
+
+/// Where every process stands in a consistent global state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cut {
+    /// Each process (in the trace's order) and the event it stands before (its event count
+    /// when it has run to its end).
+    pub frontier: Vec<(i32, u64)>,
+}
+
+impl Cut {
+    /// The event process `pid` stands before.
+    pub fn before(&self, pid: i32) -> Option<u64> {
+        self.frontier
+            .iter()
+            .find(|(p, _)| *p == pid)
+            .map(|(_, e)| *e)
+    }
+
+    /// Whether event `e` has happened in this state.
+    pub fn contains(&self, e: EventId) -> bool {
+        self.before(e.pid).is_some_and(|b| e.event < b)
+    }
+}
+
+/// How much one process sent and received through one channel.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Traffic {
+    /// Send syscalls (transfers).
+    pub sends: u64,
+    /// Units sent.
+    pub units_sent: u64,
+    /// Receive syscalls (transfers).
+    pub receives: u64,
+    /// Units received.
+    pub units_received: u64,
+}
+
+/// Happens-before of one recording.
+#[derive(Debug, Clone)]
+pub struct Causality {
+    /// Processes in the trace's order; a vector clock's entries follow it.
+    pids: Vec<i32>,
+    /// Events of each process (by index in `pids`).
+    events: Vec<u64>,
+    channels: Vec<Channel>,
+    transfers: Vec<Transfer>,
+    messages: Vec<Message>,
+    /// Events with incoming edges, per process, in stream order.
+    stamps: Vec<Vec<Stamp>>,
+}
+
+impl Causality {
+    /// Matches the transfers of `links` into messages and builds the vector clocks.
+    /// `processes` are the trace's processes (their forks are edges too).
+    pub fn build(links: &Links, processes: &[ProcessInfo]) -> Result<Causality, CausalError> {
+        let pids: Vec<i32> = processes.iter().map(|p| p.pid).collect();
+        let index: HashMap<i32, usize> = pids.iter().enumerate().map(|(i, p)| (*p, i)).collect();
+        let mut events = vec![0u64; pids.len()];
+        for (pid, n) in &links.turns {
+            let i = *index.get(pid).ok_or(CausalError::UnknownProcess(*pid))?;
+            events[i] += n;
+        }
+        for t in &links.transfers {
+            if !index.contains_key(&t.pid) {
+                return Err(CausalError::UnknownProcess(t.pid));
+            }
+            if links.channel(t.channel).is_none() {
+                return Err(CausalError::UnknownChannel(t.channel));
+            }
+            // A transfer past the end of a stream cut off by a crash still counts as an event.
+            let i = index[&t.pid];
+            events[i] = events[i].max(t.event + 1);
+        }
+        let messages = match_transfers(links);
+        // Incoming edges per receiving event.
+        let mut incoming: Vec<BTreeMap<u64, Vec<EventId>>> = vec![BTreeMap::new(); pids.len()];
+        for m in &messages {
+            incoming[index[&m.receive.pid]]
+                .entry(m.receive.event)
+                .or_default()
+                .push(m.send);
+        }
+        for p in processes {
+            if let (Some(parent), Some(at)) = (p.parent, p.fork_event) {
+                if index.contains_key(&parent) {
+                    incoming[index[&p.pid]].entry(0).or_default().push(EventId {
+                        pid: parent,
+                        event: at,
+                    });
+                }
+            }
+        }
+        let stamps = clocks(&pids, &index, &incoming)?;
+        Ok(Causality {
+            pids,
+            events,
+            channels: links.channels.clone(),
+            transfers: links.transfers.clone(),
+            messages,
+            stamps,
+        })
+    }
+
+    /// The processes, in the trace's order.
+    pub fn pids(&self) -> &[i32] {
+        &self.pids
+    }
+
+    /// How many events process `pid` has.
+    pub fn events(&self, pid: i32) -> u64 {
+        self.slot(pid).map(|i| self.events[i]).unwrap_or(0)
+    }
+
+    /// The channels, by id.
+    pub fn channels(&self) -> &[Channel] {
+        &self.channels
+    }
+
+    /// Channel `id`.
+    pub fn channel(&self, id: u32) -> Option<&Channel> {
+        self.channels.get(id as usize).filter(|c| c.id == id)
+    }
+
+    /// Every matched message, by channel then units.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// Every send and receive as the recorder wrote it.
+    pub fn transfers(&self) -> &[Transfer] {
+        &self.transfers
+    }
+
+    fn slot(&self, pid: i32) -> Option<usize> {
+        self.pids.iter().position(|p| *p == pid)
+    }
+
+    /// The vector clock of event `e` (entries in [`Causality::pids`] order).
+    pub fn clock(&self, e: EventId) -> Option<Vec<u64>> {
+        let i = self.slot(e.pid)?;
+        let stamps = &self.stamps[i];
+        let k = stamps.partition_point(|s| s.event <= e.event);
+        let mut c = match k {
+            0 => vec![0; self.pids.len()],
+            _ => stamps[k - 1].clock.clone(),
+        };
+        c[i] = e.event + 1;
+        Some(c)
+    }
+
+    /// Whether `a` happens before `b` (a different event).
+    pub fn happens_before(&self, a: EventId, b: EventId) -> bool {
+        if a == b {
+            return false;
+        }
+        let (Some(i), Some(c)) = (self.slot(a.pid), self.clock(b)) else {
+            return false;
+        };
+        c[i] > a.event
+    }
+
+    /// The latest consistent global state in which process `pid` stands before its event
+    /// `next` (seed 001): every other process stands before its first event that `pid`'s
+    /// event `next` happens before (or at its end when there is none), so that nobody has
+    /// received what `pid` has not sent yet, and everyone else is as far on as it can be.
+    pub fn cut(&self, pid: i32, next: u64) -> Option<Cut> {
+        let i = self.slot(pid)?;
+        let frontier = self
+            .pids
+            .iter()
+            .enumerate()
+            .map(|(q, p)| {
+                if q == i {
+                    return (*p, next.min(self.events[q]));
+                }
+                // Clocks only grow along a process: the first stamp that has seen `next`.
+                let stamps = &self.stamps[q];
+                let k = stamps.partition_point(|s| s.clock[i] <= next);
+                (*p, stamps.get(k).map_or(self.events[q], |s| s.event))
+            })
+            .collect();
+        Some(Cut { frontier })
+    }
+
+    /// What process `pid` sent and received through each channel before `cut`.
+    pub fn traffic(&self, cut: &Cut, pid: i32) -> BTreeMap<u32, Traffic> {
+        let mut out: BTreeMap<u32, Traffic> = BTreeMap::new();
+        let Some(before) = cut.before(pid) else {
+            return out;
+        };
+        for t in self
+            .transfers
+            .iter()
+            .filter(|t| t.pid == pid && t.event < before)
+        {
+            let e = out.entry(t.channel).or_default();
+            match t.direction {
+                Direction::Send => {
+                    e.sends += 1;
+                    e.units_sent += t.len;
+                }
+                Direction::Receive => {
+                    e.receives += 1;
+                    e.units_received += t.len;
+                }
+            }
+        }
+        out
+    }
+
+    /// The messages in flight across `cut`: sent in it, received after it.
+    pub fn in_flight(&self, cut: &Cut) -> Vec<&Message> {
+        self.messages
+            .iter()
+            .filter(|m| cut.contains(m.send) && !cut.contains(m.receive))
+            .collect()
+    }
+}
+
+/// Matches each channel's receives to the sends whose units they took.
+fn match_transfers(links: &Links) -> Vec<Message> {
+    let mut by_channel: BTreeMap<u32, (Vec<&Transfer>, Vec<&Transfer>)> = BTreeMap::new();
+    for t in &links.transfers {
+        let e = by_channel.entry(t.channel).or_default();
+        match t.direction {
+            Direction::Send => e.0.push(t),
+            Direction::Receive => e.1.push(t),
+        }
+    }
+    let mut out = Vec::new();
+    for (channel, (mut sends, mut receives)) in by_channel {
+        let one_shot = links
+            .channel(channel)
+            .is_some_and(|c| matches!(c.kind, ChannelKind::Exit | ChannelKind::VforkDone));
+        sends.sort_by_key(|t| t.start);
+        receives.sort_by_key(|t| t.start);
+        if one_shot {
+            // Every wait for one end takes the same unit.
+            for s in &sends {
+                for r in &receives {
+                    out.push(message(channel, s, r, 0..1));
+                }
+            }
+            continue;
+        }
+        // Both sides are sorted by start: walk them together, one message per overlap.
+        let mut k = 0;
+        for r in &receives {
+            let (r0, r1) = (r.start, r.start + r.len);
+            while k < sends.len() && sends[k].start + sends[k].len <= r0 {
+                k += 1;
+            }
+            let mut j = k;
+            while j < sends.len() && sends[j].start < r1 {
+                let s = sends[j];
+                let units = s.start.max(r0)..(s.start + s.len).min(r1);
+                if !units.is_empty() {
+                    out.push(message(channel, s, r, units));
+                }
+                j += 1;
+            }
+        }
+    }
+    out
+}
+
+fn message(channel: u32, s: &Transfer, r: &Transfer, units: Range<u64>) -> Message {
+    Message {
+        channel,
+        send: EventId {
+            pid: s.pid,
+            event: s.event,
+        },
+        receive: EventId {
+            pid: r.pid,
+            event: r.event,
+        },
+        units,
+    }
+}
+
+/// Vector clocks at every event with incoming edges, in an order that respects them: a
+/// process's next stamped event is done once every event it depends on has its clock (all
+/// the stamps of that process up to that event are done).
+fn clocks(
+    pids: &[i32],
+    index: &HashMap<i32, usize>,
+    incoming: &[BTreeMap<u64, Vec<EventId>>],
+) -> Result<Vec<Vec<Stamp>>, CausalError> {
+    let n = pids.len();
+    let todo: Vec<Vec<(u64, &Vec<EventId>)>> = incoming
+        .iter()
+        .map(|m| m.iter().map(|(e, d)| (*e, d)).collect())
+        .collect();
+    let mut stamps: Vec<Vec<Stamp>> = vec![Vec::new(); n];
+    loop {
+        let mut progress = false;
+        let mut left = false;
+        for p in 0..n {
+            while let Some(&(event, deps)) = todo[p].get(stamps[p].len()) {
+                // Every dependency's clock must be known: its process's stamps up to it done.
+                let ready = deps.iter().all(|d| {
+                    let q = index[&d.pid];
+                    q == p
+                        || todo[q]
+                            .get(stamps[q].len())
+                            .is_none_or(|(next, _)| *next > d.event)
+                });
+                if !ready {
+                    left = true;
+                    break;
+                }
+                let mut clock = stamps[p]
+                    .last()
+                    .map_or_else(|| vec![0; n], |s| s.clock.clone());
+                for d in deps {
+                    let q = index[&d.pid];
+                    if q == p {
+                        // A message to oneself adds nothing to one's own order.
+                        continue;
+                    }
+                    let k = stamps[q].partition_point(|s| s.event <= d.event);
+                    if let Some(s) = k.checked_sub(1).map(|k| &stamps[q][k]) {
+                        for (c, v) in clock.iter_mut().zip(&s.clock) {
+                            *c = (*c).max(*v);
+                        }
+                    }
+                    clock[q] = clock[q].max(d.event + 1);
+                }
+                clock[p] = event + 1;
+                stamps[p].push(Stamp { event, clock });
+                progress = true;
+            }
+        }
+        if !left {
+            return Ok(stamps);
+        }
+        if !progress {
+            let (p, event) = todo
+                .iter()
+                .enumerate()
+                .find_map(|(p, t)| t.get(stamps[p].len()).map(|x| (p, x.0)))
+                .unwrap_or((0, 0));
+            return Err(CausalError::Cycle {
+                pid: pids[p],
+                event,
+            });
+        }
+    }
+}

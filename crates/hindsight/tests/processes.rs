@@ -1,0 +1,313 @@
+//! Messages between recorded processes (issue 16, seed 001): what `hindsight info --messages`
+//! lists for a real producer and consumer, and the consistent state that `info messages`
+//! shows around a stop of one of them.
+
+mod common;
+
+use std::ffi::OsStr;
+use std::path::Path;
+
+use common::*;
+
+/// The recorded pids of `mp_acks`'s producer and consumer, from what it printed.
+fn pids(recorded: &Run) -> (String, String) {
+    let line = recorded
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("producer "))
+        .unwrap_or_else(|| panic!("no producer line in {}", recorded.stdout));
+    // "producer P: sent N, consumer C exited 0"
+    let words: Vec<&str> = line.split_whitespace().collect();
+    (
+        words[1].trim_end_matches(':').to_string(),
+        words[5].to_string(),
+    )
+}
+
+/// `hindsight replay TRACE --process PID --batch -ex CMD…`.
+fn replay_process(trace: &Path, pid: &str, cmds: &[String]) -> Run {
+    let mut args: Vec<&OsStr> = vec![
+        OsStr::new("replay"),
+        trace.as_os_str(),
+        OsStr::new("--process"),
+        OsStr::new(pid),
+        OsStr::new("--batch"),
+        OsStr::new("-q"),
+    ];
+    for c in cmds {
+        args.push(OsStr::new("-ex"));
+        args.push(OsStr::new(c));
+    }
+    hindsight(&args)
+}
+
+#[test]
+fn info_lists_the_messages_of_a_producer_and_a_consumer() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
+    rec.has("consumer: sum=10");
+    let (p, c) = pids(&rec);
+    let info = hindsight(&[
+        OsStr::new("info"),
+        OsStr::new("--messages"),
+        trace.as_os_str(),
+    ]);
+    info.code(0)
+        .line("Channels:   {n} between the recorded processes (messages through shared memory are not followed)")
+        .line("  channel {n}: pipe pipe:[{n}]")
+        .line(&format!("  channel {{n}}: exit status exit of {c}"))
+        // 4 messages, 4 acks, the consumer's end reaped by the producer's waitpid.
+        .line("Messages:   9");
+    for k in 0..4 {
+        info.line(&format!(
+            "  channel {{n}} bytes {}..{}: process {p} event {{n}} -> process {c} event {{n}}",
+            8 * k,
+            8 * k + 8
+        ))
+        .line(&format!(
+            "  channel {{n}} bytes {}..{}: process {c} event {{n}} -> process {p} event {{n}}",
+            4 * k,
+            4 * k + 4
+        ));
+    }
+    info.line(&format!(
+        "  channel {{n}}: process {c} event {{n}} -> process {p} event {{n}}"
+    ));
+}
+
+#[test]
+fn a_stop_of_the_consumer_holds_the_producer_at_a_consistent_state() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
+    let (p, c) = pids(&rec);
+    let got = marker_line("mp_acks.c", "CONSUMER-GOT");
+    for k in [1, 3] {
+        // The consumer has received message k and not acknowledged it yet.
+        let mut cmds = vec![format!("break mp_acks.c:{got}"), "run".to_string()];
+        cmds.extend((1..k).map(|_| "continue".to_string()));
+        cmds.extend(["print got".to_string(), "info messages".to_string()]);
+        let r = replay_process(&trace, &c, &cmds);
+        r.has(&format!("$1 = {k}"))
+            .line(&format!(
+                "Consistent state of 2 processes around the stop of process {c} (messages through shared memory are not followed):"
+            ))
+            // The producer has sent exactly k messages and received k-1 acks.
+            .line(&format!(
+                "  process {p}: before event {{n}} of {{n}}: sent {k} ({} bytes) on pipe pipe:[{{n}}]{}",
+                8 * k,
+                if k == 1 {
+                    String::new()
+                } else {
+                    format!("; received {} ({} bytes) on pipe pipe:[{{n}}]", k - 1, 4 * (k - 1))
+                }
+            ))
+            .line(&format!(
+                "  process {c} (stopped here): before event {{n}} of {{n}}: received {k} ({} bytes) on pipe pipe:[{{n}}]{}",
+                8 * k,
+                if k == 1 {
+                    String::new()
+                } else {
+                    format!("; sent {} ({} bytes) on pipe pipe:[{{n}}]", k - 1, 4 * (k - 1))
+                }
+            ))
+            .line("Messages in flight: none");
+    }
+}
+
+#[test]
+fn a_stop_of_the_producer_holds_the_consumer_before_its_receive_forward_and_back() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
+    let (p, c) = pids(&rec);
+    let send = marker_line("mp_acks.c", "PRODUCER-SEND");
+    let r = replay_process(
+        &trace,
+        &p,
+        &[
+            format!("break mp_acks.c:{send}"),
+            "run".into(),
+            "continue".into(),
+            "continue".into(),
+            "print k".into(),
+            "info messages".into(),
+            "reverse-continue".into(),
+            "print k".into(),
+            "info messages".into(),
+        ],
+    );
+    // Before message 3: the consumer has taken 2 and acknowledged them, and waits for the
+    // third; after going back to message 2, it has taken 1.
+    r.has("$1 = 3").has("$2 = 2").seq(&[
+        &format!("  process {p} (stopped here): before event {{n}} of {{n}}: sent 2 (16 bytes) on pipe pipe:[{{n}}]; received 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {c}: before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        "Messages in flight: none",
+        &format!("  process {p} (stopped here): before event {{n}} of {{n}}: sent 1 (8 bytes) on pipe pipe:[{{n}}]; received 1 (4 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {c}: before event {{n}} of {{n}}: received 1 (8 bytes) on pipe pipe:[{{n}}]; sent 1 (4 bytes) on pipe pipe:[{{n}}]"),
+        "Messages in flight: none",
+    ]);
+}
+
+/// A word after `prefix` in the line of `recorded`'s output that starts with it.
+fn word_after(recorded: &Run, starts: &str, prefix: &str) -> String {
+    let line = recorded
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(starts))
+        .unwrap_or_else(|| panic!("no {starts:?} line in {}", recorded.stdout));
+    let rest = &line[line.find(prefix).expect("prefix") + prefix.len()..];
+    rest.split(|ch: char| !ch.is_ascii_digit())
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn a_client_and_a_server_over_a_unix_socket() {
+    let prog = compile("mp_unix", &[]);
+    let sock = scratch().join("mp_unix.sock");
+    let sock = sock.to_str().expect("a text path");
+    let (trace, rec) = record_trace(&prog, &[sock, "4"]);
+    let server = word_after(&rec, "server ", "server ");
+    let client = word_after(&rec, "server ", "client ");
+    // Each direction of the connection is a channel named by both sockets and the path.
+    let info = hindsight(&[
+        OsStr::new("info"),
+        OsStr::new("--messages"),
+        trace.as_os_str(),
+    ]);
+    info.code(0)
+        .line(&format!(
+            "  channel {{n}}: unix stream socket socket:[{{n}}] -> socket:[{{n}}] ({sock})"
+        ))
+        .line("Messages:   9");
+    for k in 0..4 {
+        info.line(&format!(
+            "  channel {{n}} bytes {}..{}: process {client} event {{n}} -> process {server} event {{n}}",
+            8 * k,
+            8 * k + 8
+        ))
+        .line(&format!(
+            "  channel {{n}} bytes {}..{}: process {server} event {{n}} -> process {client} event {{n}}",
+            8 * k,
+            8 * k + 8
+        ));
+    }
+    // The server has request 2 and has not answered it: the client has sent 2 requests and
+    // received 1 reply, and waits for the second.
+    let got = marker_line("mp_unix.c", "SERVER-GOT");
+    let r = replay_process(
+        &trace,
+        &server,
+        &[
+            format!("break mp_unix.c:{got}"),
+            "run".into(),
+            "continue".into(),
+            "print k".into(),
+            "info messages".into(),
+        ],
+    );
+    r.has("$1 = 2")
+        .line(&format!(
+            "  process {server} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on unix stream socket {{*}}; sent 1 (8 bytes) on unix stream socket {{*}}"
+        ))
+        .line(&format!(
+            "  process {client}: before event {{n}} of {{n}}: sent 2 (16 bytes) on unix stream socket {{*}}; received 1 (8 bytes) on unix stream socket {{*}}"
+        ))
+        .line("Messages in flight: none");
+}
+
+#[test]
+fn a_stop_in_the_middle_of_a_three_process_pipeline() {
+    let prog = compile("mp_pipeline", &[]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
+    rec.has("sum=20");
+    let producer = word_after(&rec, "producer ", "producer ");
+    let filter = word_after(&rec, "producer ", "filter ");
+    let consumer = word_after(&rec, "producer ", "consumer ");
+    let got = marker_line("mp_pipeline.c", "FILTER-GOT");
+    // The filter has read number 2 and not passed it on. Nothing the producer does depends
+    // on the filter until it reaps it: it has sent all four. The consumer has taken only
+    // what the filter passed on: one. Numbers 3 and 4 are in the first pipe.
+    let r = replay_process(
+        &trace,
+        &filter,
+        &[
+            format!("break mp_pipeline.c:{got}"),
+            "run".into(),
+            "continue".into(),
+            "print v".into(),
+            "info messages".into(),
+        ],
+    );
+    r.has("$1 = 2").seq(&[
+        "Consistent state of 3 processes around the stop of process {n} (messages through shared memory are not followed):",
+        &format!("  process {producer}: before event {{n}} of {{n}}: sent 4 (32 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {filter} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 1 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {consumer}: before event {{n}} of {{n}}: received 1 (8 bytes) on pipe pipe:[{{n}}]"),
+        "Messages in flight: 2",
+        &format!("  channel {{n}} bytes 16..24: process {producer} event {{n}} -> process {filter} event {{n}}"),
+        &format!("  channel {{n}} bytes 24..32: process {producer} event {{n}} -> process {filter} event {{n}}"),
+    ]);
+}
+
+#[test]
+fn info_and_the_gdb_server_say_what_they_show_of_several_processes() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, rec) = record_trace(&prog, &["2"]);
+    let (p, c) = pids(&rec);
+    // `info` counts the messages and says what is not followed.
+    hindsight(&[OsStr::new("info"), trace.as_os_str()])
+        .code(0)
+        .line("Messages:   5 between the processes over {n} channels (messages through shared memory are not followed; --messages lists them)");
+    // gdb is served one process, and told so; the others are shown by `monitor`.
+    let commands = scratch().join("gdb-commands-for-mp-acks");
+    std::fs::write(&commands, "monitor info messages\nquit\n").expect("commands file");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hindsight"));
+    cmd.arg("replay")
+        .arg(&trace)
+        .args(["-q", "--gdb", "--process", &c])
+        .env("HINDSIGHT_DIR", scratch().join("hindsight-dir"))
+        .stdin(std::fs::File::open(&commands).expect("commands"));
+    let (r, finished) = collect_with_timeout(&mut cmd);
+    assert!(finished, "{}\n{}", r.stdout, r.stderr);
+    r.err_has(&format!(
+        "hindsight: the trace has 2 processes; gdb is served process {c} alone (choose another with --process PID; 'monitor info messages' shows where the others stand)"
+    ));
+    // Before the consumer's first instruction, the producer can have run to its first
+    // wait for an ack: it has sent message 1, which is in flight (gdb shows a monitor
+    // command's output on stderr).
+    r.err_has(&format!("  process {p}: before event "))
+        .err_has(": sent 1 (8 bytes) on pipe pipe:[")
+        .err_has(&format!("  process {c} (stopped here): before event 0 of"))
+        .err_has("Messages in flight: 1")
+        .err_has(&format!("  channel 0 bytes 0..8: process {p} event "));
+}
+
+#[test]
+fn a_loopback_tcp_connection_is_two_channels() {
+    let prog = compile("mp_tcp", &[]);
+    let (trace, rec) = record_trace(&prog, &["3"]);
+    rec.has("served 3");
+    let server = word_after(&rec, "server ", "server ");
+    let client = word_after(&rec, "server ", "client ");
+    let info = hindsight(&[
+        OsStr::new("info"),
+        OsStr::new("--messages"),
+        trace.as_os_str(),
+    ]);
+    info.code(0)
+        .line("  channel {n}: tcp connection 127.0.0.1:{n} -> 127.0.0.1:{n}")
+        .line("Messages:   7");
+    for k in 0..3 {
+        info.line(&format!(
+            "  channel {{n}} bytes {}..{}: process {client} event {{n}} -> process {server} event {{n}}",
+            8 * k,
+            8 * k + 8
+        ))
+        .line(&format!(
+            "  channel {{n}} bytes {}..{}: process {server} event {{n}} -> process {client} event {{n}}",
+            4 * k,
+            4 * k + 4
+        ));
+    }
+}
