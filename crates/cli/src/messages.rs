@@ -7,7 +7,8 @@ use hindsight_causal::{Causality, Cut, Message, Traffic};
 use hindsight_trace::{ChannelKind, Direction};
 
 /// What a recording's links do not show, said wherever messages are listed.
-pub const NOT_FOLLOWED: &str = "messages through shared memory are not followed";
+pub const NOT_FOLLOWED: &str =
+    "messages through shared memory are not followed, nor reads and writes that the agent buffered";
 
 /// A channel's kind and name, e.g. `pipe pipe:[1234]`.
 fn channel_text(c: &Causality, id: u32) -> String {

@@ -9,6 +9,12 @@ use std::path::Path;
 
 use common::*;
 
+/// Records without the agent: every read and write is then a traced syscall, and a message
+/// (the agent's buffered calls are not followed as messages yet).
+fn record_unbuffered(prog: &Path, args: &[&str]) -> (std::path::PathBuf, Run) {
+    record_trace_env(prog, args, &[("HINDSIGHT_NO_AGENT", "1")])
+}
+
 /// The recorded pids of `mp_acks`'s producer and consumer, from what it printed.
 fn pids(recorded: &Run) -> (String, String) {
     let line = recorded
@@ -44,7 +50,7 @@ fn replay_process(trace: &Path, pid: &str, cmds: &[String]) -> Run {
 #[test]
 fn info_lists_the_messages_of_a_producer_and_a_consumer() {
     let prog = compile("mp_acks", &[]);
-    let (trace, rec) = record_trace(&prog, &["4"]);
+    let (trace, rec) = record_unbuffered(&prog, &["4"]);
     rec.has("consumer: sum=10");
     let (p, c) = pids(&rec);
     let info = hindsight(&[
@@ -53,7 +59,7 @@ fn info_lists_the_messages_of_a_producer_and_a_consumer() {
         trace.as_os_str(),
     ]);
     info.code(0)
-        .line("Channels:   {n} between the recorded processes (messages through shared memory are not followed)")
+        .line("Channels:   {n} between the recorded processes (messages through shared memory are not followed, nor reads and writes that the agent buffered)")
         .line("  channel {n}: pipe pipe:[{n}]")
         .line(&format!("  channel {{n}}: exit status exit of {c}"))
         // 4 messages, 4 acks, the consumer's end reaped by the producer's waitpid.
@@ -78,7 +84,7 @@ fn info_lists_the_messages_of_a_producer_and_a_consumer() {
 #[test]
 fn a_stop_of_the_consumer_holds_the_producer_at_a_consistent_state() {
     let prog = compile("mp_acks", &[]);
-    let (trace, rec) = record_trace(&prog, &["4"]);
+    let (trace, rec) = record_unbuffered(&prog, &["4"]);
     let (p, c) = pids(&rec);
     let got = marker_line("mp_acks.c", "CONSUMER-GOT");
     for k in [1, 3] {
@@ -89,7 +95,7 @@ fn a_stop_of_the_consumer_holds_the_producer_at_a_consistent_state() {
         let r = replay_process(&trace, &c, &cmds);
         r.has(&format!("$1 = {k}"))
             .line(&format!(
-                "Consistent state of 2 processes around the stop of process {c} (messages through shared memory are not followed):"
+                "Consistent state of 2 processes around the stop of process {c} (messages through shared memory are not followed, nor reads and writes that the agent buffered):"
             ))
             // The producer has sent exactly k messages and received k-1 acks.
             .line(&format!(
@@ -117,7 +123,7 @@ fn a_stop_of_the_consumer_holds_the_producer_at_a_consistent_state() {
 #[test]
 fn a_stop_of_the_producer_holds_the_consumer_before_its_receive_forward_and_back() {
     let prog = compile("mp_acks", &[]);
-    let (trace, rec) = record_trace(&prog, &["4"]);
+    let (trace, rec) = record_unbuffered(&prog, &["4"]);
     let (p, c) = pids(&rec);
     let send = marker_line("mp_acks.c", "PRODUCER-SEND");
     let r = replay_process(
@@ -166,7 +172,7 @@ fn a_client_and_a_server_over_a_unix_socket() {
     let prog = compile("mp_unix", &[]);
     let sock = scratch().join("mp_unix.sock");
     let sock = sock.to_str().expect("a text path");
-    let (trace, rec) = record_trace(&prog, &[sock, "4"]);
+    let (trace, rec) = record_unbuffered(&prog, &[sock, "4"]);
     let server = word_after(&rec, "server ", "server ");
     let client = word_after(&rec, "server ", "client ");
     // Each direction of the connection is a channel named by both sockets and the path.
@@ -219,7 +225,7 @@ fn a_client_and_a_server_over_a_unix_socket() {
 #[test]
 fn a_stop_in_the_middle_of_a_three_process_pipeline() {
     let prog = compile("mp_pipeline", &[]);
-    let (trace, rec) = record_trace(&prog, &["4"]);
+    let (trace, rec) = record_unbuffered(&prog, &["4"]);
     rec.has("sum=20");
     let producer = word_after(&rec, "producer ", "producer ");
     let filter = word_after(&rec, "producer ", "filter ");
@@ -240,7 +246,7 @@ fn a_stop_in_the_middle_of_a_three_process_pipeline() {
         ],
     );
     r.has("$1 = 2").seq(&[
-        "Consistent state of 3 processes around the stop of process {n} (messages through shared memory are not followed):",
+        "Consistent state of 3 processes around the stop of process {n} (messages through shared memory are not followed, nor reads and writes that the agent buffered):",
         &format!("  process {producer}: before event {{n}} of {{n}}: sent 4 (32 bytes) on pipe pipe:[{{n}}]"),
         &format!("  process {filter} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 1 (8 bytes) on pipe pipe:[{{n}}]"),
         &format!("  process {consumer}: before event {{n}} of {{n}}: received 1 (8 bytes) on pipe pipe:[{{n}}]"),
@@ -253,12 +259,12 @@ fn a_stop_in_the_middle_of_a_three_process_pipeline() {
 #[test]
 fn info_and_the_gdb_server_say_what_they_show_of_several_processes() {
     let prog = compile("mp_acks", &[]);
-    let (trace, rec) = record_trace(&prog, &["2"]);
+    let (trace, rec) = record_unbuffered(&prog, &["2"]);
     let (p, c) = pids(&rec);
     // `info` counts the messages and says what is not followed.
     hindsight(&[OsStr::new("info"), trace.as_os_str()])
         .code(0)
-        .line("Messages:   5 between the processes over {n} channels (messages through shared memory are not followed; --messages lists them)");
+        .line("Messages:   5 between the processes over {n} channels (messages through shared memory are not followed, nor reads and writes that the agent buffered; --messages lists them)");
     // gdb is served one process, and told so; the others are shown by `monitor`.
     let commands = scratch().join("gdb-commands-for-mp-acks");
     std::fs::write(&commands, "monitor info messages\nquit\n").expect("commands file");
@@ -286,7 +292,7 @@ fn info_and_the_gdb_server_say_what_they_show_of_several_processes() {
 #[test]
 fn a_loopback_tcp_connection_is_two_channels() {
     let prog = compile("mp_tcp", &[]);
-    let (trace, rec) = record_trace(&prog, &["3"]);
+    let (trace, rec) = record_unbuffered(&prog, &["3"]);
     rec.has("served 3");
     let server = word_after(&rec, "server ", "server ");
     let client = word_after(&rec, "server ", "client ");

@@ -611,6 +611,11 @@ pub fn native(prog: &Path, args: &[&str]) -> String {
 /// without `-o` would go to `$HINDSIGHT_DIR`, set there too). Returns the trace and what
 /// recording printed; fails the test if recording fails.
 pub fn record_trace(prog: &Path, args: &[&str]) -> (PathBuf, Run) {
+    record_trace_env(prog, args, &[])
+}
+
+/// [`record_trace`] with environment variables set for `hindsight record`.
+pub fn record_trace_env(prog: &Path, args: &[&str], env: &[(&str, &str)]) -> (PathBuf, Run) {
     use std::sync::atomic::{AtomicU32, Ordering};
     static N: AtomicU32 = AtomicU32::new(0);
     let name = prog.file_name().map(|n| n.to_string_lossy().into_owned());
@@ -628,6 +633,7 @@ pub fn record_trace(prog: &Path, args: &[&str]) -> (PathBuf, Run) {
         .arg("--")
         .arg(prog)
         .args(args)
+        .envs(env.iter().copied())
         .env("HINDSIGHT_DIR", scratch().join("hindsight-dir"));
     let r = run_with_timeout(&mut cmd);
     assert!(
