@@ -180,8 +180,8 @@ impl Session {
         self.motion(|s| {
             s.check_reverse()?;
             let kind = match kind {
-                LineStep::Step => hindsight_timeline::visits::LineStep::Step,
-                LineStep::Next | LineStep::Until => hindsight_timeline::visits::LineStep::Next,
+                LineStep::Step => hindsight_timeline::stepper::Motion::Step,
+                LineStep::Next | LineStep::Until => hindsight_timeline::stepper::Motion::Next,
             };
             travel::reverse_line_step(s, kind)
         })

@@ -157,36 +157,23 @@ pub(super) fn instruction_before(s: &Session, addr: u64) -> Option<u64> {
     None
 }
 
-/// `reverse-stepi` (`over_calls`: `reverse-nexti`).
+/// `reverse-stepi` (`over_calls`: `reverse-nexti`, which runs back over a call as gdb does:
+/// to the callee's start, stopping at the user's breakpoints and watchpoints inside it, then
+/// to the call).
 pub(crate) fn reverse_stepi(s: &mut Session, over_calls: bool) -> anyhow::Result<Stop> {
+    if over_calls {
+        return walk::reverse_motion(s, Motion::Nexti);
+    }
     let mut now = capture(s)?;
     // At a signal stop (a fault) the faulting instruction has not run: the state is the one
     // before it, which its registers name (the previous instruction is the one before).
     if let Some((event, _)) = now.signal.take() {
         now.event = event;
     }
-    let before = match previous_instruction(s, &now)? {
+    let (tid, _) = match previous_instruction(s, &now)? {
         Some(b) => b,
         None => return go_to_start(s, true),
     };
-    let (mut tid, mut at) = before;
-    if over_calls {
-        // Stepped back into a function called by the previous instruction: back to the call.
-        let sp = s.live()?.regs(tid).map(|r| r.sp()).unwrap_or(0);
-        let now_sp = now.regs[RSP];
-        if sp < now_sp {
-            if let Some(call) = instruction_before(s, now.pc()) {
-                if let Some((t, p)) = last_arrival(s, &now, call, Some(now_sp))? {
-                    let (t2, _) = seek(s, Goal::Position(p), &[])?
-                        .context("replay could not find the call again")?;
-                    tid = t2;
-                    let _ = t;
-                    at = p;
-                }
-            }
-        }
-    }
-    let _ = at;
     let new_func = s.symbols.function_at(now.pc()).map(|f| f.low)
         != s.symbols
             .function_at(s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0))
@@ -345,110 +332,57 @@ pub(super) fn step_once(s: &mut Session, tid: Tid) -> anyhow::Result<()> {
     }
 }
 
-/// `reverse-step` / `reverse-next`.
-pub(crate) fn reverse_line_step(s: &mut Session, kind: LineStep) -> anyhow::Result<Stop> {
-    let now = capture(s)?;
-    let tid = s.tid()?;
-    let inf = s.live()?;
-    let regs = inf.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let Some(here) = visit_of(&s.symbols, inf, &regs) else {
-        // No line information here: one instruction back, as gdb steps without lines.
-        return reverse_stepi(s, kind == LineStep::Next);
-    };
-    let at_start = s
-        .symbols
-        .line_at(now.pc())
-        .map(|l| l.address == now.pc() && l.is_stmt)
-        .unwrap_or(false);
-    let start_func = s.symbols.function_at(now.pc()).map(|f| f.low);
-    let mut starts = line_starts(s);
-    if kind == LineStep::Next {
-        // reverse-next needs the lines of this frame and of its callers only: calls are
-        // stepped over, and a hot loop in a callee would trap at every iteration.
-        let stack: Vec<(u64, u64)> = s
-            .frames(s.tid()?, 256)?
-            .iter()
-            .enumerate()
-            .filter_map(|(i, f)| Some(crate::frames::lookup_pc(f, i)).filter(|&pc| pc != 0))
-            .filter_map(|pc| s.symbols.function_at(pc))
-            .map(|f| (f.low, f.high))
-            .collect();
-        starts.retain(|&a| stack.iter().any(|&(lo, hi)| lo <= a && a < hi));
-    }
-    let fs = now.regs[FS_BASE];
-    let current = visits::Now {
-        cfa: here.cfa,
-        line: here.line,
-        at_statement_start: at_start,
-    };
-    // Enough when a target is found that cannot lie further back (see visits::target), or a
-    // breakpoint fired (the latest one stops the step if it comes after the target).
-    let found = |n: &Notes| {
-        let visits: Vec<Visit> = n.seen.iter().map(|v| v.visit).collect();
-        matches!(visits::target(&visits, current, kind), Some(i) if i > 0) || !n.firings.is_empty()
-    };
-    let (notes, _) = scan_back(
-        s,
-        &now,
-        &starts,
-        &mut |scan| scan.visit_thread = Some(fs),
-        true,
-        &found,
-    )?;
-    let visits: Vec<Visit> = notes.seen.iter().map(|v| v.visit).collect();
-    let target = visits::target(&visits, current, kind).map(|i| notes.seen[i]);
-    // A breakpoint met on the way back stops the step there, as in gdb.
-    if let Some((mark, reason, seq)) = notes.firings.last().cloned() {
-        if target.is_none_or(|t| seq > t.seq) {
-            return go_to_firing(s, mark, reason);
-        }
-    }
-    let Some(target) = target else {
-        return go_to_start(s, true);
-    };
-    let (tid, _) = seek(s, Goal::Position(target.position), &[])?
-        .context("replay could not find the line again")?;
-    let pc = s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0);
-    let new_func = s.symbols.function_at(pc).map(|f| f.low) != start_func;
-    let stop = StopEvent::Stepped { tid };
-    arrive(s, &stop, None, new_func)
+/// `reverse-step` / `reverse-next`: gdb's stepping rules, backwards (see [`walk`]).
+pub(crate) fn reverse_line_step(s: &mut Session, kind: Motion) -> anyhow::Result<Stop> {
+    walk::reverse_motion(s, kind)
 }
 
-/// `reverse-finish`: back to the call of the selected frame's function.
+/// `reverse-finish`: back to the call of the function, as gdb goes there: back to the latest
+/// arrival at the function's first instruction (gdb's step-resume breakpoint there is not tied
+/// to a frame: in a recursion, a deeper call's start comes first), stopping at the user's
+/// breakpoints and watchpoints on the way, then one instruction more.
 pub(crate) fn reverse_finish(s: &mut Session, obs: &mut dyn Observer) -> anyhow::Result<Stop> {
     let now = capture(s)?;
     let tid = s.tid()?;
     let frames = s.frames(tid, s.frame + 2)?;
     let frame = frames.get(s.frame).cloned().context("No stack.")?;
-    let Some(caller) = frames.get(s.frame + 1).cloned() else {
+    if frames.get(s.frame + 1).is_none() {
         bail!("\"finish\" not meaningful in the outermost frame.");
-    };
-    let ret = caller.regs.pc().context("No stack.")?;
-    let cfa = frame.cfa.context("No stack.")?;
-    let call = call_before(s, ret).context("Cannot find the call of this frame.")?;
+    }
+    // (gdb finishes frame 0's function, whatever frame is selected.)
+    let entry = s
+        .symbols
+        .function_at(now.pc())
+        .map(|f| f.low)
+        .context("Cannot find bounds of current function")?;
     obs.notice(Notice::Finishing {
         frame: Box::new(s.frame_info(&frame, s.frame)),
         backward: true,
     });
-    // At the call, the stack pointer is the callee's CFA (the return address is not pushed yet).
-    let (notes, _) = scan_back(
-        s,
-        &now,
-        &[call],
-        &mut |scan| {
-            scan.watch_arrivals.insert(call, Some(cfa));
-        },
-        false,
-        &|n| !n.arrivals.is_empty(),
-    )?;
-    let Some((target, _)) = notes.arrivals.last().copied() else {
-        return go_to_start(s, true);
-    };
-    let (tid, _) =
-        seek(s, Goal::Position(target), &[])?.context("replay could not find the call again")?;
-    let _ = s.live_mut()?.note_hit_reported(tid);
-    let stop = StopEvent::Stepped { tid };
-    arrive(s, &stop, None, true)
+    if now.pc() != entry || now.signal.is_some() {
+        let (notes, _) = scan_back(
+            s,
+            &now,
+            &[entry],
+            &mut |scan| {
+                scan.watch_arrivals.insert(entry, None);
+            },
+            true,
+            &|n| !n.arrivals.is_empty() || !n.firings.is_empty(),
+        )?;
+        let arrival = notes.arrivals.last().copied();
+        if let Some((mark, reason, seq)) = notes.firings.last().cloned() {
+            if arrival.is_none_or(|(_, a)| seq > a) {
+                return go_to_firing(s, mark, reason);
+            }
+        }
+        let Some((target, _)) = arrival else {
+            return go_to_start(s, true);
+        };
+        seek(s, Goal::Position(target), &[])?
+            .context("replay could not find the function's start again")?;
+    }
+    walk::reverse_motion(s, Motion::Finish)
 }
 
 /// The statement starts where a line step can end: every one of the program's, except those
@@ -462,29 +396,4 @@ pub(super) fn line_starts(s: &Session) -> Vec<u64> {
             .is_none_or(|f| !(f.low <= a && a < f.breakpoint_addr))
     });
     starts
-}
-
-/// The call instruction that returns to `ret`: decoded from its function's start, or, in code
-/// without symbols, the one call instruction that ends exactly at `ret` (x86 calls are 2 to 7
-/// bytes long).
-fn call_before(s: &Session, ret: u64) -> Option<u64> {
-    if let Some(a) = instruction_before(s, ret) {
-        return Some(a);
-    }
-    let inf = s.live().ok()?;
-    let mut code = [0u8; 7];
-    let base = ret.checked_sub(7)?;
-    inf.read_memory(base, &mut code).ok()?;
-    [5usize, 2, 3, 6, 7, 4].into_iter().find_map(|len| {
-        let start = 7 - len;
-        let mut dec = iced_x86::Decoder::with_ip(
-            64,
-            &code[start..],
-            base + start as u64,
-            iced_x86::DecoderOptions::NONE,
-        );
-        let insn = dec.decode();
-        (insn.len() == len && (insn.is_call_near() || insn.is_call_near_indirect()))
-            .then_some(insn.ip())
-    })
 }
