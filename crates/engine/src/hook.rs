@@ -330,6 +330,15 @@ pub(crate) fn resume_raw(
             .filter(|i| i.is_alive())
             .ok_or_else(|| anyhow::anyhow!("The program is not being run."))?;
         let checkpoint_at = s.replay.as_ref().map(|_| s.travel.checkpoint_deadline());
+        // Through a long stretch without events, stops now and then for checkpoints.
+        if let Some(r) = s.replay.as_mut() {
+            let alarm = if how == Resume::Continue {
+                s.travel.alarm.next(r)
+            } else {
+                None
+            };
+            r.set_tick_stop(alarm);
+        }
         let mut hook = Hook {
             symbols: &s.symbols,
             table: &mut s.breakpoints,
@@ -385,6 +394,7 @@ pub(crate) fn resume_raw(
                 hindsight_replay::ReplayStop::AtEvent(_) => (StopEvent::Interrupted, None),
                 // A tick stop (set for a checkpoint in a long stretch): go on.
                 hindsight_replay::ReplayStop::AtTick(_) => {
+                    s.travel.alarm.rang();
                     (StopEvent::Interrupted, Some(Reason::Checkpoint))
                 }
             },
@@ -402,7 +412,7 @@ pub(crate) fn resume_raw(
             Some(Reason::Checkpoint) => {
                 s.plant_pending();
                 let due = checkpoint_at.is_some_and(|t| std::time::Instant::now() >= t);
-                if let (true, Some(r), Some(i)) = (due, s.replay.as_ref(), s.inferior.as_mut()) {
+                if let (true, Some(r), Some(i)) = (due, s.replay.as_mut(), s.inferior.as_mut()) {
                     s.travel.take_checkpoint(r, i);
                 }
                 continue;

@@ -46,12 +46,35 @@ pub struct Checkpoint {
     others: Vec<SavedThread>,
     /// The number the next new thread gets.
     next_num: u32,
+    /// The tick count of the thread running towards the next event, and whether it has
+    /// counted ticks since that event (a checkpoint inside a stretch without syscalls).
+    ticks: Option<u64>,
+    mid: bool,
+    /// Ticks that thread counted since the event (0 at the event).
+    offset: u64,
 }
 
 impl Checkpoint {
     /// Recorded events replayed at the checkpoint.
     pub fn event(&self) -> u64 {
         self.state.events_replayed()
+    }
+
+    /// The tick count of the thread running towards the next event (None without ticks).
+    pub fn ticks(&self) -> Option<u64> {
+        self.ticks
+    }
+
+    /// Whether the checkpoint lies inside its stretch (that thread counted ticks since the
+    /// event), not at the event.
+    pub fn mid(&self) -> bool {
+        self.mid
+    }
+
+    /// Its place in time, for ordering checkpoints: (events replayed, ticks the running
+    /// thread counted since the event).
+    pub fn order(&self) -> (u64, u64) {
+        (self.event(), self.offset)
     }
 
     /// A new replay from this checkpoint: a fresh copy of the checkpoint's process, its other
@@ -126,7 +149,9 @@ impl Replayer {
 
     /// Takes a checkpoint of the replay as it is (between two events; see
     /// [`Replayer::can_checkpoint`]).
-    pub fn checkpoint(&self, inf: &mut Inferior) -> Result<Checkpoint, ReplayError> {
+    pub fn checkpoint(&mut self, inf: &mut Inferior) -> Result<Checkpoint, ReplayError> {
+        let (_, ticks, mid) = self.time();
+        let offset = self.ticks_since_event().unwrap_or(0);
         let refuse = |why: &str| {
             Err(ReplayError::Unsupported(format!(
                 "no checkpoint here: {why}"
@@ -192,6 +217,9 @@ impl Replayer {
             main_parked,
             others,
             next_num: inf.next_thread_number(),
+            ticks,
+            mid,
+            offset,
         })
     }
 }

@@ -145,6 +145,9 @@ pub struct Replayer {
     fork_at: Option<u64>,
     /// The last event count announced to the hook ([`StopHook::at_event`]).
     announced: Option<u64>,
+    /// (events replayed, the tick count the thread running towards the next event had when
+    /// that event was first announced): where its stretch starts.
+    start_ticks: Option<(u64, Option<u64>)>,
     /// Per recorded thread created by the program: the address its clone asked the kernel to
     /// clear at its exit (checkpoints recreate threads with it).
     clear_tid: HashMap<i32, u64>,
@@ -224,6 +227,7 @@ impl Replayer {
             program,
             fork_at: None,
             announced: None,
+            start_ticks: None,
             clear_tid: HashMap::new(),
             cpu_mark: HashMap::new(),
             approach: None,
@@ -384,6 +388,7 @@ impl Replayer {
             fork_at: None,
             // The copy announces its event again (a seek may want to stop right there).
             announced: None,
+            start_ticks: self.start_ticks,
             clear_tid: self.clear_tid.clone(),
             // Threads are known by their recorded tids: the copy's counts are the same.
             counter: self.counter.clone(),
@@ -476,6 +481,27 @@ impl Replayer {
     /// The recorded tid of the thread that runs towards the next event.
     pub fn runner(&mut self) -> Option<i32> {
         self.peek().ok().flatten().and_then(|e| e.tid())
+    }
+
+    /// Where the replay stands in time: events replayed, and the tick count of the thread
+    /// that runs towards the next one; `mid` is true when that thread has counted ticks
+    /// since the event (the replay stands inside the stretch, not at its start).
+    pub fn time(&mut self) -> (u64, Option<u64>, bool) {
+        let ticks = self.runner().and_then(|r| self.ticks_of(r));
+        let mid = matches!(
+            (ticks, self.start_ticks),
+            (Some(t), Some((e, Some(s)))) if e == self.consumed && t > s
+        );
+        (self.consumed, ticks, mid)
+    }
+
+    /// Ticks the thread running towards the next event counted since that event.
+    pub fn ticks_since_event(&mut self) -> Option<u64> {
+        let (e, now, _) = self.time();
+        match self.start_ticks {
+            Some((se, Some(start))) if se == e => now.map(|n| n.saturating_sub(start)),
+            _ => None,
+        }
     }
 
     /// Stops the replay (with [`ReplayStop::AtTick`]) when, `event` events replayed, the
@@ -630,6 +656,10 @@ impl Replayer {
             if self.announced != Some(self.consumed) {
                 self.announced = Some(self.consumed);
                 let ticks = self.ticks_of(runner);
+                // (A copy taken inside the stretch announces it again: its start stays.)
+                if self.start_ticks.is_none_or(|(e, _)| e != self.consumed) {
+                    self.start_ticks = Some((self.consumed, ticks));
+                }
                 hook.clock(ticks);
                 if hook.at_event(inf, self.consumed, tid) {
                     return Ok(ReplayStop::AtEvent(self.consumed));

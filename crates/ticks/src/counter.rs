@@ -565,9 +565,8 @@ impl Clock {
     /// The tick count now; `read` reads the process's memory.
     pub fn read(&self, read: impl Fn(u64, &mut [u8]) -> bool) -> Option<u64> {
         let mut b = [0u8; 8];
-        read(self.page, &mut b).then(|| {
-            self.base + self.last.saturating_sub(u64::from_le_bytes(b)) / TICK
-        })
+        read(self.page, &mut b)
+            .then(|| self.base + self.last.saturating_sub(u64::from_le_bytes(b)) / TICK)
     }
 }
 

@@ -92,6 +92,55 @@ pub(crate) struct Travel {
     pub(crate) signal_count: (u64, u64),
     /// The replay went through an exec (at this event): time travel cannot go back across it.
     pub(crate) exec_at: Option<u64>,
+    /// Stops inside long stretches without events, where checkpoints can be taken.
+    pub(crate) alarm: TickAlarm,
+}
+
+/// A tick stop set ahead of the running thread now and then, so that a replay running through
+/// a long stretch without events stops where a checkpoint can be taken (checkpoints otherwise
+/// come at events only: going back inside such a stretch would replay it from its start).
+/// Its spacing follows the replay's pace: about a quarter of the checkpoint interval.
+#[derive(Debug, Clone)]
+pub(crate) struct TickAlarm {
+    every: u64,
+    set_at: Option<std::time::Instant>,
+}
+
+impl Default for TickAlarm {
+    fn default() -> TickAlarm {
+        TickAlarm {
+            every: 1 << 20,
+            set_at: None,
+        }
+    }
+}
+
+impl TickAlarm {
+    /// The tick stop to set before the replay runs on (None without ticks).
+    pub(crate) fn next(&mut self, replay: &mut hindsight_replay::Replayer) -> Option<(u64, u64)> {
+        let (event, ticks, _) = replay.time();
+        let t = ticks?;
+        self.set_at = Some(std::time::Instant::now());
+        Some((event, t.saturating_add(self.every)))
+    }
+
+    /// The alarm went off: the next one comes after as many ticks as a quarter of the
+    /// checkpoint interval takes at the pace just seen.
+    pub(crate) fn rang(&mut self) {
+        let Some(at) = self.set_at.take() else { return };
+        let took = at.elapsed().as_secs_f64().max(1e-6);
+        let want = (checkpoint_interval().as_secs_f64() / 4.0).max(0.001);
+        let every = (self.every as f64 * want / took).clamp(4096.0, (1u64 << 40) as f64);
+        self.every = every as u64;
+    }
+}
+
+/// The earlier of two tick stops (the one of an earlier event, or fewer ticks).
+pub(crate) fn earliest(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> Option<(u64, u64)> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) | (None, x) => x,
+    }
 }
 
 /// Replay time between two automatic checkpoints: going back costs about this much replay.
@@ -145,12 +194,13 @@ impl Travel {
     /// process allows one and none is there yet; thins the old ones.
     pub(crate) fn take_checkpoint(
         &mut self,
-        replay: &hindsight_replay::Replayer,
+        replay: &mut hindsight_replay::Replayer,
         inf: &mut Inferior,
     ) {
         self.last_auto = Some(std::time::Instant::now());
         let event = replay.events_replayed();
-        if !replay.can_checkpoint(inf) || self.auto.iter().any(|(_, c)| c.event() == event) {
+        let order = (event, replay.ticks_since_event().unwrap_or(0));
+        if !replay.can_checkpoint(inf) || self.auto.iter().any(|(_, c)| c.order() == order) {
             return;
         }
         let cp = match replay.checkpoint(inf) {
@@ -163,14 +213,22 @@ impl Travel {
             }
         };
         self.next_auto += 1;
-        let at = self.auto.partition_point(|(_, c)| c.event() < event);
+        let at = self.auto.partition_point(|(_, c)| c.order() < order);
         self.auto.insert(at, (self.next_auto, cp));
         self.thin();
     }
 
-    /// Drops old checkpoints (see [`hindsight_timeline::thinning`]).
+    /// Drops old checkpoints (see [`hindsight_timeline::thinning`]): their age counts events,
+    /// and within an event the ticks counted since it (a long stretch without syscalls).
     fn thin(&mut self) {
-        let events: Vec<u64> = self.auto.iter().map(|(_, c)| c.event()).collect();
+        let events: Vec<u64> = self
+            .auto
+            .iter()
+            .map(|(_, c)| {
+                let (e, off) = c.order();
+                e.saturating_mul(1 << 32) | off.min(u32::MAX.into())
+            })
+            .collect();
         let keep = hindsight_timeline::thinning::keep(&events, KEEP_RECENT);
         let mut i = 0;
         self.auto.retain(|_| {
@@ -179,21 +237,50 @@ impl Travel {
         });
     }
 
-    /// The latest automatic checkpoint at or before `event` (its id).
-    fn latest_at_or_before(&self, event: u64) -> Option<u64> {
+    /// The latest automatic checkpoint from which `goal` can be reached (its id): one at an
+    /// earlier event, or at the goal's event itself — at the event, or inside its stretch if
+    /// the goal is named by ticks that come no sooner.
+    fn latest_for(&self, goal: &scan::Goal) -> Option<u64> {
+        let (event, ticks) = goal.time();
         self.auto
             .iter()
             .rev()
-            .find(|(_, c)| c.event() <= event)
+            .find(|(_, c)| {
+                c.event() < event
+                    || (c.event() == event
+                        && (!c.mid() || matches!((c.ticks(), ticks), (Some(a), Some(b)) if a <= b)))
+            })
             .map(|(id, _)| *id)
     }
 
-    /// The event of automatic checkpoint `id`, if it is still kept.
-    fn event_of(&self, id: u64) -> Option<u64> {
+    /// The latest automatic checkpoint strictly before `place` (a checkpoint's place).
+    fn latest_before(&self, place: &scan::Goal) -> Option<u64> {
+        let (event, ticks) = place.time();
+        self.auto
+            .iter()
+            .rev()
+            .find(|(_, c)| {
+                c.event() < event
+                    || (c.event() == event
+                        && ticks.is_some()
+                        && (!c.mid() || matches!((c.ticks(), ticks), (Some(a), Some(b)) if a < b)))
+            })
+            .map(|(id, _)| *id)
+    }
+
+    /// Where automatic checkpoint `id` is, as a goal (the end of the window before it), if it
+    /// is still kept.
+    fn place_of(&self, id: u64) -> Option<scan::Goal> {
         self.auto
             .iter()
             .find(|(k, _)| *k == id)
-            .map(|(_, c)| c.event())
+            .map(|(_, c)| match (c.mid(), c.ticks()) {
+                (true, Some(t)) => scan::Goal::Tick {
+                    event: c.event(),
+                    ticks: t,
+                },
+                _ => scan::Goal::Event(c.event()),
+            })
     }
 }
 

@@ -53,6 +53,9 @@ pub(super) enum Goal {
     End,
     /// The `n`-th signal that reached the program after `event`.
     Signal { event: u64, n: u64 },
+    /// The instant when, `event` events replayed, the running thread has counted `ticks`
+    /// (at the event itself if it had counted them then).
+    Tick { event: u64, ticks: u64 },
 }
 
 impl Goal {
@@ -65,7 +68,19 @@ impl Goal {
             Goal::Event(e) => *e,
             Goal::End => u64::MAX,
             Goal::Signal { event, .. } => *event,
+            Goal::Tick { event, .. } => *event,
         }
+    }
+
+    /// The goal's event and, for goals named by ticks, its tick count.
+    pub(super) fn time(&self) -> (u64, Option<u64>) {
+        let ticks = match self {
+            Goal::Instant(i) => i.ticks,
+            Goal::Position(p) => p.ticks,
+            Goal::Tick { ticks, .. } => Some(*ticks),
+            _ => None,
+        };
+        (self.event(), ticks)
     }
 }
 
@@ -321,7 +336,9 @@ impl StopHook for Scan<'_> {
             // A position later in the stretch (in a later tick interval) is reached by the
             // replay's tick stop.
             Goal::Position(p)
-                if p.event == events && p.instance == 0 && (p.ticks.is_none() || p.ticks == ticks) =>
+                if p.event == events
+                    && p.instance == 0
+                    && (p.ticks.is_none() || p.ticks == ticks) =>
             {
                 let pc = inf.regs(tid).map(|r| r.pc()).unwrap_or(0);
                 if pc == p.pc {
@@ -340,6 +357,13 @@ impl StopHook for Scan<'_> {
                 true
             }
             Goal::Event(e) if events >= *e => self.reach(tid),
+            Goal::Tick { event, ticks: t } if *event == events && ticks == Some(*t) => {
+                self.reach(tid)
+            }
+            Goal::Tick { event, .. } if events > *event => {
+                self.passed = true;
+                true
+            }
             _ => {
                 if self.sites_pending || std::time::Instant::now() >= self.checkpoint_at {
                     self.wants_checkpoint = true;
@@ -388,7 +412,7 @@ pub(super) fn run_scan(
     setup: &mut dyn FnMut(&mut Scan<'_>),
     user: Option<&mut UserCopy>,
 ) -> anyhow::Result<ScanResult> {
-    let start = s.travel.latest_at_or_before(goal.event());
+    let start = s.travel.latest_for(&goal);
     run_scan_from(s, start, goal, extra, setup, user)
 }
 
@@ -510,10 +534,15 @@ pub(super) fn drive(
     let tick_goal = match &scan.goal {
         Goal::Position(p) => p.ticks.map(|t| (p.event, t)),
         Goal::Instant(i) => i.ticks.map(|t| (i.event, t)),
+        Goal::Tick { event, ticks } => Some((*event, *ticks)),
         _ => None,
     };
     let ended = loop {
-        replay.set_tick_stop(tick_goal);
+        // The goal's tick stop, or an alarm before it for a checkpoint in a long stretch.
+        let (now_event, _, _) = replay.time();
+        let goal_stop = tick_goal.filter(|(e, _)| *e == now_event);
+        let alarm = travel.alarm.next(replay);
+        replay.set_tick_stop(super::earliest(goal_stop, alarm));
         let stop = replay
             .resume(inf, Resume::Continue, &mut scan)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -525,10 +554,17 @@ pub(super) fn drive(
                     p.event == event && p.ticks == ticks && p.instance == 0 && p.pc == pc
                 }
                 Goal::Instant(i) => i.event == event && i.matches(inf, tid, ticks),
+                Goal::Tick { event: e, ticks: t } => *e == event && ticks == Some(*t),
                 _ => false,
             };
             if at_goal {
                 scan.reach(tid);
+            } else {
+                travel.alarm.rang();
+                if std::time::Instant::now() >= scan.checkpoint_at {
+                    travel.take_checkpoint(replay, inf);
+                    scan.checkpoint_at = travel.checkpoint_deadline();
+                }
             }
         }
         if scan.interrupted {
@@ -571,7 +607,7 @@ pub(super) fn drive(
     replay.set_tick_stop(None);
     let at = match (&scan.goal, ended == Ended::Reached) {
         (Goal::Position(p), true) => Some(*p),
-        (Goal::Event(_), true) | (Goal::Instant(_), true) => {
+        (Goal::Event(_), true) | (Goal::Instant(_), true) | (Goal::Tick { .. }, true) => {
             let tid = scan.stop_tid;
             let pc = tid
                 .and_then(|t| inf.regs(t).ok())
@@ -822,7 +858,7 @@ pub(super) fn scan_back_from(
     with_user: bool,
     enough: &dyn Fn(&Notes) -> bool,
 ) -> anyhow::Result<(Notes, bool)> {
-    let mut start = s.travel.latest_at_or_before(first.event());
+    let mut start = s.travel.latest_for(&first);
     let mut goal = first;
     let mut notes = Notes::default();
     loop {
@@ -833,8 +869,8 @@ pub(super) fn scan_back_from(
         }
         // Where this window starts (None: the start of the recording, also for a checkpoint
         // thinned away meanwhile).
-        let start_event = start.and_then(|id| s.travel.event_of(id));
-        if start_event.is_none() {
+        let start_place = start.and_then(|id| s.travel.place_of(id));
+        if start_place.is_none() {
             start = None;
         }
         let r = run_scan_from(s, start, goal.clone(), &armed, setup, user.as_mut())?;
@@ -860,14 +896,12 @@ pub(super) fn scan_back_from(
         if enough(&notes) {
             return Ok((notes, false));
         }
-        // The next window ends where this one began. (Checkpoints may have been thinned
-        // meanwhile: they are found by event.)
-        let Some(start_event) = start_event else {
+        // The next window ends where this one began, and starts at the checkpoint before
+        // (checkpoints may have been thinned meanwhile: it is found by its place).
+        let Some(place) = start_place else {
             return Ok((notes, true));
         };
-        goal = Goal::Event(start_event);
-        start = start_event
-            .checked_sub(1)
-            .and_then(|e| s.travel.latest_at_or_before(e));
+        start = s.travel.latest_before(&place);
+        goal = place;
     }
 }
