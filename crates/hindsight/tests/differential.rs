@@ -343,9 +343,12 @@ fn by_gdbserver(prog: &Path, trace: &Path, cmds: &[Cmd]) -> (Vec<(usize, Outcome
     {
         c.arg("-ex").arg(a);
     }
-    let (r, finished) = collect_with_timeout(c.stdin(Stdio::null()));
-    assert!(finished, "gdb did not finish: {}\n{}", r.stdout, r.stderr);
+    let (mut r, finished) = collect_with_timeout(c.stdin(Stdio::null()));
     drop(server);
+    if !finished {
+        // The motions it answered are compared; the one it hung in has no answer.
+        r.stderr.push_str("\n(gdb did not finish in time: killed)");
+    }
     (outcomes(&r.stdout), r)
 }
 

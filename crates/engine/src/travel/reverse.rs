@@ -170,16 +170,91 @@ pub(crate) fn reverse_stepi(s: &mut Session, over_calls: bool) -> anyhow::Result
     if let Some((event, _)) = now.signal.take() {
         now.event = event;
     }
+    let before = watched_now(s);
     let (tid, _) = match previous_instruction(s, &now)? {
         Some(b) => b,
         None => return go_to_start(s, true),
     };
+    if let Some(reason) = undone_write(s, tid, &before) {
+        refresh_watch_values(s);
+        let stop = StopEvent::Watchpoint { tid, slots: 0 };
+        return arrive(s, &stop, Some(&reason), true);
+    }
     let new_func = s.symbols.function_at(now.pc()).map(|f| f.low)
         != s.symbols
             .function_at(s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0))
             .map(|f| f.low);
     let stop = StopEvent::Stepped { tid };
     arrive(s, &stop, None, new_func)
+}
+
+/// The bytes of every enabled watchpoint that watches writes, read now.
+fn watched_now(s: &Session) -> HashMap<u32, Vec<u8>> {
+    let mut values = HashMap::new();
+    let Ok(inf) = s.live() else { return values };
+    for b in s.breakpoints.iter().filter(|b| b.enabled) {
+        if let hindsight_breakpoints::table::BreakpointKind::Watchpoint {
+            address,
+            len,
+            access,
+            ..
+        } = b.kind
+        {
+            if access == hindsight_breakpoints::table::WatchAccess::Read {
+                continue;
+            }
+            let mut bytes = vec![0u8; len as usize];
+            if inf.read_memory(address, &mut bytes).is_ok() {
+                values.insert(b.number, bytes);
+            }
+        }
+    }
+    values
+}
+
+/// The watchpoint stop of an instruction just undone (one step back): a watched value it had
+/// written is back to what it was. gdb reports it in reverse with the values swapped: the one
+/// it had written is "old".
+fn undone_write(s: &mut Session, tid: Tid, before: &HashMap<u32, Vec<u8>>) -> Option<Reason> {
+    let after = watched_now(s);
+    let mut numbers: Vec<u32> = before.keys().copied().collect();
+    numbers.sort_unstable();
+    for n in numbers {
+        let (Some(old), Some(new)) = (before.get(&n), after.get(&n)) else {
+            continue;
+        };
+        if old == new {
+            continue;
+        }
+        let condition = s.breakpoints.get(n).and_then(|b| b.condition.clone());
+        if let Some(cond) = condition {
+            let inf = s.live().ok()?;
+            if !crate::context::eval_condition(&s.symbols, inf, tid, &cond).unwrap_or(true) {
+                continue;
+            }
+        }
+        let stops = matches!(
+            s.breakpoints.record_hit(n, Ok(true)).map(|o| o.verdict),
+            Ok(hindsight_breakpoints::table::Verdict::Stop { .. })
+        );
+        if !stops {
+            continue;
+        }
+        let ty = s
+            .watch_types
+            .get(&n)
+            .cloned()
+            .unwrap_or(hindsight_symbols::value::TypeHandle::long());
+        return Some(Reason::Watch {
+            number: n,
+            old: Some(hindsight_symbols::value::Value::from_bytes(
+                ty.clone(),
+                old.clone(),
+            )),
+            new: hindsight_symbols::value::Value::from_bytes(ty, new.clone()),
+        });
+    }
+    None
 }
 
 /// The last arrival at `addr` (with stack pointer `sp`, if given) before `now`.
@@ -210,6 +285,9 @@ pub(super) fn previous_instruction(
     s: &mut Session,
     now: &Instant,
 ) -> anyhow::Result<Option<(Tid, Position)>> {
+    if let Some(ticks) = now.ticks {
+        return previous_by_ticks(s, now, ticks);
+    }
     // An anchor shortly before now: the last statement start of now's function reached in
     // now's stretch of execution (else the event that starts it). Single-steps cover the rest
     // (calls made since included). Other functions' lines are not armed: in a hot loop
@@ -257,6 +335,54 @@ pub(super) fn previous_instruction(
     let pc = s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0);
     s.travel.here = None;
     Ok(Some((tid, Position::at_event(now.event, now.ticks, pc))))
+}
+
+/// [`previous_instruction`] where the thread counts ticks: the anchor is the instant its tick
+/// count became now's (or one less, when now is that instant), reached at full speed; the
+/// few instructions from there to now are single-stepped twice — to count them, then to stop
+/// one short. Tick counts name instants only within an event's stretch: when the anchor is
+/// the event itself and now is there, the previous instruction ran before the event.
+fn previous_by_ticks(
+    s: &mut Session,
+    now: &Instant,
+    ticks: u64,
+) -> anyhow::Result<Option<(Tid, Position)>> {
+    let mut k = ticks;
+    loop {
+        let anchor = Goal::Tick {
+            event: now.event,
+            ticks: k,
+        };
+        let (tid, _) = seek(s, anchor.clone(), &[])?.context("replay could not go back")?;
+        let at_event = s.replay.as_mut().and_then(|r| r.ticks_since_event()) == Some(0);
+        let steps = if here_is(s, tid, now)? {
+            0
+        } else {
+            steps_to(s, tid, now)?
+        };
+        if steps > 0 {
+            // A new replay: its threads have new tids.
+            let (tid, _) = seek(s, anchor, &[])?.context("replay could not go back")?;
+            for _ in 0..steps - 1 {
+                step_once(s, tid)?;
+            }
+            let pc = s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0);
+            let ticks = thread_ticks(s, tid);
+            s.travel.here = None;
+            return Ok(Some((tid, Position::at_event(now.event, ticks, pc))));
+        }
+        if at_event || k == 0 {
+            return previous_stretch_end(s, now);
+        }
+        k -= 1;
+    }
+}
+
+/// Whether thread `tid` is at `now`.
+fn here_is(s: &mut Session, tid: Tid, now: &Instant) -> anyhow::Result<bool> {
+    let events = s.replay.as_ref().map(|r| r.events_replayed()).unwrap_or(0);
+    let ticks = thread_ticks(s, tid);
+    Ok(events == now.event && now.matches(s.live()?, tid, ticks))
 }
 
 /// Now is right after an event (a syscall returned): the previous instruction is the one

@@ -357,7 +357,7 @@ impl StopHook for Scan<'_> {
                 true
             }
             Goal::Event(e) if events >= *e => self.reach(tid),
-            Goal::Tick { event, ticks: t } if *event == events && ticks == Some(*t) => {
+            Goal::Tick { event, ticks: t } if *event == events && ticks >= Some(*t) => {
                 self.reach(tid)
             }
             Goal::Tick { event, .. } if events > *event => {
@@ -369,7 +369,9 @@ impl StopHook for Scan<'_> {
                     self.wants_checkpoint = true;
                     return true;
                 }
-                false
+                // A goal named by ticks later in this stretch: the replay stops here so that
+                // its tick stop is set (it is set for the current event only).
+                matches!(self.goal.time(), (e, Some(_)) if e == events)
             }
         }
     }
