@@ -456,14 +456,20 @@ static REV_DIFF_PREPARED: OnceLock<Prepared> = OnceLock::new();
 
 #[test]
 fn random_motions_stop_where_gdb_record_full_stops_in_the_cli() {
-    check(&REV_DIFF, &REV_DIFF_PREPARED, "the command line", &|p, cmds| {
-        by_cli(&p.trace, cmds)
-    });
+    check(
+        &REV_DIFF,
+        &REV_DIFF_PREPARED,
+        "the command line",
+        &|p, cmds| by_cli(&p.trace, cmds),
+    );
 }
 
 #[test]
 fn random_motions_stop_where_gdb_record_full_stops_through_the_gdb_server() {
-    check(&REV_DIFF, &REV_DIFF_PREPARED, "the gdb server", &|p, cmds| {
-        by_gdbserver(&p.prog, &p.trace, cmds)
-    });
+    check(
+        &REV_DIFF,
+        &REV_DIFF_PREPARED,
+        "the gdb server",
+        &|p, cmds| by_gdbserver(&p.prog, &p.trace, cmds),
+    );
 }

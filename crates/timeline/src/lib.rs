@@ -12,8 +12,8 @@
 pub mod engine;
 pub mod error;
 pub mod position;
-pub mod thinning;
 pub mod stepper;
+pub mod thinning;
 
 pub use engine::{Action, DebuggerEvent, Engine, EventId, Life, Spec};
 pub use error::TimelineError;

@@ -404,7 +404,13 @@ mod tests {
         // 0x1c9, the body (line 25) at 0x1cb, `j++; cond; jl body` at 0x1d8. From the body's
         // first line, back through the condition and both entries of line 24, whose starts
         // are line 24 again, to line 23's start.
-        let table = [(0x1b5, 23), (0x1c2, 24), (0x1c9, 24), (0x1cb, 25), (0x1d8, 24)];
+        let table = [
+            (0x1b5, 23),
+            (0x1c2, 24),
+            (0x1c9, 24),
+            (0x1cb, 25),
+            (0x1d8, 24),
+        ];
         let at = |pc: u64| {
             let i = table.iter().rposition(|&(a, _)| a <= pc).expect("a row");
             let (start, line) = table[i];
@@ -419,7 +425,14 @@ mod tests {
                 ..main_at(pc)
             }
         };
-        let path = [at(0x204), at(0x1dc), at(0x1c9), at(0x1c2), at(0x1bf), at(0x1b5)];
+        let path = [
+            at(0x204),
+            at(0x1dc),
+            at(0x1c9),
+            at(0x1c2),
+            at(0x1bf),
+            at(0x1b5),
+        ];
         let (stop, _) = run(Motion::Next, at(0x1cb), &path);
         assert_eq!(stop, Some(5));
     }
@@ -484,7 +497,12 @@ mod tests {
             entry: None,
             function_has_lines: false,
         };
-        let path = [nolines(0x404), nolines(0x400), main_at(0x114), main_at(0x110)];
+        let path = [
+            nolines(0x404),
+            nolines(0x400),
+            main_at(0x114),
+            main_at(0x110),
+        ];
         let (stop, _) = run(Motion::Next, nolines(0x408), &path);
         assert_eq!(stop, Some(3));
         let unknown = Insn {

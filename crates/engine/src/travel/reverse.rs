@@ -354,7 +354,13 @@ fn previous_by_ticks(
             ticks: k,
         };
         let (tid, _) = seek(s, anchor.clone(), &[])?.context("replay could not go back")?;
-        let at_event = s.replay.as_mut().and_then(|r| r.ticks_since_event()) == Some(0);
+        // (Unknown at the end of a recording cut short: that is an event boundary too.)
+        let at_event = s
+            .replay
+            .as_mut()
+            .and_then(|r| r.ticks_since_event())
+            .unwrap_or(0)
+            == 0;
         let steps = if here_is(s, tid, now)? {
             0
         } else {
@@ -452,7 +458,8 @@ pub(super) fn step_once(s: &mut Session, tid: Tid) -> anyhow::Result<()> {
         .resume(inf, Resume::Step(tid), &mut hindsight_replay::Silent)
         .map_err(|e| anyhow::anyhow!("{e}"))?
     {
-        ReplayStop::Program(StopEvent::Stepped { .. }) => Ok(()),
+        // (The end of a recording cut short, after the step: its last syscall ran.)
+        ReplayStop::Program(StopEvent::Stepped { .. }) | ReplayStop::EndOfRecording(_) => Ok(()),
         ReplayStop::Divergence(d) => bail!("{d}"),
         other => bail!("replay stopped while stepping: {other:?}"),
     }

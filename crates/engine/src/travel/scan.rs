@@ -254,8 +254,7 @@ impl StopHook for Scan<'_> {
         }
         // Now reached by a watchpoint trap: the write just before it is the first thing
         // undone going back (a reverse motion from a watchpoint stop stops at that write).
-        let at_now =
-            matches!(&self.goal, Goal::Instant(i) if i.event == self.event && i.matches(inf, tid, self.ticks));
+        let at_now = matches!(&self.goal, Goal::Instant(i) if i.event == self.event && i.matches(inf, tid, self.ticks));
         if let Some(user) = self.user.as_mut() {
             if user.watchpoint_hit(inf, tid, slots) {
                 if let Some(r @ Reason::Watch { .. }) = user.reason.take() {
@@ -592,8 +591,37 @@ pub(super) fn drive(
         match stop {
             ReplayStop::AtEvent(_) if scan.passed => break Ended::Missed,
             ReplayStop::AtEvent(_) | ReplayStop::AtTick(_) => {}
-            ReplayStop::EndOfRecording(_)
-            | ReplayStop::Program(StopEvent::Exited(_) | StopEvent::Killed(_)) => {
+            // A recording cut short ends at the boundary after its last event, which is never
+            // announced (no event follows): a goal there is reached there.
+            ReplayStop::EndOfRecording(_) => {
+                let events = replay.events_replayed();
+                // The thread the goal names (for a goal by ticks: one that has counted them).
+                let mut found = None;
+                for t in inf.threads() {
+                    let ticks = replay.ticks_of(replay.recorded_tid_of(t.tid));
+                    let here = match &scan.goal {
+                        Goal::End => true,
+                        Goal::Event(e) => *e <= events,
+                        Goal::Tick { event, ticks: want } => {
+                            *event == events && ticks >= Some(*want)
+                        }
+                        Goal::Instant(i) => i.event == events && i.matches(inf, t.tid, ticks),
+                        _ => false,
+                    };
+                    if here {
+                        found = Some((t.tid, ticks));
+                        break;
+                    }
+                }
+                let Some((tid, ticks)) = found else {
+                    break Ended::Missed;
+                };
+                scan.event = events;
+                scan.ticks = ticks;
+                scan.reach(tid);
+                break Ended::Reached;
+            }
+            ReplayStop::Program(StopEvent::Exited(_) | StopEvent::Killed(_)) => {
                 break match scan.goal {
                     Goal::End => Ended::Reached,
                     _ => Ended::Missed,

@@ -156,10 +156,7 @@ impl Walk {
         // The next anchors: the first item's function and its caller's.
         let first = &earlier[0].insn;
         let mut funcs: Vec<(u64, u64)> = first.function.into_iter().collect();
-        if let Some(f) = first
-            .caller
-            .and_then(|c| s.symbols.function_at(c.function))
-        {
+        if let Some(f) = first.caller.and_then(|c| s.symbols.function_at(c.function)) {
             funcs.push((f.low, f.high));
         }
         self.anchor_functions = funcs;
@@ -174,7 +171,11 @@ impl Walk {
             .symbols
             .statement_starts()
             .into_iter()
-            .filter(|&a| self.anchor_functions.iter().any(|&(lo, hi)| lo <= a && a < hi))
+            .filter(|&a| {
+                self.anchor_functions
+                    .iter()
+                    .any(|&(lo, hi)| lo <= a && a < hi)
+            })
             .collect();
         if !starts.is_empty() {
             let fs = end.regs[FS_BASE];
@@ -269,7 +270,9 @@ impl Walk {
             if at.event > end.event {
                 bail!("replay could not find the current position again (stepped past it)");
             }
-            if at.event == end.event && at.pc() == end.pc() && end.matches(s.live()?, tid, at.ticks)
+            // (Events that need no execution — the program's output — may still be ahead
+            // of the replay here: the same registers, stack and ticks are the same instant.)
+            if at.event <= end.event && at.pc() == end.pc() && end.matches(s.live()?, tid, at.ticks)
             {
                 return Ok(items);
             }
@@ -284,7 +287,11 @@ impl Walk {
                 let rets = self.rets_of(s, insn.pc);
                 let before = user.clone();
                 match run_over(s, tid, &rets, sp - 8, ret_addr, sp, end, &mut user)? {
-                    Over::Ret { at: ret_at, stop: ret_stop, inside } => {
+                    Over::Ret {
+                        at: ret_at,
+                        stop: ret_stop,
+                        inside,
+                    } => {
                         items.push(Item {
                             insn,
                             at,
@@ -420,9 +427,8 @@ impl StopHook for OverHook<'_> {
         let stop = self.user.breakpoint_hit(inf, tid, addr);
         self.user.prints.clear();
         let reason = self.user.reason.take();
-        let reason = reason.filter(|r| {
-            stop && matches!(r, Reason::Breakpoint(_) | Reason::ConditionError(..))
-        });
+        let reason = reason
+            .filter(|r| stop && matches!(r, Reason::Breakpoint(_) | Reason::ConditionError(..)));
         if tid == self.tid {
             let sp = inf.regs(tid).map(|r| r.sp()).unwrap_or(0);
             if self.rets.contains(&addr) && sp == self.ret_sp {
@@ -574,6 +580,14 @@ fn run_over(
             match stop {
                 ReplayStop::AtEvent(_) | ReplayStop::AtTick(_) => {}
                 ReplayStop::Divergence(d) => break Err(anyhow::anyhow!("{d}")),
+                // The end of a recording cut short, reached inside the call: when that is
+                // where the pass ends, the call is stepped through.
+                ReplayStop::EndOfRecording(_)
+                    if replay.events_replayed() == end.event
+                        && end.matches(inf, tid, replay.ticks_of(replay.recorded_tid_of(tid))) =>
+                {
+                    break Ok(Over::Elsewhere)
+                }
                 ReplayStop::EndOfRecording(_)
                 | ReplayStop::Program(StopEvent::Exited(_) | StopEvent::Killed(_)) => {
                     break Err(anyhow::anyhow!(
@@ -581,7 +595,9 @@ fn run_over(
                     ))
                 }
                 ReplayStop::Program(StopEvent::Exec { .. }) => {
-                    break Err(anyhow::anyhow!("going back across an exec is not supported yet"))
+                    break Err(anyhow::anyhow!(
+                        "going back across an exec is not supported yet"
+                    ))
                 }
                 ReplayStop::Program(_) => {}
             }
@@ -722,7 +738,9 @@ fn step_watched(s: &mut Session, tid: Tid, user: &mut UserCopy) -> anyhow::Resul
         .resume(inf, Resume::Step(tid), &mut hook)
         .map_err(|e| anyhow::anyhow!("{e}"))?
     {
-        ReplayStop::Program(StopEvent::Stepped { .. } | StopEvent::Watchpoint { .. }) => {}
+        // (The end of a recording cut short, after the step: its last syscall ran.)
+        ReplayStop::Program(StopEvent::Stepped { .. } | StopEvent::Watchpoint { .. })
+        | ReplayStop::EndOfRecording(_) => {}
         ReplayStop::Divergence(d) => bail!("{d}"),
         other => bail!("replay stopped while stepping: {other:?}"),
     }
@@ -737,8 +755,8 @@ fn call_at(s: &Session, pc: u64) -> Option<u64> {
     while n > 0 && inf.read_memory(pc, &mut code[..n]).is_err() {
         n -= 1;
     }
-    let insn = iced_x86::Decoder::with_ip(64, &code[..n], pc, iced_x86::DecoderOptions::NONE)
-        .decode();
+    let insn =
+        iced_x86::Decoder::with_ip(64, &code[..n], pc, iced_x86::DecoderOptions::NONE).decode();
     (insn.is_call_near() || insn.is_call_near_indirect()).then(|| insn.next_ip())
 }
 
