@@ -183,6 +183,12 @@ impl std::fmt::Display for Where {
     }
 }
 
+/// The outcome of each motion of a sequence, by command index.
+type Outcomes = Vec<(usize, Outcome)>;
+
+/// A front end running a sequence: the outcomes and what it printed.
+type FrontEnd = dyn Fn(&Prepared, &[Cmd]) -> (Outcomes, Run);
+
 /// One motion's outcome: where it stopped, whether gdb said its history ended there, and
 /// the text printed (for the failure report).
 #[derive(Debug, Clone)]
@@ -396,7 +402,7 @@ fn compare(
 struct Prepared {
     prog: PathBuf,
     trace: PathBuf,
-    sequences: Vec<(Vec<Cmd>, Vec<(usize, Outcome)>)>,
+    sequences: Vec<(Vec<Cmd>, Outcomes)>,
 }
 
 fn prepared(subject: &'static Subject, cell: &'static OnceLock<Prepared>) -> &'static Prepared {
@@ -426,7 +432,7 @@ fn check(
     subject: &'static Subject,
     cell: &'static OnceLock<Prepared>,
     front: &str,
-    run: &dyn Fn(&Prepared, &[Cmd]) -> (Vec<(usize, Outcome)>, Run),
+    run: &FrontEnd,
 ) {
     let p = prepared(subject, cell);
     let mut failures = Vec::new();

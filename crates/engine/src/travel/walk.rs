@@ -302,7 +302,7 @@ impl Walk {
                         let fired = step_watched(s, tid, &mut user)?;
                         items.push(Item {
                             insn: ret_insn,
-                            at: ret_at,
+                            at: *ret_at,
                             stop: ret_stop.or(fired),
                             inside: Some(inside),
                         });
@@ -374,7 +374,7 @@ enum Over {
     /// At its `ret` (the state there, the user's stop at the `ret` itself, and those that
     /// fired before it inside the call, in order).
     Ret {
-        at: Instant,
+        at: Box<Instant>,
         stop: Option<Reason>,
         inside: Vec<Fired>,
     },
@@ -572,7 +572,7 @@ fn run_over(
                     break Ok(Over::Elsewhere);
                 };
                 break Ok(Over::Ret {
-                    at,
+                    at: Box::new(at),
                     stop: hook.ret_stop.take(),
                     inside: std::mem::take(&mut hook.fired),
                 });
