@@ -361,6 +361,17 @@ fn previous_by_ticks(
             .and_then(|r| r.ticks_since_event())
             .unwrap_or(0)
             == 0;
+        // A checkpoint here: the second seek, and the next reverse-stepi in this tick
+        // interval, start from it instead of replaying from an earlier one.
+        if let Session {
+            travel,
+            replay: Some(replay),
+            inferior: Some(inf),
+            ..
+        } = s
+        {
+            travel.take_checkpoint(replay, inf);
+        }
         let steps = if here_is(s, tid, now)? {
             0
         } else {
@@ -515,7 +526,59 @@ pub(crate) fn reverse_finish(s: &mut Session, obs: &mut dyn Observer) -> anyhow:
         seek(s, Goal::Position(target), &[])?
             .context("replay could not find the function's start again")?;
     }
-    walk::reverse_motion(s, Motion::Finish)
+    // At the function's first instruction: back to the call that returns where the return
+    // address on the stack says (a lazily bound call came through the PLT and the dynamic
+    // linker's resolver: gdb goes back through them to the call too).
+    let tid = s.tid()?;
+    let regs = s.live()?.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut word = [0u8; 8];
+    let call = s
+        .live()?
+        .read_memory(regs.sp(), &mut word)
+        .ok()
+        .and_then(|_| call_before(s, u64::from_le_bytes(word)));
+    let Some(call) = call else {
+        return walk::reverse_motion(s, Motion::Finish);
+    };
+    let at_entry = capture(s)?;
+    // At the call, the stack pointer is the one above the return address.
+    let Some((_, target)) = last_arrival(s, &at_entry, call, Some(regs.sp() + 8))? else {
+        return go_to_start(s, true);
+    };
+    let (tid, _) =
+        seek(s, Goal::Position(target), &[])?.context("replay could not find the call again")?;
+    let _ = s.live_mut()?.note_hit_reported(tid);
+    let stop = StopEvent::Stepped { tid };
+    arrive(s, &stop, None, true)
+}
+
+/// The call instruction that returns to `ret`: decoded from its function's start, or, in code
+/// without symbols, the one call instruction that ends exactly at `ret` (x86 calls are 2 to 7
+/// bytes long).
+fn call_before(s: &Session, ret: u64) -> Option<u64> {
+    if let Some(a) = instruction_before(s, ret) {
+        let mut code = [0u8; 15];
+        s.live().ok()?.read_memory(a, &mut code).ok()?;
+        let insn =
+            iced_x86::Decoder::with_ip(64, &code, a, iced_x86::DecoderOptions::NONE).decode();
+        return (insn.is_call_near() || insn.is_call_near_indirect()).then_some(a);
+    }
+    let inf = s.live().ok()?;
+    let mut code = [0u8; 7];
+    let base = ret.checked_sub(7)?;
+    inf.read_memory(base, &mut code).ok()?;
+    [5usize, 2, 3, 6, 7, 4].into_iter().find_map(|len| {
+        let start = 7 - len;
+        let mut dec = iced_x86::Decoder::with_ip(
+            64,
+            &code[start..],
+            base + start as u64,
+            iced_x86::DecoderOptions::NONE,
+        );
+        let insn = dec.decode();
+        (insn.len() == len && (insn.is_call_near() || insn.is_call_near_indirect()))
+            .then_some(insn.ip())
+    })
 }
 
 /// The statement starts where a line step can end: every one of the program's, except those

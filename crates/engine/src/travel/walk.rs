@@ -3,8 +3,10 @@
 //! `reverse-finish` end).
 //!
 //! The instructions before a point are found by a *pass*: a seek to an anchor shortly before
-//! it (the last statement start that the thread reached in a function of its stack), then
-//! single-steps of the thread up to the point. Calls on the way run at full speed to their
+//! it (where the thread's tick count became the point's, or a few ticks less, reached at full
+//! speed; without ticks, or before the point's stretch of execution, the last statement start
+//! that the thread reached in a function of its stack), then single-steps of the thread up to
+//! the point. Calls on the way run at full speed to their
 //! `ret` (their first instruction and their `ret` are kept, what ran between them is not) and
 //! are stepped through only when the stepper goes inside. Each instruction is kept with the
 //! user's stop met when going back to it — a breakpoint at its address, or a watched value it
@@ -51,7 +53,13 @@ struct Walk {
     anchor_functions: Vec<(u64, u64)>,
     /// The `ret` instructions of functions, by start (decoded once).
     rets: HashMap<u64, Vec<u64>>,
+    /// The last pass started at an event boundary (not inside a stretch).
+    started_at_event: bool,
 }
+
+/// How far back (in ticks) a pass may start before the point it loads instructions for: the
+/// anchors tried are 0, 1, 2, 4… ticks back, then statement starts and events.
+const MAX_TICKS_BACK: u64 = 64;
 
 /// How going back over a [`Decision::RunBackTo`] ended.
 enum RunBack {
@@ -75,9 +83,15 @@ pub(super) fn reverse_motion(s: &mut Session, motion: Motion) -> anyhow::Result<
     let tid = s.tid()?;
     let start_func = s.symbols.function_at(now.pc()).map(|f| f.low);
     let now_insn = insn_of(s, tid)?;
-    let mut stepper = Stepper::new(motion, &now_insn).map_err(|e| match e {
-        CannotStep::NoFunctionBounds => anyhow::anyhow!("Cannot find bounds of current function"),
-    })?;
+    let mut stepper = match Stepper::new(motion, &now_insn) {
+        Ok(stepper) => stepper,
+        // At the start of the recording (the loader's first instruction, where nothing is
+        // known of the code) there is nothing to go back to: that is what to say.
+        Err(CannotStep::NoFunctionBounds) if at_recording_start(s, &now)? => {
+            return go_to_start(s, true);
+        }
+        Err(CannotStep::NoFunctionBounds) => bail!("Cannot find bounds of current function"),
+    };
     let chain: Vec<(u64, u64)> = s
         .frames(tid, 64)?
         .iter()
@@ -90,6 +104,7 @@ pub(super) fn reverse_motion(s: &mut Session, motion: Motion) -> anyhow::Result<
         end: now,
         anchor_functions: chain,
         rets: HashMap::new(),
+        started_at_event: false,
     };
     // The item arrived at (None: still at now).
     let mut at: Option<usize> = None;
@@ -135,6 +150,28 @@ pub(super) fn reverse_motion(s: &mut Session, motion: Motion) -> anyhow::Result<
     }
 }
 
+/// Whether `now` is the start of the recording: no tick counted, and the state a new replay
+/// starts in. (The replay is back at now after.)
+fn at_recording_start(s: &mut Session, now: &Instant) -> anyhow::Result<bool> {
+    if now.ticks.is_some_and(|t| t > 0) {
+        return Ok(false);
+    }
+    restart(s)?;
+    let start = match s.pid().map(Tid) {
+        Some(t) => {
+            let events = s.replay.as_ref().map(|r| r.events_replayed()).unwrap_or(0);
+            let ticks = thread_ticks(s, t);
+            events == now.event && now.matches(s.live()?, t, ticks)
+        }
+        None => false,
+    };
+    if !start {
+        seek(s, Goal::Instant(now.clone()), &[])?
+            .context("replay could not find the current position again")?;
+    }
+    Ok(start)
+}
+
 impl Walk {
     /// The index of the item before `from` (None: before the end), passing over the unknown
     /// inside of a call that ran at full speed only when the caller expands it. Loads earlier
@@ -167,6 +204,27 @@ impl Walk {
     /// The instructions that ran up to `end`, from an anchor before it (empty: nothing before
     /// `end` in the recording).
     fn load_before(&mut self, s: &mut Session, end: &Instant) -> anyhow::Result<Vec<Item>> {
+        // Where the thread counts ticks: from the instant its count became end's, or a few
+        // less (a loop body or a call or two before), reached at full speed.
+        if let Some(t) = end.ticks {
+            let mut back = 0;
+            while back <= MAX_TICKS_BACK {
+                let Some(k) = t.checked_sub(back) else { break };
+                let from = Goal::Tick {
+                    event: end.event,
+                    ticks: k,
+                };
+                let items = self.pass(s, from, end)?;
+                if !items.is_empty() {
+                    return Ok(items);
+                }
+                if self.started_at_event {
+                    // Nothing before end in its stretch: the stretch before, below.
+                    break;
+                }
+                back = (back * 2).max(1);
+            }
+        }
         let starts: Vec<u64> = s
             .symbols
             .statement_starts()
@@ -257,6 +315,13 @@ impl Walk {
     /// their `ret`) until it is at `end`. Returns the instructions, in time order.
     fn pass(&mut self, s: &mut Session, from: Goal, end: &Instant) -> anyhow::Result<Vec<Item>> {
         let (mut tid, _) = seek(s, from, &[])?.context("replay could not go back")?;
+        // (Unknown at the end of a recording cut short: an event boundary too.)
+        self.started_at_event = s
+            .replay
+            .as_mut()
+            .and_then(|r| r.ticks_since_event())
+            .unwrap_or(0)
+            == 0;
         let mut user = user_copy_here(s);
         let mut items: Vec<Item> = Vec::new();
         // The call just stepped into: (its return address, the stack pointer before it).
@@ -874,6 +939,7 @@ fn land_fired(s: &mut Session, f: &Fired, start_func: Option<u64>) -> anyhow::Re
         end: f.at.clone(),
         anchor_functions: func,
         rets: HashMap::new(),
+        started_at_event: false,
     };
     match walk.back(s, None)? {
         Some(i) => {
