@@ -361,17 +361,9 @@ fn previous_by_ticks(
             .and_then(|r| r.ticks_since_event())
             .unwrap_or(0)
             == 0;
-        // A checkpoint here: the second seek, and the next reverse-stepi in this tick
-        // interval, start from it instead of replaying from an earlier one.
-        if let Session {
-            travel,
-            replay: Some(replay),
-            inferior: Some(inf),
-            ..
-        } = s
-        {
-            travel.take_checkpoint(replay, inf);
-        }
+        // (No checkpoint is taken here, though it would make the second seek cheap: a scan
+        // that starts from a checkpoint inside a stretch counts watchpoint traps and signals
+        // from there, not from the event, and Mark::WatchTrap/Signal name them by event.)
         let steps = if here_is(s, tid, now)? {
             0
         } else {
