@@ -91,11 +91,19 @@ impl Session {
         self.travel.check_no_exec()
     }
 
-    /// The checks of a reverse motion: [`Session::can_travel`], and the program is there.
-    fn check_reverse(&mut self) -> anyhow::Result<()> {
+    /// The checks of a reverse motion: [`Session::can_travel`], and the program is there. After
+    /// the program exited in a replay, the motion starts from its exit syscall instruction (the
+    /// last one it ran): returns the exiting thread then.
+    fn check_reverse(&mut self) -> anyhow::Result<Option<Tid>> {
         self.can_travel()?;
+        let exited = self.inferior.as_ref().is_some_and(|i| !i.is_alive());
+        if exited && self.replay.is_some() {
+            if let Some(tid) = crate::remote::to_the_exit(self)? {
+                return Ok(Some(tid));
+            }
+        }
         self.live()?;
-        Ok(())
+        Ok(None)
     }
 
     /// `continue`: runs the program until something stops it.
@@ -179,8 +187,8 @@ impl Session {
         self.motion(|s| {
             s.check_reverse()?;
             let kind = match kind {
-                LineStep::Step => hindsight_timeline::visits::LineStep::Step,
-                LineStep::Next | LineStep::Until => hindsight_timeline::visits::LineStep::Next,
+                LineStep::Step => hindsight_timeline::stepper::Motion::Step,
+                LineStep::Next | LineStep::Until => hindsight_timeline::stepper::Motion::Next,
             };
             travel::reverse_line_step(s, kind)
         })
@@ -189,7 +197,10 @@ impl Session {
     /// `reverse-stepi` (`over_calls`: `reverse-nexti`).
     pub fn reverse_step_instruction(&mut self, over_calls: bool) -> anyhow::Result<Stop> {
         self.motion(|s| {
-            s.check_reverse()?;
+            if let Some(tid) = s.check_reverse()? {
+                // From the exit: the exit syscall is the instruction before.
+                return arrive(s, &StopEvent::Stepped { tid }, None, true);
+            }
             travel::reverse_stepi(s, over_calls)
         })
     }

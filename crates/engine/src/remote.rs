@@ -324,6 +324,22 @@ fn back_to_the_exit(
     Ok(Some(last_stop(s)))
 }
 
+/// After the program exited in a replay: goes back to its exit syscall instruction (not yet
+/// executed), where reverse motions start from; the exiting thread, or None if the recording
+/// has no exit or it cannot be reached (the replay is then left as it is).
+pub(crate) fn to_the_exit(s: &mut Session) -> anyhow::Result<Option<Tid>> {
+    let Some(exit) = recorded_exit(s) else {
+        return Ok(None);
+    };
+    if !to_the_event_before(s, exit) {
+        return Ok(None);
+    }
+    if steps_to_the_exit(s, &mut crate::observer::Quiet, exit, EXIT_STEPS)?.is_none() {
+        return Ok(None);
+    }
+    Ok(live_tid(s, exit.1))
+}
+
 /// Goes to the last event boundary before the exit (a place time travel knows exactly).
 fn to_the_event_before(s: &mut Session, (event, ..): (u64, i32, u64)) -> bool {
     let went = s.goto(&Place::Event(event));

@@ -227,3 +227,60 @@ fn sigint_to_the_recorder_alone_is_ignored() {
     assert_eq!(ticks(&r), printed);
     r.line("[Inferior 1 (process {n}) exited normally]");
 }
+
+#[test]
+fn reverse_commands_work_from_the_end_of_a_recording_cut_short() {
+    let mut rec = Recording::start("cut-reverse", &["400"]);
+    rec.wait_lines(4);
+    rec.signal(libc::SIGTERM, false);
+    let (_, err, printed, trace) = rec.finish();
+    let last: u32 = printed
+        .iter()
+        .rev()
+        .find_map(|l| l.strip_prefix("tick ")?.parse().ok())
+        .unwrap_or_else(|| panic!("no tick printed: {printed:?}\n{err}"));
+    let line = marker_line("ticker.c", "printf(\"tick %d");
+    let r = replay_batch(
+        &trace,
+        &[
+            "continue",
+            "info registers rip",
+            "reverse-stepi",
+            "info registers rip",
+            "continue",
+            &format!("break ticker.c:{line}"),
+            "reverse-continue",
+            "print i",
+            "reverse-next",
+            "print i",
+            "continue",
+            "print i",
+            "delete",
+            "continue",
+            "reverse-finish",
+            "reverse-step",
+        ],
+    );
+    r.line("No more reverse-execution history (the recording was cut short: {*}).");
+    // The recording ends just after a syscall: one instruction back is that syscall.
+    let rips: Vec<u64> = r
+        .stdout
+        .lines()
+        .filter_map(|l| {
+            let hex = l.strip_prefix("rip ")?.split_whitespace().next()?;
+            u64::from_str_radix(hex.strip_prefix("0x")?, 16).ok()
+        })
+        .collect();
+    assert_eq!(rips.len(), 2, "{}", r.dump());
+    assert_eq!(rips[1], rips[0] - 2, "{}", r.dump());
+    // Back to the last tick printed, the one before, and forward to the last again.
+    let want = [last, last - 1, last];
+    let got: Vec<u32> = r
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("$")?.split_once(" = ")?.1.parse().ok())
+        .collect();
+    assert_eq!(got, want, "{}", r.dump());
+    r.line("Run back to call of #0 {*}");
+    assert!(!r.stderr.contains("could not"), "{}", r.dump());
+}

@@ -877,3 +877,55 @@ fn the_recorded_past_cannot_be_changed() {
     // Comparisons are not assignments; the value is the recorded one.
     assert_eq!(printed(&r), ["1", "1"], "{}", r.stdout);
 }
+
+#[test]
+fn reverse_commands_work_from_the_programs_exit() {
+    let (trace, _) = loop_trace();
+    let r = replay_batch(
+        &trace,
+        &[
+            "continue",
+            "reverse-stepi",
+            "info registers rip",
+            "reverse-stepi",
+            "info registers rip",
+            "continue",
+            "break square",
+            "reverse-continue",
+            "print x",
+            "reverse-finish",
+            "continue",
+            "reverse-next",
+            "continue",
+            "break add_to_total",
+            "reverse-continue",
+            "print v",
+            "reverse-step",
+            "print x",
+        ],
+    );
+    r.line("[Inferior 1 (process {n}) exited normally]");
+    // From the exit, one instruction back is the exit syscall (the last instruction that
+    // ran), then the one before it.
+    let rips: Vec<(u64, String)> = r
+        .stdout
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.strip_prefix("rip ")?.split_whitespace();
+            let pc = u64::from_str_radix(w.next()?.strip_prefix("0x")?, 16).ok()?;
+            Some((pc, w.nth(1)?.to_string()))
+        })
+        .collect();
+    assert_eq!(rips.len(), 2, "{}", r.dump());
+    assert!(rips[0].1.contains("exit"), "{rips:?}");
+    assert!(rips[1].0 < rips[0].0, "{rips:?}");
+    // The last call of square was square(7); reverse-finish goes back to its call in main.
+    let call = line_of("tt_loop", "add_to_total(square(i))");
+    r.line("Run back to call of #0  square (x=7) at tt_loop.c:{n}");
+    r.line(&format!("main () at tt_loop.c:{call}"));
+    // From square(7), the add_to_total before is the one of square(6); reverse-step from its
+    // first line goes back into square's last line.
+    r.line("square (x=6) at tt_loop.c:{n}");
+    assert_eq!(printed(&r), ["7", "36", "6"], "{}", r.dump());
+    assert!(!r.stderr.contains("could not"), "{}", r.dump());
+}

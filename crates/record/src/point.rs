@@ -17,6 +17,9 @@ const ORIG_RAX: usize = 15;
 /// Index of eflags: its trap and resume flags belong to the debugger, not the program.
 const EFLAGS: usize = 18;
 const EFLAGS_DEBUG_BITS: u64 = 0x100 | 0x10000;
+/// Index of r11: a `syscall` instruction saves the flags there, the trap flag too when a
+/// debugger stepped it (over a breakpoint planted on it, say).
+const R11: usize = 6;
 
 /// FNV-1a over the top of the stack (less when the stack ends sooner).
 pub fn stack_digest(mem: &ProcessMemory, sp: u64) -> u64 {
@@ -115,14 +118,15 @@ pub fn frame_noise(stack: &[u8], read: impl Fn(u64, &mut [u8]) -> bool) -> Vec<u
     noise
 }
 
-/// Register equality as the program sees it (orig_rax and the debug flags ignored).
+/// Register equality as the program sees it (orig_rax and the debug flags ignored, in the
+/// flags and in the copy a syscall leaves in r11).
 pub fn same_registers(a: &[u64; 27], b: &[u64; 27]) -> bool {
     a.iter()
         .zip(b.iter())
         .enumerate()
         .all(|(i, (x, y))| match i {
             ORIG_RAX => true,
-            EFLAGS => (x | EFLAGS_DEBUG_BITS) == (y | EFLAGS_DEBUG_BITS),
+            EFLAGS | R11 => (x | EFLAGS_DEBUG_BITS) == (y | EFLAGS_DEBUG_BITS),
             _ => x == y,
         })
 }

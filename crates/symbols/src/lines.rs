@@ -253,6 +253,50 @@ impl Program {
         })
     }
 
+    /// The line-table entry covering pc as gdb's `find_pc_line` answers it: the last row at
+    /// or before pc that has a line, from its address to the next row's (`[start, end)`: one
+    /// row, even when the next row has the same line). Rows of line 0 are not entries (gdb
+    /// does not read them): the entry before goes on over them.
+    pub fn line_entry(&self, pc: u64) -> Option<(LineInfo, u64)> {
+        let (mi, a) = self.module_at(pc)?;
+        let m = self.module(mi);
+        let (si, ri) = m.lines.row_at(a)?;
+        let seq = &m.lines.seqs[si];
+        let mut ri = seq.rows[..=ri].iter().rposition(|r| r.line != 0)?;
+        // A non-statement row stands, unless a statement row shares its address.
+        while !seq.rows[ri].is_stmt
+            && ri > 0
+            && seq.rows[ri - 1].line != 0
+            && seq.rows[ri - 1].addr == seq.rows[ri].addr
+        {
+            ri -= 1;
+        }
+        let r = seq.rows[ri];
+        let end = seq.rows[ri + 1..]
+            .iter()
+            .find(|x| x.addr > a && x.line != 0)
+            .map(|x| x.addr)
+            .unwrap_or(seq.end);
+        let info = LineInfo {
+            file: m
+                .lines
+                .files
+                .get(r.file as usize)
+                .cloned()
+                .unwrap_or_default(),
+            name: m
+                .lines
+                .file_names
+                .get(r.file as usize)
+                .cloned()
+                .unwrap_or_default(),
+            line: r.line,
+            address: r.addr + m.bias,
+            is_stmt: r.is_stmt,
+        };
+        Some((info, end + m.bias))
+    }
+
     /// Every statement start of every module with line tables (runtime addresses, sorted):
     /// where a `step` or `next` can end. Reverse steps plant breakpoints on them. Libraries
     /// whose line tables come from a separate debug file (libc6-dbg's libc) are left out:

@@ -1,5 +1,5 @@
 //! Time in a replay: positions that name one instruction instance, the debugger-event engine
-//! (RDB's taxonomy), and the choice of where reverse line steps land.
+//! (RDB's taxonomy), and where reverse steps stop (gdb's stepping rules, backwards).
 //!
 //! This crate holds the parts of time travel that are pure logic — no process, no trace — so
 //! that they can be tested on their own; the front end drives the replay with them (forward
@@ -12,8 +12,8 @@
 pub mod engine;
 pub mod error;
 pub mod position;
+pub mod stepper;
 pub mod thinning;
-pub mod visits;
 
 pub use engine::{Action, DebuggerEvent, Engine, EventId, Life, Spec};
 pub use error::TimelineError;

@@ -31,7 +31,6 @@ fn repeat(
     mut once: impl FnMut(&mut Session) -> anyhow::Result<Stop>,
 ) -> anyhow::Result<()> {
     s.can_travel()?;
-    s.live()?;
     let n = count(args)?;
     for _ in 0..n {
         let stop = once(s)?;

@@ -32,7 +32,7 @@ use hindsight_control::{Inferior, Notification, Resume, StopEvent, StopHook};
 use hindsight_ptrace::Tid;
 use hindsight_replay::ReplayStop;
 use hindsight_symbols::Program;
-use hindsight_timeline::visits::{self, LineStep, Visit};
+use hindsight_timeline::stepper::Motion;
 use hindsight_timeline::{Action, Engine, Position, Spec};
 
 use crate::hook::{Hook, Reason};
@@ -44,6 +44,7 @@ mod actions;
 mod places;
 mod reverse;
 mod scan;
+mod walk;
 
 pub(crate) use actions::*;
 pub(crate) use places::*;

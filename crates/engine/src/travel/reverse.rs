@@ -157,42 +157,104 @@ pub(super) fn instruction_before(s: &Session, addr: u64) -> Option<u64> {
     None
 }
 
-/// `reverse-stepi` (`over_calls`: `reverse-nexti`).
+/// `reverse-stepi` (`over_calls`: `reverse-nexti`, which runs back over a call as gdb does:
+/// to the callee's start, stopping at the user's breakpoints and watchpoints inside it, then
+/// to the call).
 pub(crate) fn reverse_stepi(s: &mut Session, over_calls: bool) -> anyhow::Result<Stop> {
+    if over_calls {
+        return walk::reverse_motion(s, Motion::Nexti);
+    }
     let mut now = capture(s)?;
     // At a signal stop (a fault) the faulting instruction has not run: the state is the one
     // before it, which its registers name (the previous instruction is the one before).
     if let Some((event, _)) = now.signal.take() {
         now.event = event;
     }
-    let before = match previous_instruction(s, &now)? {
+    let before = watched_now(s);
+    let (tid, _) = match previous_instruction(s, &now)? {
         Some(b) => b,
         None => return go_to_start(s, true),
     };
-    let (mut tid, mut at) = before;
-    if over_calls {
-        // Stepped back into a function called by the previous instruction: back to the call.
-        let sp = s.live()?.regs(tid).map(|r| r.sp()).unwrap_or(0);
-        let now_sp = now.regs[RSP];
-        if sp < now_sp {
-            if let Some(call) = instruction_before(s, now.pc()) {
-                if let Some((t, p)) = last_arrival(s, &now, call, Some(now_sp))? {
-                    let (t2, _) = seek(s, Goal::Position(p), &[])?
-                        .context("replay could not find the call again")?;
-                    tid = t2;
-                    let _ = t;
-                    at = p;
-                }
-            }
-        }
+    if let Some(reason) = undone_write(s, tid, &before) {
+        refresh_watch_values(s);
+        let stop = StopEvent::Watchpoint { tid, slots: 0 };
+        return arrive(s, &stop, Some(&reason), true);
     }
-    let _ = at;
     let new_func = s.symbols.function_at(now.pc()).map(|f| f.low)
         != s.symbols
             .function_at(s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0))
             .map(|f| f.low);
     let stop = StopEvent::Stepped { tid };
     arrive(s, &stop, None, new_func)
+}
+
+/// The bytes of every enabled watchpoint that watches writes, read now.
+fn watched_now(s: &Session) -> HashMap<u32, Vec<u8>> {
+    let mut values = HashMap::new();
+    let Ok(inf) = s.live() else { return values };
+    for b in s.breakpoints.iter().filter(|b| b.enabled) {
+        if let hindsight_breakpoints::table::BreakpointKind::Watchpoint {
+            address,
+            len,
+            access,
+            ..
+        } = b.kind
+        {
+            if access == hindsight_breakpoints::table::WatchAccess::Read {
+                continue;
+            }
+            let mut bytes = vec![0u8; len as usize];
+            if inf.read_memory(address, &mut bytes).is_ok() {
+                values.insert(b.number, bytes);
+            }
+        }
+    }
+    values
+}
+
+/// The watchpoint stop of an instruction just undone (one step back): a watched value it had
+/// written is back to what it was. gdb reports it in reverse with the values swapped: the one
+/// it had written is "old".
+fn undone_write(s: &mut Session, tid: Tid, before: &HashMap<u32, Vec<u8>>) -> Option<Reason> {
+    let after = watched_now(s);
+    let mut numbers: Vec<u32> = before.keys().copied().collect();
+    numbers.sort_unstable();
+    for n in numbers {
+        let (Some(old), Some(new)) = (before.get(&n), after.get(&n)) else {
+            continue;
+        };
+        if old == new {
+            continue;
+        }
+        let condition = s.breakpoints.get(n).and_then(|b| b.condition.clone());
+        if let Some(cond) = condition {
+            let inf = s.live().ok()?;
+            if !crate::context::eval_condition(&s.symbols, inf, tid, &cond).unwrap_or(true) {
+                continue;
+            }
+        }
+        let stops = matches!(
+            s.breakpoints.record_hit(n, Ok(true)).map(|o| o.verdict),
+            Ok(hindsight_breakpoints::table::Verdict::Stop { .. })
+        );
+        if !stops {
+            continue;
+        }
+        let ty = s
+            .watch_types
+            .get(&n)
+            .cloned()
+            .unwrap_or(hindsight_symbols::value::TypeHandle::long());
+        return Some(Reason::Watch {
+            number: n,
+            old: Some(hindsight_symbols::value::Value::from_bytes(
+                ty.clone(),
+                old.clone(),
+            )),
+            new: hindsight_symbols::value::Value::from_bytes(ty, new.clone()),
+        });
+    }
+    None
 }
 
 /// The last arrival at `addr` (with stack pointer `sp`, if given) before `now`.
@@ -223,6 +285,9 @@ pub(super) fn previous_instruction(
     s: &mut Session,
     now: &Instant,
 ) -> anyhow::Result<Option<(Tid, Position)>> {
+    if let Some(ticks) = now.ticks {
+        return previous_by_ticks(s, now, ticks);
+    }
     // An anchor shortly before now: the last statement start of now's function reached in
     // now's stretch of execution (else the event that starts it). Single-steps cover the rest
     // (calls made since included). Other functions' lines are not armed: in a hot loop
@@ -270,6 +335,63 @@ pub(super) fn previous_instruction(
     let pc = s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0);
     s.travel.here = None;
     Ok(Some((tid, Position::at_event(now.event, now.ticks, pc))))
+}
+
+/// [`previous_instruction`] where the thread counts ticks: the anchor is the instant its tick
+/// count became now's (or one less, when now is that instant), reached at full speed; the
+/// few instructions from there to now are single-stepped twice — to count them, then to stop
+/// one short. Tick counts name instants only within an event's stretch: when the anchor is
+/// the event itself and now is there, the previous instruction ran before the event.
+fn previous_by_ticks(
+    s: &mut Session,
+    now: &Instant,
+    ticks: u64,
+) -> anyhow::Result<Option<(Tid, Position)>> {
+    let mut k = ticks;
+    loop {
+        let anchor = Goal::Tick {
+            event: now.event,
+            ticks: k,
+        };
+        let (tid, _) = seek(s, anchor.clone(), &[])?.context("replay could not go back")?;
+        // (Unknown at the end of a recording cut short: that is an event boundary too.)
+        let at_event = s
+            .replay
+            .as_mut()
+            .and_then(|r| r.ticks_since_event())
+            .unwrap_or(0)
+            == 0;
+        // (No checkpoint is taken here, though it would make the second seek cheap: a scan
+        // that starts from a checkpoint inside a stretch counts watchpoint traps and signals
+        // from there, not from the event, and Mark::WatchTrap/Signal name them by event.)
+        let steps = if here_is(s, tid, now)? {
+            0
+        } else {
+            steps_to(s, tid, now)?
+        };
+        if steps > 0 {
+            // A new replay: its threads have new tids.
+            let (tid, _) = seek(s, anchor, &[])?.context("replay could not go back")?;
+            for _ in 0..steps - 1 {
+                step_once(s, tid)?;
+            }
+            let pc = s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0);
+            let ticks = thread_ticks(s, tid);
+            s.travel.here = None;
+            return Ok(Some((tid, Position::at_event(now.event, ticks, pc))));
+        }
+        if at_event || k == 0 {
+            return previous_stretch_end(s, now);
+        }
+        k -= 1;
+    }
+}
+
+/// Whether thread `tid` is at `now`.
+fn here_is(s: &mut Session, tid: Tid, now: &Instant) -> anyhow::Result<bool> {
+    let events = s.replay.as_ref().map(|r| r.events_replayed()).unwrap_or(0);
+    let ticks = thread_ticks(s, tid);
+    Ok(events == now.event && now.matches(s.live()?, tid, ticks))
 }
 
 /// Now is right after an event (a syscall returned): the previous instruction is the one
@@ -339,7 +461,8 @@ pub(super) fn step_once(s: &mut Session, tid: Tid) -> anyhow::Result<()> {
         .resume(inf, Resume::Step(tid), &mut hindsight_replay::Silent)
         .map_err(|e| anyhow::anyhow!("{e}"))?
     {
-        ReplayStop::Program(StopEvent::Stepped { .. }) => Ok(()),
+        // (The end of a recording cut short, after the step: its last syscall ran.)
+        ReplayStop::Program(StopEvent::Stepped { .. }) | ReplayStop::EndOfRecording(_) => Ok(()),
         ReplayStop::Divergence(d) => bail!("{d}"),
         other => {
             let pc = s
@@ -353,103 +476,73 @@ pub(super) fn step_once(s: &mut Session, tid: Tid) -> anyhow::Result<()> {
     }
 }
 
-/// `reverse-step` / `reverse-next`.
-pub(crate) fn reverse_line_step(s: &mut Session, kind: LineStep) -> anyhow::Result<Stop> {
-    let now = capture(s)?;
-    let tid = s.tid()?;
-    let inf = s.live()?;
-    let regs = inf.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let Some(here) = visit_of(&s.symbols, inf, &regs) else {
-        // No line information here: one instruction back, as gdb steps without lines.
-        return reverse_stepi(s, kind == LineStep::Next);
-    };
-    let at_start = s
-        .symbols
-        .line_at(now.pc())
-        .map(|l| l.address == now.pc() && l.is_stmt)
-        .unwrap_or(false);
-    let start_func = s.symbols.function_at(now.pc()).map(|f| f.low);
-    let mut starts = line_starts(s);
-    if kind == LineStep::Next {
-        // reverse-next needs the lines of this frame and of its callers only: calls are
-        // stepped over, and a hot loop in a callee would trap at every iteration.
-        let stack: Vec<(u64, u64)> = s
-            .frames(s.tid()?, 256)?
-            .iter()
-            .enumerate()
-            .filter_map(|(i, f)| Some(crate::frames::lookup_pc(f, i)).filter(|&pc| pc != 0))
-            .filter_map(|pc| s.symbols.function_at(pc))
-            .map(|f| (f.low, f.high))
-            .collect();
-        starts.retain(|&a| stack.iter().any(|&(lo, hi)| lo <= a && a < hi));
-    }
-    let fs = now.regs[FS_BASE];
-    let current = visits::Now {
-        cfa: here.cfa,
-        line: here.line,
-        at_statement_start: at_start,
-    };
-    // Enough when a target is found that cannot lie further back (see visits::target), or a
-    // breakpoint fired (the latest one stops the step if it comes after the target).
-    let found = |n: &Notes| {
-        let visits: Vec<Visit> = n.seen.iter().map(|v| v.visit).collect();
-        matches!(visits::target(&visits, current, kind), Some(i) if i > 0) || !n.firings.is_empty()
-    };
-    let (notes, _) = scan_back(
-        s,
-        &now,
-        &starts,
-        &mut |scan| scan.visit_thread = Some(fs),
-        true,
-        &found,
-    )?;
-    let visits: Vec<Visit> = notes.seen.iter().map(|v| v.visit).collect();
-    let target = visits::target(&visits, current, kind).map(|i| notes.seen[i]);
-    // A breakpoint met on the way back stops the step there, as in gdb.
-    if let Some((mark, reason, seq)) = notes.firings.last().cloned() {
-        if target.is_none_or(|t| seq > t.seq) {
-            return go_to_firing(s, mark, reason);
-        }
-    }
-    let Some(target) = target else {
-        return go_to_start(s, true);
-    };
-    let (tid, _) = seek(s, Goal::Position(target.position), &[])?
-        .context("replay could not find the line again")?;
-    let pc = s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0);
-    let new_func = s.symbols.function_at(pc).map(|f| f.low) != start_func;
-    let stop = StopEvent::Stepped { tid };
-    arrive(s, &stop, None, new_func)
+/// `reverse-step` / `reverse-next`: gdb's stepping rules, backwards (see [`walk`]).
+pub(crate) fn reverse_line_step(s: &mut Session, kind: Motion) -> anyhow::Result<Stop> {
+    walk::reverse_motion(s, kind)
 }
 
-/// `reverse-finish`: back to the call of the selected frame's function.
+/// `reverse-finish`: back to the call of the function, as gdb goes there: back to the latest
+/// arrival at the function's first instruction (gdb's step-resume breakpoint there is not tied
+/// to a frame: in a recursion, a deeper call's start comes first), stopping at the user's
+/// breakpoints and watchpoints on the way, then one instruction more.
 pub(crate) fn reverse_finish(s: &mut Session, obs: &mut dyn Observer) -> anyhow::Result<Stop> {
     let now = capture(s)?;
     let tid = s.tid()?;
     let frames = s.frames(tid, s.frame + 2)?;
     let frame = frames.get(s.frame).cloned().context("No stack.")?;
-    let Some(caller) = frames.get(s.frame + 1).cloned() else {
+    if frames.get(s.frame + 1).is_none() {
         bail!("\"finish\" not meaningful in the outermost frame.");
-    };
-    let ret = caller.regs.pc().context("No stack.")?;
-    let cfa = frame.cfa.context("No stack.")?;
-    let call = call_before(s, ret).context("Cannot find the call of this frame.")?;
+    }
+    // (gdb finishes frame 0's function, whatever frame is selected.)
+    let entry = s
+        .symbols
+        .function_at(now.pc())
+        .map(|f| f.low)
+        .context("Cannot find bounds of current function")?;
     obs.notice(Notice::Finishing {
         frame: Box::new(s.frame_info(&frame, s.frame)),
         backward: true,
     });
-    // At the call, the stack pointer is the callee's CFA (the return address is not pushed yet).
-    let (notes, _) = scan_back(
-        s,
-        &now,
-        &[call],
-        &mut |scan| {
-            scan.watch_arrivals.insert(call, Some(cfa));
-        },
-        false,
-        &|n| !n.arrivals.is_empty(),
-    )?;
-    let Some((target, _)) = notes.arrivals.last().copied() else {
+    if now.pc() != entry || now.signal.is_some() {
+        let (notes, _) = scan_back(
+            s,
+            &now,
+            &[entry],
+            &mut |scan| {
+                scan.watch_arrivals.insert(entry, None);
+            },
+            true,
+            &|n| !n.arrivals.is_empty() || !n.firings.is_empty(),
+        )?;
+        let arrival = notes.arrivals.last().copied();
+        if let Some((mark, reason, seq)) = notes.firings.last().cloned() {
+            if arrival.is_none_or(|(_, a)| seq > a) {
+                return go_to_firing(s, mark, reason);
+            }
+        }
+        let Some((target, _)) = arrival else {
+            return go_to_start(s, true);
+        };
+        seek(s, Goal::Position(target), &[])?
+            .context("replay could not find the function's start again")?;
+    }
+    // At the function's first instruction: back to the call that returns where the return
+    // address on the stack says (a lazily bound call came through the PLT and the dynamic
+    // linker's resolver: gdb goes back through them to the call too).
+    let tid = s.tid()?;
+    let regs = s.live()?.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut word = [0u8; 8];
+    let call = s
+        .live()?
+        .read_memory(regs.sp(), &mut word)
+        .ok()
+        .and_then(|_| call_before(s, u64::from_le_bytes(word)));
+    let Some(call) = call else {
+        return walk::reverse_motion(s, Motion::Finish);
+    };
+    let at_entry = capture(s)?;
+    // At the call, the stack pointer is the one above the return address.
+    let Some((_, target)) = last_arrival(s, &at_entry, call, Some(regs.sp() + 8))? else {
         return go_to_start(s, true);
     };
     let (tid, _) =
@@ -459,25 +552,16 @@ pub(crate) fn reverse_finish(s: &mut Session, obs: &mut dyn Observer) -> anyhow:
     arrive(s, &stop, None, true)
 }
 
-/// The statement starts where a line step can end: every one of the program's, except those
-/// inside a function's prologue (a forward `step` into a function stops after it, so a
-/// reverse step leaves the function from its first line, as gdb does).
-pub(super) fn line_starts(s: &Session) -> Vec<u64> {
-    let mut starts = s.symbols.statement_starts();
-    starts.retain(|&a| {
-        s.symbols
-            .function_at(a)
-            .is_none_or(|f| !(f.low <= a && a < f.breakpoint_addr))
-    });
-    starts
-}
-
 /// The call instruction that returns to `ret`: decoded from its function's start, or, in code
 /// without symbols, the one call instruction that ends exactly at `ret` (x86 calls are 2 to 7
 /// bytes long).
 fn call_before(s: &Session, ret: u64) -> Option<u64> {
     if let Some(a) = instruction_before(s, ret) {
-        return Some(a);
+        let mut code = [0u8; 15];
+        s.live().ok()?.read_memory(a, &mut code).ok()?;
+        let insn =
+            iced_x86::Decoder::with_ip(64, &code, a, iced_x86::DecoderOptions::NONE).decode();
+        return (insn.is_call_near() || insn.is_call_near_indirect()).then_some(a);
     }
     let inf = s.live().ok()?;
     let mut code = [0u8; 7];
@@ -495,4 +579,17 @@ fn call_before(s: &Session, ret: u64) -> Option<u64> {
         (insn.len() == len && (insn.is_call_near() || insn.is_call_near_indirect()))
             .then_some(insn.ip())
     })
+}
+
+/// The statement starts where a line step can end: every one of the program's, except those
+/// inside a function's prologue (a forward `step` into a function stops after it, so a
+/// reverse step leaves the function from its first line, as gdb does).
+pub(super) fn line_starts(s: &Session) -> Vec<u64> {
+    let mut starts = s.symbols.statement_starts();
+    starts.retain(|&a| {
+        s.symbols
+            .function_at(a)
+            .is_none_or(|f| !(f.low <= a && a < f.breakpoint_addr))
+    });
+    starts
 }

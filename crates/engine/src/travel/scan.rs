@@ -95,11 +95,10 @@ pub(super) enum Mark {
     Signal { event: u64, n: u64, signal: i32 },
 }
 
-/// A statement start reached by the stepping thread, with its position and its order among
+/// An armed address reached by the stepping thread, with its position and its order among
 /// everything the scan wrote down.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Seen {
-    pub(super) visit: Visit,
     pub(super) position: Position,
     pub(super) seq: u64,
 }
@@ -107,7 +106,6 @@ pub(super) struct Seen {
 /// The hook of a scan or a seek: counts arrivals at every armed address since the last event
 /// (they make positions), recognises the goal, and writes down what the caller asked for.
 pub(super) struct Scan<'a> {
-    pub(super) symbols: &'a Program,
     /// The user's stops (a copy of the table: scans must not change hit counts).
     pub(super) user: Option<Hook<'a>>,
     pub(super) goal: Goal,
@@ -125,12 +123,14 @@ pub(super) struct Scan<'a> {
     pub(super) stop_tid: Option<Tid>,
     /// Where the user's stops fired, with why, in order (and their order number).
     pub(super) firings: Vec<(Mark, Reason, u64)>,
-    /// Statement starts to write down for the thread whose fs_base is this.
+    /// Arrivals at armed addresses to write down (as `seen`) for the thread whose fs_base is
+    /// this.
     pub(super) visit_thread: Option<u64>,
     pub(super) seen: Vec<Seen>,
     /// Arrivals at these addresses are written down as `arrivals` (address → wanted stack
     /// pointer, or any).
     pub(super) watch_arrivals: HashMap<u64, Option<u64>>,
+    /// (position, order number among everything written down).
     pub(super) arrivals: Vec<(Position, u64)>,
     pub(super) seq: u64,
     /// When to stop at an event for an automatic checkpoint.
@@ -146,9 +146,8 @@ pub(super) struct Scan<'a> {
 }
 
 impl<'a> Scan<'a> {
-    fn new(symbols: &'a Program, goal: Goal) -> Scan<'a> {
+    fn new(goal: Goal) -> Scan<'a> {
         Scan {
-            symbols,
             user: None,
             goal,
             event: u64::MAX,
@@ -185,36 +184,12 @@ impl<'a> Scan<'a> {
         if regs.to_words()[FS_BASE] != fs {
             return;
         }
-        let Some(visit) = visit_of(self.symbols, inf, &regs) else {
-            return;
-        };
         self.seq += 1;
         self.seen.push(Seen {
-            visit,
             position,
             seq: self.seq,
         });
     }
-}
-
-/// The visit a thread stopped with `regs` at a statement start makes.
-pub(super) fn visit_of(
-    symbols: &Program,
-    inf: &Inferior,
-    regs: &hindsight_ptrace::Regs,
-) -> Option<Visit> {
-    let pc = regs.pc();
-    let line = symbols.line_at(pc)?;
-    let mut d = hindsight_symbols::target::DwarfRegs::default();
-    for (i, v) in regs.dwarf().iter().enumerate() {
-        d.0[i] = Some(*v);
-    }
-    let mem = crate::context::Memory(inf);
-    let cfa = symbols.unwind(&d, &mem, 1).first()?.cfa?;
-    Some(Visit {
-        cfa,
-        line: (file_key(&line.file), line.line),
-    })
 }
 
 pub(super) fn file_key(path: &std::path::Path) -> u64 {
@@ -250,7 +225,8 @@ impl StopHook for Scan<'_> {
         if let Some(want) = self.watch_arrivals.get(&addr) {
             let sp = inf.regs(tid).map(|r| r.sp()).unwrap_or(0);
             if want.is_none_or(|w| w == sp) {
-                self.arrivals.push((position, sp));
+                self.seq += 1;
+                self.arrivals.push((position, self.seq));
             }
         }
         if let Some(user) = self.user.as_mut() {
@@ -271,15 +247,14 @@ impl StopHook for Scan<'_> {
     fn watchpoint_hit(&mut self, inf: &Inferior, tid: Tid, slots: u8) -> bool {
         self.watch_traps += 1;
         let n = self.watch_traps;
-        match &self.goal {
-            Goal::WatchTrap { event, n: want } if *event == self.event && *want == n => {
+        if let Goal::WatchTrap { event, n: want } = &self.goal {
+            if *event == self.event && *want == n {
                 return self.reach(tid);
             }
-            Goal::Instant(i) if i.event == self.event && i.matches(inf, tid, self.ticks) => {
-                return self.reach(tid);
-            }
-            _ => {}
         }
+        // Now reached by a watchpoint trap: the write just before it is the first thing
+        // undone going back (a reverse motion from a watchpoint stop stops at that write).
+        let at_now = matches!(&self.goal, Goal::Instant(i) if i.event == self.event && i.matches(inf, tid, self.ticks));
         if let Some(user) = self.user.as_mut() {
             if user.watchpoint_hit(inf, tid, slots) {
                 if let Some(r @ Reason::Watch { .. }) = user.reason.take() {
@@ -291,6 +266,9 @@ impl StopHook for Scan<'_> {
                     self.firings.push((mark, r, self.seq));
                 }
             }
+        }
+        if at_now {
+            return self.reach(tid);
         }
         false
     }
@@ -391,7 +369,7 @@ impl StopHook for Scan<'_> {
                 true
             }
             Goal::Event(e) if events >= *e => self.reach(tid),
-            Goal::Tick { event, ticks: t } if *event == events && ticks == Some(*t) => {
+            Goal::Tick { event, ticks: t } if *event == events && ticks >= Some(*t) => {
                 self.reach(tid)
             }
             Goal::Tick { event, .. } if events > *event => {
@@ -403,7 +381,9 @@ impl StopHook for Scan<'_> {
                     self.wants_checkpoint = true;
                     return true;
                 }
-                false
+                // A goal named by ticks later in this stretch: the replay stops here so that
+                // its tick stop is set (it is set for the current event only).
+                matches!(self.goal.time(), (e, Some(_)) if e == events)
             }
         }
     }
@@ -420,6 +400,7 @@ pub(super) enum Ended {
 
 /// The user's stops for a scan: copies of the table, the watched values and the engine, so
 /// that the scan leaves the session's as they are.
+#[derive(Clone)]
 pub(super) struct UserCopy {
     pub(super) table: BreakpointTable,
     pub(super) watch_values: HashMap<u32, Vec<u8>>,
@@ -427,7 +408,7 @@ pub(super) struct UserCopy {
 }
 
 impl UserCopy {
-    fn of(s: &Session) -> UserCopy {
+    pub(super) fn of(s: &Session) -> UserCopy {
         UserCopy {
             table: s.breakpoints.clone(),
             watch_values: s.watch_values.clone(),
@@ -536,7 +517,7 @@ pub(super) fn drive(
         .filter(|i| i.is_alive())
         .context("The program is not being run.")?;
     let replay = replay.as_mut().context(NEEDS_RECORDING)?;
-    let mut scan = Scan::new(symbols, goal);
+    let mut scan = Scan::new(goal);
     if let Some(u) = user {
         scan.user = Some(Hook {
             symbols,
@@ -645,8 +626,37 @@ pub(super) fn drive(
         match stop {
             ReplayStop::AtEvent(_) if scan.passed => break Ended::Missed,
             ReplayStop::AtEvent(_) | ReplayStop::AtTick(_) => {}
-            ReplayStop::EndOfRecording(_)
-            | ReplayStop::Program(StopEvent::Exited(_) | StopEvent::Killed(_)) => {
+            // A recording cut short ends at the boundary after its last event, which is never
+            // announced (no event follows): a goal there is reached there.
+            ReplayStop::EndOfRecording(_) => {
+                let events = replay.events_replayed();
+                // The thread the goal names (for a goal by ticks: one that has counted them).
+                let mut found = None;
+                for t in inf.threads() {
+                    let ticks = replay.ticks_of(replay.recorded_tid_of(t.tid));
+                    let here = match &scan.goal {
+                        Goal::End => true,
+                        Goal::Event(e) => *e <= events,
+                        Goal::Tick { event, ticks: want } => {
+                            *event == events && ticks >= Some(*want)
+                        }
+                        Goal::Instant(i) => i.event == events && i.matches(inf, t.tid, ticks),
+                        _ => false,
+                    };
+                    if here {
+                        found = Some((t.tid, ticks));
+                        break;
+                    }
+                }
+                let Some((tid, ticks)) = found else {
+                    break Ended::Missed;
+                };
+                scan.event = events;
+                scan.ticks = ticks;
+                scan.reach(tid);
+                break Ended::Reached;
+            }
+            ReplayStop::Program(StopEvent::Exited(_) | StopEvent::Killed(_)) => {
                 break match scan.goal {
                     Goal::End => Ended::Reached,
                     _ => Ended::Missed,
@@ -776,6 +786,8 @@ pub(crate) fn arrived(s: &mut Session, tid: Option<Tid>, at: Option<Position>) {
         s.travel.engine.rewind(p.event);
     }
     s.travel.here = at;
+    // A watchpoint compares with the value at the last stop: the one here now.
+    refresh_watch_values(s);
 }
 
 /// The state of the selected thread now.
@@ -881,6 +893,7 @@ pub(crate) fn here(s: &mut Session) -> anyhow::Result<Position> {
 pub(super) struct Notes {
     pub(super) firings: Vec<(Mark, Reason, u64)>,
     pub(super) seen: Vec<Seen>,
+    /// (position, order number).
     pub(super) arrivals: Vec<(Position, u64)>,
     /// The thread at now.
     pub(super) stop_tid: Option<Tid>,
@@ -944,6 +957,9 @@ pub(super) fn scan_back_from(
         }
         for v in &mut notes.seen {
             v.seq += r.seq;
+        }
+        for a in &mut notes.arrivals {
+            a.1 += r.seq;
         }
         notes.firings.splice(0..0, r.firings);
         notes.seen.splice(0..0, r.seen);

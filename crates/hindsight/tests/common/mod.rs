@@ -228,7 +228,7 @@ pub struct Run {
 }
 
 impl Run {
-    fn dump(&self) -> String {
+    pub fn dump(&self) -> String {
         format!(
             "\n--- stdout ---\n{}\n--- stderr ---\n{}\n--- exit status {} ---",
             self.stdout, self.stderr, self.code
