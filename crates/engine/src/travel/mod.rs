@@ -238,33 +238,37 @@ impl Travel {
     }
 
     /// The latest automatic checkpoint from which `goal` can be reached (its id): one at an
-    /// earlier event, or at the goal's event itself — at the event, or inside its stretch if
-    /// the goal is named by ticks that come no sooner.
-    fn latest_for(&self, goal: &scan::Goal) -> Option<u64> {
+    /// earlier event, or at the goal's event itself — at the event, or (`mid_ok`) inside its
+    /// stretch if the goal is named by ticks that come later (a tick goal: no sooner). A
+    /// checkpoint inside a stretch knows nothing of what happened in the stretch before it
+    /// (arrivals in its tick interval, watchpoint traps and signals counted from the event):
+    /// scans that write such counts down start from events only.
+    fn latest_for(&self, goal: &scan::Goal, mid_ok: bool) -> Option<u64> {
         let (event, ticks) = goal.time();
+        let tick_goal = matches!(goal, scan::Goal::Tick { .. });
         self.auto
             .iter()
             .rev()
             .find(|(_, c)| {
                 c.event() < event
                     || (c.event() == event
-                        && (!c.mid() || matches!((c.ticks(), ticks), (Some(a), Some(b)) if a <= b)))
+                        && (!c.mid()
+                            || (mid_ok
+                                && matches!((c.ticks(), ticks),
+                                    (Some(a), Some(b)) if a < b || (tick_goal && a == b)))))
             })
             .map(|(id, _)| *id)
     }
 
-    /// The latest automatic checkpoint strictly before `place` (a checkpoint's place).
+    /// The latest automatic checkpoint strictly before `place` (a checkpoint's place), at an
+    /// event (see [`Travel::latest_for`]).
     fn latest_before(&self, place: &scan::Goal) -> Option<u64> {
-        let (event, ticks) = place.time();
+        let (event, _) = place.time();
+        let mid_place = matches!(place, scan::Goal::Tick { .. });
         self.auto
             .iter()
             .rev()
-            .find(|(_, c)| {
-                c.event() < event
-                    || (c.event() == event
-                        && ticks.is_some()
-                        && (!c.mid() || matches!((c.ticks(), ticks), (Some(a), Some(b)) if a < b)))
-            })
+            .find(|(_, c)| !c.mid() && (c.event() < event || (c.event() == event && mid_place)))
             .map(|(id, _)| *id)
     }
 

@@ -426,7 +426,7 @@ pub(super) fn run_scan(
     setup: &mut dyn FnMut(&mut Scan<'_>),
     user: Option<&mut UserCopy>,
 ) -> anyhow::Result<ScanResult> {
-    let start = s.travel.latest_for(&goal);
+    let start = s.travel.latest_for(&goal, true);
     run_scan_from(s, start, goal, extra, setup, user)
 }
 
@@ -929,7 +929,7 @@ pub(super) fn scan_back_from(
     with_user: bool,
     enough: &dyn Fn(&Notes) -> bool,
 ) -> anyhow::Result<(Notes, bool)> {
-    let mut start = s.travel.latest_for(&first);
+    let mut start = s.travel.latest_for(&first, false);
     let mut goal = first;
     let mut notes = Notes::default();
     loop {
