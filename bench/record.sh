@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Record/replay benchmark: wall time of four programs run natively, under `hindsight record`
+# Record/replay benchmark: wall time of four small programs, and of zstd and xz compressing
+# BIG_MB of text with two threads, run natively, under `hindsight record`
 # and under `hindsight replay --batch -q -ex continue` (best of 3 each), the trace's size per
 # second of the program's run, and the recording speed in instructions per second against
 # gdb's `record full` on the same CPU-bound loop. Writes the table into BENCHMARKS.md between
 # <!-- record-bench:start --> and <!-- record-bench:end --> (appended if they are missing).
 #
 #   bench/record.sh
-#   CPU_N=... SYS_N=... THREAD_ROUNDS=... TIMER_N=... GDB_N=... RUNS=... LIMIT=SECONDS BENCH_FILE=... bench/record.sh
+#   CPU_N=... SYS_N=... THREAD_ROUNDS=... TIMER_N=... GDB_N=... BIG_MB=... RUNS=... LIMIT=SECONDS BENCH_FILE=... bench/record.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CPU_N=${CPU_N:-1000000000}          # rec_cpu iterations (5 instructions each)
@@ -14,6 +15,7 @@ SYS_N=${SYS_N:-300000}              # rec_sys read/write pairs
 THREAD_ROUNDS=${THREAD_ROUNDS:-100} # rec_threads rounds per thread (4 threads)
 TIMER_N=${TIMER_N:-200}             # rec_timer signals (1 ms apart)
 GDB_N=${GDB_N:-20000}               # rec_cpu iterations under gdb's record full
+BIG_MB=${BIG_MB:-50}                # MB of text compressed by zstd -T2 and xz -T2 (0: skip them)
 RUNS=${RUNS:-3}
 LIMIT=${LIMIT:-900}                 # seconds before one run counts as "timeout"
 BENCH_FILE=${BENCH_FILE:-BENCHMARKS.md}
@@ -26,6 +28,16 @@ gcc -O2 -g -o "$out/rec_cpu" bench/programs/rec_cpu.c
 gcc -O2 -g -o "$out/rec_sys" bench/programs/rec_sys.c
 gcc -O2 -g -pthread -o "$out/rec_threads" bench/programs/rec_threads.c
 gcc -O2 -g -o "$out/rec_timer" tests/programs/rr_itimer.c  # the record/replay test program, N signals
+if [ "$BIG_MB" -gt 0 ]; then
+    if ! command -v zstd >/dev/null || ! command -v xz >/dev/null; then
+        if [ "$(id -u)" = 0 ]; then apt-get install -y -q zstd xz-utils >/dev/null; fi
+        command -v zstd >/dev/null && command -v xz >/dev/null || { echo "zstd and xz are needed (apt install zstd xz-utils), or BIG_MB=0" >&2; exit 1; }
+    fi
+    # Text that compresses like prose: words drawn by a fixed generator (the same every run).
+    if [ ! -s "$out/big.txt" ] || [ "$(stat -c %s "$out/big.txt")" -ne $((BIG_MB * 1048576)) ]; then
+        python3 bench/programs/words.py $((BIG_MB * 1048576)) >"$out/big.txt"
+    fi
+fi
 
 # One run's wall time in ns; "timeout" or "exit N" (with its last line of stderr in
 # $out/last-error) if it ran out of time or failed.
@@ -81,31 +93,37 @@ bytes() { awk -v n="$1" 'BEGIN { if (n >= 1048576) printf "%.1f MiB", n / 104857
 size_of() { if [ -d "$1" ]; then du -sb "$1" | cut -f1; else echo 0; fi; }
 
 rows=""
-for spec in "cpu|rec_cpu|$CPU_N|\`rec_cpu\` ($CPU_N iterations, no syscall)" \
-            "sys|rec_sys|$SYS_N|\`rec_sys\` ($SYS_N read+write pairs)" \
-            "threads|rec_threads|$THREAD_ROUNDS|\`rec_threads\` (4 threads × $THREAD_ROUNDS rounds, mutex handoffs)" \
-            "timer|rec_timer|$TIMER_N|\`rec_timer\` ($TIMER_N SIGALRMs, 1 ms apart, into a loop without syscalls)"; do
-    IFS='|' read -r name prog arg label <<<"$spec"
-    echo "== $prog $arg" >&2
-    native=$(best "$out/$prog" "$arg")
-    rec=$(best_record "$name" "$out/$prog" "$arg")
-    rep=-
-    total=0
-    events=0
+# One row of the table: NAME LABEL COMMAND... (native, record and replay, best of $RUNS each).
+row() {
+    local name=$1 label=$2
+    shift 2
+    echo "== $label" >&2
+    local native rec rep=- total=0 events=0 per_s=-
+    native=$(best "$@")
+    rec=$(best_record "$name" "$@")
     if isnum "$rec"; then
         rep=$(best "$hs" replay "$out/trace-$name" --batch -q -ex continue)
-        if ! isnum "$rep"; then echo "replay of $prog: $rep: $(cat "$out/last-error" 2>/dev/null)" >&2; fi
+        if ! isnum "$rep"; then echo "replay of $name: $rep: $(cat "$out/last-error" 2>/dev/null)" >&2; fi
         total=$(size_of "$out/trace-$name")
         events=$((total - $(size_of "$out/trace-$name/files")))
     else
-        echo "record of $prog: $rec: $(cat "$out/last-error" 2>/dev/null)" >&2
+        echo "record of $name: $rec: $(cat "$out/last-error" 2>/dev/null)" >&2
     fi
-    per_s="-"
     if isnum "$native" && [ "$total" -gt 0 ]; then
         per_s="$(bytes "$(awk -v e="$events" -v n="$native" 'BEGIN { printf "%d", e / (n / 1e9) }')")/s"
     fi
     rows+="| $label | $(ms "$native") | $(ms "$rec") | $(ratio "$rec" "$native") | $(ms "$rep") | $(ratio "$rep" "$native") | $(bytes "$total") ($(bytes "$events") without copied files) | $per_s |"$'\n'
-done
+}
+
+row cpu "\`rec_cpu\` ($CPU_N iterations, no syscall)" "$out/rec_cpu" "$CPU_N"
+row sys "\`rec_sys\` ($SYS_N read+write pairs)" "$out/rec_sys" "$SYS_N"
+row threads "\`rec_threads\` (4 threads × $THREAD_ROUNDS rounds, mutex handoffs)" "$out/rec_threads" "$THREAD_ROUNDS"
+row timer "\`rec_timer\` ($TIMER_N SIGALRMs, 1 ms apart, into a loop without syscalls)" "$out/rec_timer" "$TIMER_N"
+# Two threads compressing: preemptions land anywhere in their loops (the instruction counter).
+if [ "$BIG_MB" -gt 0 ]; then
+    row zstd "\`zstd -T2 -5\` on $BIG_MB MB of text" zstd -T2 -5 -c "$out/big.txt"
+    row xz "\`xz -T2\` on $BIG_MB MB of text" xz -T2 -c "$out/big.txt"
+fi
 
 # Instructions per second while recording the same loop: hindsight (whole run of rec_cpu,
 # 5 × CPU_N instructions) and gdb's `record full` (GDB_N iterations from `work` to its return,

@@ -215,6 +215,15 @@ pub(crate) fn show_stop(s: &Session, c: &mut Console, stop: &Stop) -> anyhow::Re
             let frame = stop_frame(s)?;
             print_stop_location(c, &frame, true);
         }
+        StopReason::TickReached { ticks } => {
+            if multi {
+                say!(c, "\n{}stopped at tick {ticks}.", thread_prefix());
+            } else {
+                say!(c, "\nStopped at tick {ticks}.");
+            }
+            let frame = stop_frame(s)?;
+            print_stop_location(c, &frame, true);
+        }
         StopReason::Signal { signal } => {
             let (name, desc) = signal_name(*signal);
             if multi {

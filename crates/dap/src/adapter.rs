@@ -1135,6 +1135,9 @@ impl Adapter {
                 StopReason::EventReached { event } => {
                     ("step", format!("Stopped at event {event}"), None, None)
                 }
+                StopReason::TickReached { ticks } => {
+                    ("step", format!("Stopped at tick {ticks}"), None, None)
+                }
                 StopReason::Interrupted => ("pause", "Paused".into(), None, None),
             };
         if matches!(

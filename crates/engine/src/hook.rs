@@ -55,6 +55,8 @@ pub(crate) enum Reason {
     Time(u64, Tid),
     /// A quantum event stopped the replay at this time.
     Quantum(u64),
+    /// A tick quantum (`break tick`) stopped the replay: the thread's tick count.
+    Tick(u64),
     /// The replay stopped at an event for an automatic checkpoint (or to plant breakpoints
     /// whose code is mapped now).
     Checkpoint,
@@ -338,6 +340,7 @@ pub(crate) fn resume_raw(
                 None
             };
             r.set_tick_stop(alarm);
+            r.set_thread_tick_stops(s.travel.engine.tick_goals());
         }
         let mut hook = Hook {
             symbols: &s.symbols,
@@ -392,10 +395,29 @@ pub(crate) fn resume_raw(
                 ),
                 hindsight_replay::ReplayStop::Divergence(d) => anyhow::bail!("{d}"),
                 hindsight_replay::ReplayStop::AtEvent(_) => (StopEvent::Interrupted, None),
-                // A tick stop (set for a checkpoint in a long stretch): go on.
-                hindsight_replay::ReplayStop::AtTick(_) => {
-                    s.travel.alarm.rang();
-                    (StopEvent::Interrupted, Some(Reason::Checkpoint))
+                // A tick stop: the user's tick quantum, or the alarm set for a checkpoint in
+                // a long stretch (go on).
+                hindsight_replay::ReplayStop::AtTick(tid) => {
+                    let thread = replay.recorded_tid_of(tid);
+                    let time = replay.events_replayed();
+                    let ticks = replay.ticks_of(thread);
+                    let due = ticks
+                        .map(|t| hook.engine.match_tick(thread, t, time))
+                        .unwrap_or_default();
+                    match ticks {
+                        Some(t)
+                            if due
+                                .iter()
+                                .any(|(_, a)| *a == hindsight_timeline::Action::Stop) =>
+                        {
+                            s.thread = Some(tid);
+                            (StopEvent::Interrupted, Some(Reason::Tick(t)))
+                        }
+                        _ => {
+                            s.travel.alarm.rang();
+                            (StopEvent::Interrupted, Some(Reason::Checkpoint))
+                        }
+                    }
                 }
             },
         };

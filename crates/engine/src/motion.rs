@@ -296,6 +296,13 @@ impl Session {
         travel::break_at_event(self, n)
     }
 
+    /// `break tick N [thread M]`: a quantum event that stops the replay when thread M (gdb's
+    /// number; default the selected one) has counted N ticks; returns its id and the thread's
+    /// number.
+    pub fn break_at_tick(&mut self, ticks: u64, thread: Option<u32>) -> anyhow::Result<(u32, u32)> {
+        travel::break_at_tick(self, ticks, thread)
+    }
+
     /// `every K COMMAND`: a periodic debugger event that hands COMMAND to the front end
     /// ([`Observer::run_commands`]) every K events of the replay; returns its id.
     pub fn every(&mut self, k: u64, command: &str) -> anyhow::Result<u32> {

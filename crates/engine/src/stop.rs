@@ -75,6 +75,12 @@ pub enum StopReason {
         /// The event.
         event: u64,
     },
+    /// A tick quantum (`break tick N`) stopped the replay: the stopped thread counted this
+    /// many ticks.
+    TickReached {
+        /// Its tick count.
+        ticks: u64,
+    },
     /// The user interrupted the motion (^C, a front end's pause); it stopped here.
     Interrupted,
 }
@@ -209,6 +215,7 @@ fn take_in(
         (_, Some(Reason::EndOfHistory(why))) => StopReason::EndOfHistory { why: why.clone() },
         (_, Some(Reason::StartOfHistory)) => StopReason::StartOfHistory,
         (_, Some(Reason::Quantum(time))) => StopReason::EventReached { event: *time },
+        (_, Some(Reason::Tick(ticks))) => StopReason::TickReached { ticks: *ticks },
         (_, Some(Reason::Interrupted)) => StopReason::Interrupted,
         (StopEvent::Signal { signal, .. }, _) => StopReason::Signal { signal: *signal },
         _ => StopReason::Step,

@@ -217,3 +217,104 @@ fn info_tells_the_counter_what_runs_uncounted_and_where_events_landed() {
         "Counter:    none (recorded without this hindsight's instruction counter: positions between events are found by registers and stack)",
     );
 }
+
+/// The value gdb printed as `$N = VALUE` on line `line` of `out`'s `$` lines (in order).
+fn values(out: &str) -> Vec<String> {
+    out.lines()
+        .filter(|l| l.starts_with('$'))
+        .filter_map(|l| l.split_once(" = ").map(|(_, v)| v.to_string()))
+        .collect()
+}
+
+#[test]
+fn break_tick_stops_where_the_thread_has_counted_that_many_ticks() {
+    // One tick per iteration (its backward branch): two stops K ticks apart are K iterations
+    // apart, and the position of a tick stop is found again by goto.
+    let prog = compile("tick_steps", &[]);
+    let dir = workdir("break-tick");
+    let p = prog.to_str().expect("path");
+    hs(&dir, &["record", "-o", "t", "--", p, "3000000"]).code(0);
+    let run = hs(
+        &dir,
+        &[
+            "replay",
+            "t",
+            "--batch",
+            "-q",
+            "-ex",
+            "break tick 1000000",
+            "-ex",
+            "continue",
+            "-ex",
+            "print i",
+            "-ex",
+            "when",
+            "-ex",
+            "break tick 1000777",
+            "-ex",
+            "continue",
+            "-ex",
+            "print i",
+            "-ex",
+            "info events",
+        ],
+    );
+    run.code(0)
+        .line("Quantum event 1: stop at tick 1000000 of thread 1")
+        .line("Stopped at tick 1000000.")
+        .line("main (argc=2, argv={hex}) at tick_steps.c:13")
+        .line("Quantum event 2: stop at tick 1000777 of thread 1")
+        .line("Stopped at tick 1000777.")
+        .line("1    spent      stop at tick 1000000 of LWP {n} (as recorded): stop");
+    let v = values(&run.stdout);
+    assert_eq!(v.len(), 2, "two values\n{}", run.stdout);
+    let (a, b): (i64, i64) = (v[0].parse().expect("i"), v[1].parse().expect("i"));
+    assert_eq!(b - a, 777, "777 ticks are 777 iterations\n{}", run.stdout);
+    // goto returns to the first tick stop from its end, and the loop counter is as it was.
+    let pos = run
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Current position: "))
+        .expect("when prints the position")
+        .to_string();
+    assert!(
+        pos.contains(":1000000:"),
+        "the position names the tick: {pos}"
+    );
+    let back = hs(
+        &dir,
+        &[
+            "replay",
+            "t",
+            "--batch",
+            "-q",
+            "-ex",
+            "break tick 2000000",
+            "-ex",
+            "continue",
+            "-ex",
+            &format!("goto {pos}"),
+            "-ex",
+            "print i",
+            "-ex",
+            "break tick 5",
+            "-ex",
+            "break tick 10 thread 9",
+        ],
+    );
+    let v2 = values(&back.stdout);
+    assert_eq!(
+        v2,
+        vec![a.to_string()],
+        "goto {pos}\n{}\n{}",
+        back.stdout,
+        back.stderr
+    );
+    assert!(
+        back.stderr.contains(
+            "Thread 1 has counted 1000000 ticks already: a tick event stops only going forward."
+        ) && back.stderr.contains("Unknown thread 9."),
+        "{}",
+        back.stderr
+    );
+}

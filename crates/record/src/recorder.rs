@@ -139,6 +139,11 @@ struct Thread {
     interrupted: bool,
     /// Its time slice: doubled at each preemption, reset by a syscall.
     slice: Duration,
+    /// Threads it created whose birth (its clone's return) is not in the trace yet: they
+    /// join the ready queue only once it is, else a replay would meet their first event
+    /// before the clone that makes them (a clone slower than the syscall patience lets
+    /// other threads run while it is inside).
+    unborn: Vec<i32>,
 }
 
 impl Thread {
@@ -163,6 +168,7 @@ impl Thread {
             cpu_ns: 0,
             interrupted: false,
             slice: Duration::ZERO,
+            unborn: Vec::new(),
         }
     }
 }
@@ -641,8 +647,12 @@ impl Recorder {
         };
         let pending = std::mem::take(&mut t.pending);
         let deferred = t.deferred_signal.take();
+        let born = std::mem::take(&mut t.unborn);
         for e in &pending {
             self.append(pid, e)?;
+        }
+        if let Some(p) = self.procs.get_mut(&pid) {
+            p.ready.extend(born);
         }
         if let Some((sig, info)) = deferred {
             self.append(
@@ -998,14 +1008,22 @@ impl Recorder {
         if runs_now {
             let child = s.child;
             self.append(pid, &event)?;
-            let pending = self
+            let (pending, born) = self
                 .procs
                 .get_mut(&pid)
                 .and_then(|p| p.thread(tid))
-                .map(|t| std::mem::take(&mut t.pending))
+                .map(|t| {
+                    (
+                        std::mem::take(&mut t.pending),
+                        std::mem::take(&mut t.unborn),
+                    )
+                })
                 .unwrap_or_default();
             for e in &pending {
                 self.append(pid, e)?;
+            }
+            if let Some(p) = self.procs.get_mut(&pid) {
+                p.ready.extend(born);
             }
             for (owner, e) in outputs {
                 self.append(owner, &e)?;
@@ -1208,7 +1226,10 @@ impl Recorder {
             self.owner.insert(child, pid);
             if let Some(p) = self.procs.get_mut(&pid) {
                 p.threads.push(t);
-                p.ready.push_back(child);
+                match p.thread(tid) {
+                    Some(creator) => creator.unborn.push(child),
+                    None => p.ready.push_back(child),
+                }
             }
         } else {
             self.threads_seen += 1;
@@ -1526,8 +1547,14 @@ impl Recorder {
         let Some(p) = self.procs.get_mut(&pid) else {
             return Ok(());
         };
+        // (A thread that dies inside its clone leaves its children to run.)
+        let orphans: Vec<i32> = p
+            .thread(tid)
+            .map(|t| std::mem::take(&mut t.unborn))
+            .unwrap_or_default();
         p.threads.retain(|t| t.tid != tid);
         p.ready.retain(|t| *t != tid);
+        p.ready.extend(orphans);
         if p.current == Some(tid) {
             p.current = None;
         }

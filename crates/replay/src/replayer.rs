@@ -158,6 +158,8 @@ pub struct Replayer {
     counter: Option<Counter>,
     /// Where to stop: (events replayed, tick count of the thread that runs then).
     tick_stop: Option<(u64, u64)>,
+    /// Tick counts at which threads stop (recorded tid, ticks): the user's tick quanta.
+    thread_tick_stops: Vec<(i32, u64)>,
 }
 
 impl Replayer {
@@ -238,6 +240,7 @@ impl Replayer {
             cpu_ratio: 1.0,
             counter,
             tick_stop: None,
+            thread_tick_stops: Vec::new(),
         };
         let mut inf = inf;
         r.publish_code(&mut inf);
@@ -397,6 +400,7 @@ impl Replayer {
             // Threads are known by their recorded tids: the copy's counts are the same.
             counter: self.counter.clone(),
             tick_stop: None,
+            thread_tick_stops: Vec::new(),
         })
     }
 
@@ -513,6 +517,12 @@ impl Replayer {
     /// counted them before the event is not stopped.
     pub fn set_tick_stop(&mut self, stop: Option<(u64, u64)>) {
         self.tick_stop = stop;
+    }
+
+    /// Stops the replay (with [`ReplayStop::AtTick`]) when a thread has counted a number of
+    /// ticks: (recorded tid, ticks) pairs, whatever the event (the user's `break tick`).
+    pub fn set_thread_tick_stops(&mut self, stops: Vec<(i32, u64)>) {
+        self.thread_tick_stops = stops;
     }
 
     /// Number of recorded events replayed so far.
@@ -681,6 +691,17 @@ impl Replayer {
                 .tick_stop
                 .filter(|(e, _)| *e == self.consumed)
                 .map(|(_, t)| t);
+            let now_ticks = self.ticks_of(runner);
+            let thread_stop = self
+                .thread_tick_stops
+                .iter()
+                .filter(|(t, n)| *t == runner && now_ticks.is_some_and(|now| *n > now))
+                .map(|(_, n)| *n)
+                .min();
+            let stop_ticks = match (stop_ticks, thread_stop) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             let tick_phase = match (
                 async_point(&event).and_then(|p| p.ticks),
                 self.counter.as_mut(),
@@ -1859,6 +1880,12 @@ impl Replayer {
                 if let (Some((e, t)), Some(n)) = (self.tick_stop, now_ticks) {
                     if e == self.consumed && t == n {
                         self.tick_stop = None;
+                        hook.clock(now_ticks);
+                        return Ok(Some(ReplayStop::AtTick(tid)));
+                    }
+                }
+                if let Some(n) = now_ticks {
+                    if self.thread_tick_stops.contains(&(rtid, n)) {
                         hook.clock(now_ticks);
                         return Ok(Some(ReplayStop::AtTick(tid)));
                     }

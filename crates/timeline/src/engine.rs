@@ -42,6 +42,14 @@ pub enum Spec {
         /// The time.
         time: u64,
     },
+    /// A thread has counted `ticks` ticks (a quantum event in instruction-counter time: ticks
+    /// are counted per thread, so the thread is part of the time).
+    Tick {
+        /// The thread, by its recorded thread id.
+        thread: i32,
+        /// Its tick count.
+        ticks: u64,
+    },
     /// The replay passes one exact instant (a bookmark's control point).
     ControlPoint {
         /// The instant.
@@ -246,6 +254,32 @@ impl Engine {
             .collect()
     }
 
+    /// The tick quanta still to come: (recorded thread id, tick count).
+    pub fn tick_goals(&self) -> Vec<(i32, u64)> {
+        self.events
+            .values()
+            .filter(|e| e.life != Life::Spent)
+            .filter_map(|e| match e.spec {
+                Spec::Tick { thread, ticks } => Some((thread, ticks)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Thread `thread` has counted `ticks` ticks, `time` events replayed: the tick quanta
+    /// for that instant match; returns their actions.
+    pub fn match_tick(&mut self, thread: i32, ticks: u64, time: u64) -> Vec<(EventId, Action)> {
+        let due: Vec<EventId> = self
+            .events
+            .values()
+            .filter(|e| e.life != Life::Spent && e.spec == Spec::Tick { thread, ticks })
+            .map(|e| e.id)
+            .collect();
+        due.into_iter()
+            .filter_map(|id| self.fire(id, time))
+            .collect()
+    }
+
     /// Whether some quantum or periodic event wants the replay stopped at `time`, without
     /// matching it (the replay asks this at every event).
     pub fn wants_time(&self, time: u64) -> bool {
@@ -324,6 +358,25 @@ mod tests {
         assert!(g.admits(2, 19));
         assert!(!g.admits(2, 20));
         assert!(g.admits(3, 0), "other breakpoints are not concerned");
+    }
+
+    #[test]
+    fn a_tick_quantum_matches_its_thread_once_until_time_goes_back() {
+        let mut g = Engine::new();
+        let id = g.add(
+            Spec::Tick {
+                thread: 7,
+                ticks: 500,
+            },
+            Action::Stop,
+            true,
+        );
+        assert_eq!(g.tick_goals(), vec![(7, 500)]);
+        assert!(g.match_tick(8, 500, 3).is_empty(), "another thread's ticks");
+        assert_eq!(g.match_tick(7, 500, 3), vec![(id, Action::Stop)]);
+        assert!(g.tick_goals().is_empty(), "spent");
+        g.rewind(2);
+        assert_eq!(g.tick_goals(), vec![(7, 500)], "back before it matched");
     }
 
     #[test]

@@ -114,6 +114,28 @@ pub(crate) fn break_(
         say!(c, "Quantum event {id}: stop at event {n}");
         return Ok(());
     }
+    // `break tick N [thread M]`: a quantum event in the instruction counter's time.
+    if let Some(rest) = args.trim().strip_prefix("tick ") {
+        let mut words = rest.split_whitespace();
+        let n = words.next().unwrap_or("");
+        let ticks: u64 = n
+            .parse()
+            .map_err(|_| anyhow::anyhow!("Invalid tick count \"{n}\"."))?;
+        let thread = match (words.next(), words.next(), words.next()) {
+            (None, _, _) => None,
+            (Some("thread"), Some(m), None) => Some(
+                m.parse::<u32>()
+                    .map_err(|_| anyhow::anyhow!("Invalid thread ID: {m}"))?,
+            ),
+            _ => anyhow::bail!("Usage: break tick N [thread M]"),
+        };
+        let (id, num) = s.break_at_tick(ticks, thread)?;
+        say!(
+            c,
+            "Quantum event {id}: stop at tick {ticks} of thread {num}"
+        );
+        return Ok(());
+    }
     set_breakpoint(s, c, args, false).map(|_| ())
 }
 

@@ -247,6 +247,9 @@ pub(crate) fn info_events(s: &mut Session, c: &mut Console) -> anyhow::Result<()
                 None => format!("breakpoint {breakpoint} from event {from}"),
             },
             Spec::Quantum { time } => format!("stop at event {time}"),
+            Spec::Tick { thread, ticks } => {
+                format!("stop at tick {ticks} of LWP {thread} (as recorded)")
+            }
             Spec::ControlPoint { position } => format!("position {position}"),
             Spec::Periodic { every, .. } => format!("every {every} events"),
         };

@@ -86,6 +86,52 @@ pub(crate) fn every(s: &mut Session, k: u64, cmd: &str) -> anyhow::Result<u32> {
 
 /// `break event N` (a quantum event): stop when the replay reaches event N; returns the
 /// event's id.
+/// `break tick N [thread M]`: a quantum event in the instruction counter's time — stop when
+/// thread M (gdb's number; default the selected thread) has counted N ticks. Returns the
+/// event's id and the thread's number.
+pub(crate) fn break_at_tick(
+    s: &mut Session,
+    ticks: u64,
+    thread: Option<u32>,
+) -> anyhow::Result<(u32, u32)> {
+    let Some(replay) = s.replay.as_mut() else {
+        bail!(NEEDS_RECORDING);
+    };
+    if !replay.counts_ticks() {
+        bail!("This recording has no tick counts (it was made without the instruction counter).");
+    }
+    let threads = s.inferior.as_ref().map(|i| i.threads()).unwrap_or_default();
+    let info = match thread {
+        Some(n) => threads
+            .iter()
+            .find(|t| t.num == n)
+            .ok_or_else(|| anyhow::anyhow!("Unknown thread {n}."))?,
+        None => threads
+            .iter()
+            .find(|t| Some(t.tid) == s.thread)
+            .or(threads.first())
+            .ok_or_else(|| anyhow::anyhow!("The program is not being run."))?,
+    };
+    let recorded = replay.recorded_tid_of(info.tid);
+    if let Some(now) = replay.ticks_of(recorded) {
+        if now >= ticks {
+            bail!(
+                "Thread {} has counted {now} ticks already: a tick event stops only going forward.",
+                info.num
+            );
+        }
+    }
+    let id = s.travel.engine.add(
+        Spec::Tick {
+            thread: recorded,
+            ticks,
+        },
+        Action::Stop,
+        true,
+    );
+    Ok((id, info.num))
+}
+
 pub(crate) fn break_at_event(s: &mut Session, n: u64) -> anyhow::Result<u32> {
     if s.replay.is_none() {
         bail!(NEEDS_RECORDING);

@@ -347,6 +347,19 @@ impl StopHook for Scan<'_> {
             return true;
         }
         let ticks = self.ticks;
+        // A goal named by ticks later in this event's stretch: the replay stops here so that
+        // the scan sets its tick stop (it then runs there at full speed).
+        let goal_ticks = match &self.goal {
+            Goal::Position(p) if p.event == events => p.ticks,
+            Goal::Instant(i) if i.event == events => i.ticks,
+            Goal::Tick { event, ticks } if *event == events => Some(*ticks),
+            _ => None,
+        };
+        if let (Some(want), Some(now)) = (goal_ticks, ticks) {
+            if now < want {
+                return true;
+            }
+        }
         match &self.goal {
             Goal::Instant(i) if i.event == events && i.matches(inf, tid, ticks) => self.reach(tid),
             // (A signal stop is announced with the next event: it may be one later.)
@@ -557,10 +570,26 @@ pub(super) fn drive(
         Goal::Tick { event, ticks } => Some((*event, *ticks)),
         _ => None,
     };
+    // A goal named by ticks and a pc beyond the trap: the breakpoint at its pc goes in once
+    // the thread has counted the ticks, with a guard one tick further (then it was missed).
+    let goal_pc = match &scan.goal {
+        Goal::Position(p) if p.ticks.is_some() && p.instance > 0 => Some(p.pc),
+        Goal::Instant(i) if i.ticks.is_some() => Some(i.pc()),
+        _ => None,
+    };
+    let mut planted = false;
     let ended = loop {
         // The goal's tick stop, or an alarm before it for a checkpoint in a long stretch.
-        let (now_event, _, _) = replay.time();
-        let goal_stop = tick_goal.filter(|(e, _)| *e == now_event);
+        let (now_event, now_ticks, _) = replay.time();
+        if let (Some((e, t)), Some(pc), false) = (tick_goal, goal_pc, planted) {
+            if e == now_event && now_ticks == Some(t) {
+                inf.insert_site(pc).map_err(|e| anyhow::anyhow!("{e}"))?;
+                planted = true;
+            }
+        }
+        let goal_stop = tick_goal
+            .filter(|(e, _)| *e == now_event)
+            .map(|(e, t)| (e, if planted { t + 1 } else { t }));
         let alarm = travel.alarm.next(replay);
         replay.set_tick_stop(super::earliest(goal_stop, alarm));
         let stop = replay
@@ -577,8 +606,14 @@ pub(super) fn drive(
                 Goal::Tick { event: e, ticks: t } => *e == event && ticks == Some(*t),
                 _ => false,
             };
+            let in_goal_interval = tick_goal.is_some_and(|(e, t)| e == event && ticks == Some(t));
             if at_goal {
                 scan.reach(tid);
+            } else if in_goal_interval {
+                // (The loop's next turn plants the breakpoint at the goal's pc.)
+            } else if planted && tick_goal.is_some_and(|(e, t)| e == event && ticks == Some(t + 1))
+            {
+                break Ended::Missed;
             } else {
                 travel.alarm.rang();
                 if std::time::Instant::now() >= scan.checkpoint_at {
@@ -625,6 +660,9 @@ pub(super) fn drive(
         }
     };
     replay.set_tick_stop(None);
+    if let (true, Some(pc)) = (planted, goal_pc) {
+        let _ = inf.remove_site(pc);
+    }
     let at = match (&scan.goal, ended == Ended::Reached) {
         (Goal::Position(p), true) => Some(*p),
         (Goal::Event(_), true) | (Goal::Instant(_), true) | (Goal::Tick { .. }, true) => {
@@ -766,10 +804,13 @@ pub(super) fn seek(
     goal: Goal,
     extra: &[u64],
 ) -> anyhow::Result<Option<(Tid, Option<Position>)>> {
+    // The goal's pc takes a breakpoint — from the start when the goal has no tick count,
+    // else only once the replay has counted its ticks (drive plants it: a breakpoint in a hot
+    // loop from the start would stop the replay at every iteration).
     let mut extra = extra.to_vec();
     match &goal {
-        Goal::Instant(i) => extra.push(i.pc()),
-        Goal::Position(p) if p.instance > 0 => extra.push(p.pc),
+        Goal::Instant(i) if i.ticks.is_none() => extra.push(i.pc()),
+        Goal::Position(p) if p.instance > 0 && p.ticks.is_none() => extra.push(p.pc),
         _ => {}
     }
     let r = run_scan(s, goal, &extra, &mut |_| {}, None)?;
