@@ -378,3 +378,11 @@ fn a_shared_mapping_moved_by_mremap_is_still_followed() {
     );
     replays_the_same(&rec);
 }
+
+#[test]
+fn output_after_the_main_thread_left_replays() {
+    let prog = compile("leader_gone_output", &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, "main thread\nwritten after the main thread left\n");
+    replays_the_same(&rec);
+}

@@ -969,7 +969,7 @@ impl Recorder {
             return Ok(());
         }
         let event_index = self.writer.event_count(pid);
-        let blocking = may_block(nr, &args) && !self.writes_to_outputs(pid, nr, &args);
+        let blocking = may_block(nr, &args) && !self.writes_to_outputs(tid, nr, &args);
         let Some(p) = self.procs.get_mut(&pid) else {
             return Ok(());
         };
@@ -1059,7 +1059,7 @@ impl Recorder {
             let flags = s.args[3];
             if flags & libc::MAP_ANONYMOUS as u64 == 0 {
                 let fd = s.args[4] as i32;
-                let fd_path = std::path::PathBuf::from(format!("/proc/{pid}/fd/{fd}"));
+                let fd_path = std::path::PathBuf::from(format!("/proc/{tid}/fd/{fd}"));
                 let is_file = |p: &Path| std::fs::metadata(p).map(|m| m.is_file()).unwrap_or(false);
                 let target = std::fs::read_link(&fd_path).ok().map(|path| {
                     // A file unlinked since it was opened ("… (deleted)") is still read
@@ -1105,7 +1105,7 @@ impl Recorder {
             self.follow_shared(pid, name, &s.args, result as u64);
             self.agent_after_fds(pid, name, &s.args);
         }
-        let outputs = self.output_of(pid, s.nr, &s.args, result);
+        let outputs = self.output_of(pid, tid, s.nr, &s.args, result);
         if let Some(p) = self.procs.get(&pid) {
             if let Some(c) = p.counter.as_ref() {
                 if shares_memory_with_child(name, &s.args, &p.mem) {
@@ -1301,21 +1301,32 @@ impl Recorder {
     /// recording started). Such a write keeps its turn (unless it takes longer than the
     /// syscall patience): two threads writing there at once would reach the terminal in an
     /// order the recorder cannot see, and replay shows output in the recorded order.
-    fn writes_to_outputs(&self, pid: i32, nr: u64, args: &[u64; 6]) -> bool {
+    fn writes_to_outputs(&self, tid: i32, nr: u64, args: &[u64; 6]) -> bool {
         matches!(
             hindsight_syscalls::name(nr),
             Some("write" | "writev" | "pwrite64" | "pwritev" | "pwritev2")
-        ) && file_key(format!("/proc/{pid}/fd/{}", args[0] as i32))
+        ) && file_key(format!("/proc/{tid}/fd/{}", args[0] as i32))
             .is_some_and(|k| self.outputs.contains(&Some(k)))
     }
 
-    fn output_of(&self, pid: i32, nr: u64, args: &[u64; 6], result: i64) -> Vec<(i32, Event)> {
+    /// The `Output` events of a write to the terminal outputs (in the writer's stream and its
+    /// ancestors'). Descriptors are looked up through the thread (`/proc/TID`): once the leader has
+    /// exited, `/proc/PID/fd` is empty while the other threads go on (rr's
+    /// clone_immediate_exit).
+    fn output_of(
+        &self,
+        pid: i32,
+        tid: i32,
+        nr: u64,
+        args: &[u64; 6],
+        result: i64,
+    ) -> Vec<(i32, Event)> {
         let name = hindsight_syscalls::name(nr).unwrap_or("");
         if result <= 0 || !matches!(name, "write" | "writev") {
             return Vec::new();
         }
         let fd = args[0] as i32;
-        let Some(key) = file_key(format!("/proc/{pid}/fd/{fd}")) else {
+        let Some(key) = file_key(format!("/proc/{tid}/fd/{fd}")) else {
             return Vec::new();
         };
         let which = if Some(key) == self.outputs[0] {
