@@ -123,20 +123,28 @@ impl Console {
 
     /// Shows a line.
     pub fn println(&mut self, line: &str) {
+        // One write with its newline: the program's own output (a live session shares the
+        // terminal) cannot come between the line and its end.
+        let mut text = String::with_capacity(line.len() + 1);
+        text.push_str(line);
+        text.push('\n');
         let r = self
             .out
-            .write_all(line.as_bytes())
-            .and_then(|_| self.out.write_all(b"\n"))
+            .write_all(text.as_bytes())
             .and_then(|_| self.out.flush());
         written(r, "stdout");
     }
 
     /// Shows an error line.
     pub fn eprintln(&mut self, line: &str) {
+        // One write with its newline: the program's own output (a live session shares the
+        // terminal) cannot come between the line and its end.
+        let mut text = String::with_capacity(line.len() + 1);
+        text.push_str(line);
+        text.push('\n');
         let r = self
             .err
-            .write_all(line.as_bytes())
-            .and_then(|_| self.err.write_all(b"\n"))
+            .write_all(text.as_bytes())
             .and_then(|_| self.err.flush());
         written(r, "stderr");
     }

@@ -339,8 +339,10 @@ pub(crate) fn resume_raw(
             } else {
                 None
             };
-            r.set_tick_stop(alarm);
-            r.set_thread_tick_stops(s.travel.engine.tick_goals());
+            r.set_tick_stop(None);
+            let mut stops = s.travel.engine.tick_goals();
+            stops.extend(alarm);
+            r.set_thread_tick_stops(stops);
         }
         let mut hook = Hook {
             symbols: &s.symbols,
@@ -384,10 +386,12 @@ pub(crate) fn resume_raw(
                     .map_err(|e| anyhow::anyhow!("{e}"))?;
                 (stop, None)
             }
-            Some(replay) => match replay
-                .resume(inf, how, &mut hook)
-                .map_err(|e| anyhow::anyhow!("{e}"))?
-            {
+            Some(replay) => match {
+                let stop = replay.resume(inf, how, &mut hook);
+                // (The tick stops are this resume's: other motions resume the replay too.)
+                replay.set_thread_tick_stops(Vec::new());
+                stop.map_err(|e| anyhow::anyhow!("{e}"))?
+            } {
                 hindsight_replay::ReplayStop::Program(stop) => (stop, None),
                 hindsight_replay::ReplayStop::EndOfRecording(why) => (
                     StopEvent::Stepped { tid: fallback_tid },
@@ -412,6 +416,11 @@ pub(crate) fn resume_raw(
                         {
                             s.thread = Some(tid);
                             (StopEvent::Interrupted, Some(Reason::Tick(t)))
+                        }
+                        // The user's interrupt, seen in a stretch without events too.
+                        _ if hook.interrupt.is_some_and(|i| i.requested()) => {
+                            s.thread = Some(tid);
+                            (StopEvent::Interrupted, Some(Reason::Interrupted))
                         }
                         _ => {
                             s.travel.alarm.rang();

@@ -116,12 +116,15 @@ impl Default for TickAlarm {
 }
 
 impl TickAlarm {
-    /// The tick stop to set before the replay runs on (None without ticks).
-    pub(crate) fn next(&mut self, replay: &mut hindsight_replay::Replayer) -> Option<(u64, u64)> {
-        let (event, ticks, _) = replay.time();
+    /// The tick stop to set before the replay runs on: (thread, ticks), whatever the event
+    /// (events without code between them, such as a buffer of the agent's calls, may be
+    /// consumed before the thread runs); None without ticks.
+    pub(crate) fn next(&mut self, replay: &mut hindsight_replay::Replayer) -> Option<(i32, u64)> {
+        let (_, ticks, _) = replay.time();
         let t = ticks?;
+        let runner = replay.runner()?;
         self.set_at = Some(std::time::Instant::now());
-        Some((event, t.saturating_add(self.every)))
+        Some((runner, t.saturating_add(self.every)))
     }
 
     /// The alarm went off: the next one comes after as many ticks as a quarter of the
@@ -132,14 +135,6 @@ impl TickAlarm {
         let want = (checkpoint_interval().as_secs_f64() / 4.0).max(0.001);
         let every = (self.every as f64 * want / took).clamp(4096.0, (1u64 << 40) as f64);
         self.every = every as u64;
-    }
-}
-
-/// The earlier of two tick stops (the one of an earlier event, or fewer ticks).
-pub(crate) fn earliest(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> Option<(u64, u64)> {
-    match (a, b) {
-        (Some(x), Some(y)) => Some(x.min(y)),
-        (x, None) | (None, x) => x,
     }
 }
 

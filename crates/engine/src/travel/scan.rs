@@ -571,8 +571,9 @@ pub(super) fn drive(
         let goal_stop = tick_goal
             .filter(|(e, _)| *e == now_event)
             .map(|(e, t)| (e, if planted { t + 1 } else { t }));
+        replay.set_tick_stop(goal_stop);
         let alarm = travel.alarm.next(replay);
-        replay.set_tick_stop(super::earliest(goal_stop, alarm));
+        replay.set_thread_tick_stops(alarm.into_iter().collect());
         let stop = replay
             .resume(inf, Resume::Continue, &mut scan)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -588,7 +589,11 @@ pub(super) fn drive(
                 _ => false,
             };
             let in_goal_interval = tick_goal.is_some_and(|(e, t)| e == event && ticks == Some(t));
-            if at_goal {
+            if scan.interrupt.as_ref().is_some_and(|i| i.requested()) {
+                // The user's interrupt, seen in a stretch without events too.
+                scan.interrupted = true;
+                scan.stop_tid = Some(tid);
+            } else if at_goal {
                 scan.reach(tid);
             } else if in_goal_interval {
                 // (The loop's next turn plants the breakpoint at the goal's pc.)
@@ -670,6 +675,7 @@ pub(super) fn drive(
         }
     };
     replay.set_tick_stop(None);
+    replay.set_thread_tick_stops(Vec::new());
     if let (true, Some(pc)) = (planted, goal_pc) {
         let _ = inf.remove_site(pc);
     }
