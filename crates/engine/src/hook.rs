@@ -315,6 +315,19 @@ impl StopHook for Hook<'_> {
     }
 }
 
+/// Resumes the replay once; the tick stops set for it are forgotten after (other motions
+/// resume the replay too).
+fn resume_replay(
+    replay: &mut hindsight_replay::Replayer,
+    inf: &mut Inferior,
+    how: Resume,
+    hook: &mut Hook<'_>,
+) -> anyhow::Result<hindsight_replay::ReplayStop> {
+    let stop = replay.resume(inf, how, hook);
+    replay.set_thread_tick_stops(Vec::new());
+    stop.map_err(|e| anyhow::anyhow!("{e}"))
+}
+
 /// Resumes with `step_resume` armed and returns the stop and its reason.
 pub(crate) fn resume_raw(
     s: &mut Session,
@@ -386,12 +399,7 @@ pub(crate) fn resume_raw(
                     .map_err(|e| anyhow::anyhow!("{e}"))?;
                 (stop, None)
             }
-            Some(replay) => match {
-                let stop = replay.resume(inf, how, &mut hook);
-                // (The tick stops are this resume's: other motions resume the replay too.)
-                replay.set_thread_tick_stops(Vec::new());
-                stop.map_err(|e| anyhow::anyhow!("{e}"))?
-            } {
+            Some(replay) => match resume_replay(replay, inf, how, &mut hook)? {
                 hindsight_replay::ReplayStop::Program(stop) => (stop, None),
                 hindsight_replay::ReplayStop::EndOfRecording(why) => (
                     StopEvent::Stepped { tid: fallback_tid },
