@@ -1669,8 +1669,26 @@ impl Replayer {
             // A restartable result: the kernel restarts the call when the coming signal is
             // handled, but only if it sees a syscall at its exit.
             self.run_to_exit(tid)?;
-            regs.0.orig_rax = nr;
-            regs.0.rax = result as u64;
+            let rtid = self.recorded_tid(tid);
+            let signal_next =
+                matches!(self.peek()?, Some(Event::Signal { tid: t, .. }) if *t == rtid);
+            if signal_next {
+                regs.0.orig_rax = nr;
+                regs.0.rax = result as u64;
+            } else {
+                // No signal reached the program (a ptrace stop interrupted the call): the
+                // kernel restarted it at once, and the program never saw the result — the
+                // syscall instruction again, with its number (restart_syscall for
+                // -ERESTART_RESTARTBLOCK).
+                const ERESTART_RESTARTBLOCK: i64 = -516;
+                regs.0.orig_rax = u64::MAX;
+                regs.0.rax = if result == ERESTART_RESTARTBLOCK {
+                    libc::SYS_restart_syscall as u64
+                } else {
+                    nr
+                };
+                regs.set_pc(regs.pc().wrapping_sub(2));
+            }
             tid.set_regs(&regs)?;
         }
         Ok(())
