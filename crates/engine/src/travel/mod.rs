@@ -255,15 +255,24 @@ impl Travel {
             .map(|(id, _)| *id)
     }
 
-    /// The latest automatic checkpoint strictly before `place` (a checkpoint's place), at an
-    /// event (see [`Travel::latest_for`]).
-    fn latest_before(&self, place: &scan::Goal) -> Option<u64> {
-        let (event, _) = place.time();
+    /// The latest automatic checkpoint strictly before `place` (a checkpoint's place); one
+    /// inside a stretch only if `mid_ok` (see [`Travel::latest_for`]).
+    fn latest_before(&self, place: &scan::Goal, mid_ok: bool) -> Option<u64> {
+        let (event, ticks) = place.time();
         let mid_place = matches!(place, scan::Goal::Tick { .. });
         self.auto
             .iter()
             .rev()
-            .find(|(_, c)| !c.mid() && (c.event() < event || (c.event() == event && mid_place)))
+            .find(|(_, c)| {
+                if c.mid() {
+                    mid_ok
+                        && (c.event() < event
+                            || (c.event() == event
+                                && matches!((c.ticks(), ticks), (Some(a), Some(b)) if a < b)))
+                } else {
+                    c.event() < event || (c.event() == event && mid_place)
+                }
+            })
             .map(|(id, _)| *id)
     }
 

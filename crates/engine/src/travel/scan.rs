@@ -935,7 +935,16 @@ pub(super) fn scan_back_from(
     with_user: bool,
     enough: &dyn Fn(&Notes) -> bool,
 ) -> anyhow::Result<(Notes, bool)> {
-    let mut start = s.travel.latest_for(&first, false);
+    // A checkpoint inside a stretch is taken where a tick count begins (the alarm's trap), so
+    // arrivals counted per tick interval are right from it; watchpoint traps are counted from
+    // the event: with a watchpoint, windows start at events.
+    let mid_ok = !s.breakpoints.iter().any(|b| {
+        matches!(
+            b.kind,
+            hindsight_breakpoints::table::BreakpointKind::Watchpoint { .. }
+        )
+    });
+    let mut start = s.travel.latest_for(&first, mid_ok);
     let mut goal = first;
     let mut notes = Notes::default();
     loop {
@@ -978,7 +987,7 @@ pub(super) fn scan_back_from(
         let Some(place) = start_place else {
             return Ok((notes, true));
         };
-        start = s.travel.latest_before(&place);
+        start = s.travel.latest_before(&place, mid_ok);
         goal = place;
     }
 }
