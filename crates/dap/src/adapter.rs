@@ -675,8 +675,7 @@ impl Adapter {
                     return Err(format!(
                         "{} of {expression} is shown by a formatter and no expression names it; change it from the debug console.",
                         a.name
-                    )
-                    .into());
+                    ));
                 }
                 (frame, child.expression)
             }
