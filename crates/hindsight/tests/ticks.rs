@@ -147,7 +147,7 @@ fn threads_racing_without_syscalls_replay_their_lost_updates_exactly() {
             &["2000000"],
             &["--time-slice", "1"],
             "shared",
-            10,
+            20,
         );
         varied(&lines, "tick_racers");
     }
@@ -180,7 +180,7 @@ fn timer_signals_in_a_loop_whose_state_is_in_memory_replay_on_the_same_iteration
             &args,
             &[],
             "at",
-            if args.is_empty() { 10 } else { 6 },
+            20,
         );
         varied(&lines, "tick_alarms");
     }
