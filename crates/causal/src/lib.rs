@@ -129,6 +129,9 @@ pub struct Causality {
     messages: Vec<Message>,
     /// Events with incoming edges, per process, in stream order.
     stamps: Vec<Vec<Stamp>>,
+    /// The recorder's order, per process: (first event of a turn, its index among all the
+    /// events of the recording), in stream order.
+    turns: Vec<Vec<(u64, u64)>>,
 }
 
 impl Causality {
@@ -173,6 +176,15 @@ impl Causality {
             }
         }
         let stamps = clocks(&pids, &index, &incoming)?;
+        let mut turns = vec![Vec::new(); pids.len()];
+        let mut done = vec![0u64; pids.len()];
+        let mut global = 0u64;
+        for (pid, n) in &links.turns {
+            let i = index[pid];
+            turns[i].push((done[i], global));
+            done[i] += n;
+            global += n;
+        }
         Ok(Causality {
             pids,
             events,
@@ -180,6 +192,31 @@ impl Causality {
             transfers: links.transfers.clone(),
             messages,
             stamps,
+            turns,
+        })
+    }
+
+    /// A rank of "process `pid` stands before its event `next`" in the recorder's order of
+    /// all the recording's events — one linear extension of happens-before, since the
+    /// recorder ran one thread at a time: comparing ranks orders stops of different
+    /// processes consistently with happens-before. Standing at its end (`next` past its last
+    /// event) ranks right after its last event. None for a process the trace does not list.
+    pub fn recorded_rank(&self, pid: i32, next: u64) -> Option<u64> {
+        let i = self.slot(pid)?;
+        let turns = &self.turns[i];
+        let index = |e: u64| {
+            let k = turns.partition_point(|(first, _)| *first <= e);
+            k.checked_sub(1).map(|k| turns[k].1 + (e - turns[k].0))
+        };
+        if next < self.events[i] {
+            if let Some(g) = index(next) {
+                return Some(2 * g);
+            }
+        }
+        // At its end (or past what the turns list): right after its last event.
+        Some(match self.events[i].checked_sub(1).and_then(index) {
+            Some(g) => 2 * g + 1,
+            None => 0,
         })
     }
 

@@ -279,5 +279,21 @@ proptest! {
                 prop_assert!(*e == id(p, next) || c.happens_before(id(p, next), *e));
             }
         }
+        // The recorder's order ranks every event after those that happen before it, and
+        // distinct events differently.
+        let mut ranks = HashSet::new();
+        for q in 0..procs {
+            for e in 0..s.events[q] {
+                let r = c.recorded_rank(Sim::pid(q), e).unwrap();
+                prop_assert!(ranks.insert(r), "rank {} twice", r);
+                for m in c.messages().iter().filter(|m| m.receive == id(q, e)) {
+                    prop_assert!(c.recorded_rank(m.send.pid, m.send.event).unwrap() < r);
+                }
+            }
+            let end = c.recorded_rank(Sim::pid(q), s.events[q]).unwrap();
+            if let Some(last) = s.events[q].checked_sub(1) {
+                prop_assert!(c.recorded_rank(Sim::pid(q), last).unwrap() < end);
+            }
+        }
     }
 }

@@ -317,3 +317,87 @@ fn a_loopback_tcp_connection_is_two_channels() {
         ));
     }
 }
+
+/// `hindsight replay TRACE --batch -ex CMD…`: every process of the trace together.
+fn replay_tree(trace: &Path, cmds: &[String]) -> Run {
+    let mut args: Vec<&OsStr> = vec![
+        OsStr::new("replay"),
+        trace.as_os_str(),
+        OsStr::new("--batch"),
+        OsStr::new("-q"),
+    ];
+    for c in cmds {
+        args.push(OsStr::new("-ex"));
+        args.push(OsStr::new(c));
+    }
+    hindsight(&args)
+}
+
+#[test]
+fn a_breakpoint_in_the_consumer_places_the_producer_at_the_consistent_state() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (p, c) = pids(&rec);
+    let got = marker_line("mp_acks.c", "CONSUMER-GOT");
+    let prog = prog.display().to_string();
+    for k in [1u32, 3] {
+        let mut cmds = vec![
+            "info inferiors".to_string(),
+            "inferior 2".to_string(),
+            format!("break mp_acks.c:{got} if got == {k}"),
+            "continue".to_string(),
+            "print got".to_string(),
+            "print sum".to_string(),
+            "info inferiors".to_string(),
+            "inferior 1".to_string(),
+            // It stands where its last syscall returned, in libc.
+            "up".to_string(),
+            "print k".to_string(),
+            "info threads".to_string(),
+            "info messages".to_string(),
+        ];
+        cmds.push("inferior 2".to_string());
+        cmds.push("print got".to_string());
+        let r = replay_tree(&trace, &cmds);
+        r.code(0)
+            .seq(&[
+                // Before anything ran: the consumer is not created yet.
+                "  Num  Description       Connection           Executable{*}Position",
+                &format!("* 1    process {p}{{*}} 1 (replay){{*}}{prog}{{*}} before event {{n}} of {{n}}, stopped here"),
+                &format!("  2    process {c}{{*}} 1 (replay){{*}}{prog}{{*}} not created yet"),
+                &format!("[Switching to inferior 2 [process {c}] ({prog})]"),
+                &format!("[Process {c} is not created yet at this stop: shown at its creation]"),
+                "[Switching to thread 2.1 {*}",
+            ])
+            .seq(&[
+                &format!("$1 = {k}"),
+                &format!("$2 = {}", k * (k - 1) / 2),
+                &format!("  1    process {p}{{*}} before event {{n}} of {{n}}"),
+                &format!("* 2    process {c}{{*}} before event {{n}} of {{n}}, stopped here"),
+                &format!("[Switching to inferior 1 [process {p}] ({prog})]"),
+                &format!("[Process {p} placed before event {{n}} of {{n}}: the latest state consistent with the stop]"),
+                "[Switching to thread 1.1 {*}",
+                // The producer sent message k and waits for its acknowledgement.
+                // (Each inferior has its own value history.)
+                &format!("$1 = {k}"),
+                "* 1.1  Thread {*}",
+            ])
+            .line(&format!(
+                "Consistent state of 2 processes around the stop of process {c} (messages through shared memory are not followed, nor reads and writes that the agent buffered):"
+            ))
+            // The producer has sent exactly k messages and received k-1 acks.
+            .line(&format!(
+                "  process {p}: before event {{n}} of {{n}}: sent {k} ({} bytes) on pipe pipe:[{{n}}]{}",
+                8 * k,
+                if k == 1 {
+                    String::new()
+                } else {
+                    format!("; received {} ({} bytes) on pipe pipe:[{{n}}]", k - 1, 4 * (k - 1))
+                }
+            ))
+            .line(&format!("  process {c} (stopped here): {{*}}"))
+            .line("Messages in flight: none")
+            // Back in the consumer: where the breakpoint stopped it.
+            .has(&format!("$3 = {k}"));
+    }
+}
