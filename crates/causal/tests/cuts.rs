@@ -297,3 +297,36 @@ proptest! {
         }
     }
 }
+
+/// Processes run at the same time while recorded: the recorder may write a receive before
+/// the send that fed it (it saw the reader's stop first). The order of stops across
+/// processes still follows happens-before.
+#[test]
+fn ranks_follow_happens_before_where_the_recorders_order_does_not() {
+    let mut links = Links::default();
+    links.push(Link::Channel(Channel {
+        id: 0,
+        kind: ChannelKind::Pipe,
+        name: "ack".into(),
+    }));
+    // The recorder wrote the producer's events 0–2 (its receive of the ack is event 1), then
+    // the consumer's 0–1 (its send of the ack is event 0).
+    links.push(Link::Turn { pid: 1, events: 3 });
+    links.push(Link::Turn { pid: 2, events: 2 });
+    for (pid, event, direction) in [(2, 0, Direction::Send), (1, 1, Direction::Receive)] {
+        links.push(Link::Transfer(Transfer {
+            pid,
+            event,
+            direction,
+            channel: 0,
+            start: 0,
+            len: 4,
+        }));
+    }
+    let c = Causality::build(&links, &[process(1, None), process(2, None)]).unwrap();
+    let rank = |pid, e| c.recorded_rank(pid, e).unwrap();
+    assert!(rank(1, 0) < rank(2, 0), "the recorder's order where it can");
+    assert!(rank(2, 0) < rank(1, 1), "the send before its receive");
+    assert!(rank(1, 1) < rank(1, 2) && rank(1, 2) < rank(1, 3));
+    assert!(rank(2, 1) < rank(2, 2));
+}

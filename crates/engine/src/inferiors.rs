@@ -30,7 +30,9 @@ use hindsight_causal::{Causality, Cut};
 use hindsight_trace::TraceReader;
 
 use crate::motion::Place;
+use crate::observer::{Notice, Observer};
 use crate::session::Session;
+use crate::stop::{Stop, StopReason};
 
 /// One recorded process of the tree.
 struct Slot {
@@ -287,7 +289,175 @@ impl Session {
             .clone()
             .context("inferiors exist only in a replay")?;
         opts.process = Some(pid);
-        Session::start_replay(opts)
+        let mut s = Session::start_replay(opts)?;
+        s.interrupt = self.interrupt.clone();
+        Ok(s)
+    }
+
+    /// Whether a process other than the current one has a replay with breakpoints (then
+    /// `continue` and `reverse-continue` go across processes).
+    pub(crate) fn others_have_breakpoints(&self) -> bool {
+        self.inferiors.as_ref().is_some_and(|i| {
+            i.slots.iter().any(|s| {
+                s.session
+                    .as_ref()
+                    .is_some_and(|s| s.breakpoints.iter().any(|b| b.enabled))
+            })
+        })
+    }
+
+    /// `continue` (`backward`: `reverse-continue`) across the processes: every process with
+    /// breakpoints runs from where the consistent state around the current stop places it to
+    /// its next (previous) hit, and the first (last) of those hits in the recorder's order of
+    /// events — an order consistent with happens-before — is the stop. Its process becomes
+    /// the current one; the others are placed around it. The current process's own stop
+    /// (its end, a signal…) counts going forward as it does alone.
+    pub(crate) fn continue_across(
+        &mut self,
+        obs: &mut dyn Observer,
+        backward: bool,
+    ) -> anyhow::Result<Stop> {
+        let (causality, cut, anchor_pid) = self.anchored_cut()?;
+        let anchor_event = cut.before(anchor_pid).unwrap_or(0);
+        let limit = causality
+            .recorded_rank(anchor_pid, anchor_event)
+            .unwrap_or(0);
+        let mut inf = self.inferiors.take().context("no inferiors")?;
+        let r = self.run_across(&mut inf, &causality, &cut, anchor_pid, limit, obs, backward);
+        let r = match r {
+            Ok((winner, event, stop)) => {
+                if winner != inf.current {
+                    match inf.slots[winner].session.take() {
+                        Some(next) => {
+                            let mut next = *next;
+                            self.share_settings(&mut next);
+                            let previous = std::mem::replace(self, next);
+                            inf.slots[inf.current].session = Some(Box::new(previous));
+                            inf.current = winner;
+                            let slot = &inf.slots[winner];
+                            obs.notice(Notice::SwitchedInferior {
+                                num: winner as u32 + 1,
+                                pid: slot.pid,
+                                program: slot.program.display().to_string(),
+                            });
+                        }
+                        None => bail!("inferior {} has no replay", winner + 1),
+                    }
+                }
+                for s in inf.slots.iter_mut() {
+                    s.placed = None;
+                }
+                inf.slots[winner].placed = Some(event);
+                inf.anchor = Some((winner, event));
+                Ok(stop)
+            }
+            Err(e) => {
+                // Whoever ran is somewhere else now: placed again when looked at.
+                for s in inf.slots.iter_mut() {
+                    s.placed = None;
+                }
+                inf.anchor = None;
+                Err(e)
+            }
+        };
+        self.inferiors = Some(inf);
+        r
+    }
+
+    /// The motion of [`Session::continue_across`] in every process: returns the slot of the
+    /// stop, the event its process stands before, and the stop.
+    #[allow(clippy::too_many_arguments)]
+    fn run_across(
+        &mut self,
+        inf: &mut Inferiors,
+        causality: &Causality,
+        cut: &Cut,
+        anchor_pid: i32,
+        limit: u64,
+        obs: &mut dyn Observer,
+        backward: bool,
+    ) -> anyhow::Result<(usize, u64, Stop)> {
+        let cur = inf.current;
+        let cur_pid = inf.slots[cur].pid;
+        let mut best: Option<(u64, usize, u64, Stop)> = None;
+        let first = if backward {
+            back_to_hit(self, causality, cur_pid, limit, cur_pid == anchor_pid)?
+        } else {
+            let stop = self.resume_alone(obs)?;
+            let event = self.position().map(|p| p.event).unwrap_or(u64::MAX);
+            let rank = causality.recorded_rank(cur_pid, event).unwrap_or(u64::MAX);
+            Some((rank, event, stop))
+        };
+        let fallback = match first {
+            Some((rank, event, stop)) => {
+                if matches!(stop.reason, StopReason::Interrupted) {
+                    return Ok((cur, event, stop));
+                }
+                best = Some((rank, cur, event, stop));
+                None
+            }
+            // Back at the start of this process: its stop, unless another has a hit.
+            None => Some(self.last_report.clone()),
+        };
+        for j in 0..inf.slots.len() {
+            if j == cur {
+                continue;
+            }
+            let place = place_of(causality, cut, &inf.slots[j]);
+            let pid = inf.slots[j].pid;
+            let placed = inf.slots[j].placed;
+            let Some(s) = inf.slots[j].session.as_deref_mut() else {
+                continue;
+            };
+            if !s.breakpoints.iter().any(|b| b.enabled) {
+                continue;
+            }
+            // From where the consistent state places it.
+            let goal = match (place, backward) {
+                (InferiorPlace::NotCreated, true) | (InferiorPlace::End { .. }, false) => continue,
+                (InferiorPlace::NotCreated, false) => None,
+                (InferiorPlace::Before { event, .. }, _) => Some(event),
+                (InferiorPlace::End { total }, true) => Some(total),
+            };
+            match goal {
+                Some(g) if placed != Some(g) => {
+                    s.goto(&Place::Event(g))?;
+                }
+                None if s.started => {
+                    s.goto(&Place::Start)?;
+                }
+                _ => {}
+            }
+            let found = if backward {
+                back_to_hit(s, causality, pid, limit, false)?
+            } else {
+                let stop = s.resume_alone(obs)?;
+                if is_hit(&stop) {
+                    let event = s.position()?.event;
+                    let rank = causality.recorded_rank(pid, event).unwrap_or(u64::MAX);
+                    Some((rank, event, stop))
+                } else {
+                    None
+                }
+            };
+            if let Some((rank, event, stop)) = found {
+                let better = match &best {
+                    None => true,
+                    Some((b, ..)) => (backward && rank > *b) || (!backward && rank < *b),
+                };
+                if better {
+                    best = Some((rank, j, event, stop));
+                }
+            }
+        }
+        match (best, fallback) {
+            (Some((_, slot, event, stop)), _) => Ok((slot, event, stop)),
+            (None, Some(Some(stop))) => {
+                let event = self.position().map(|p| p.event).unwrap_or(0);
+                Ok((cur, event, stop))
+            }
+            (None, _) => bail!("No more reverse-execution history."),
+        }
     }
 
     /// What the user set for the session, carried to the inferior switched to.
@@ -298,7 +468,46 @@ impl Session {
         next.signal_stops = self.signal_stops.clone();
         next.signal_print = self.signal_print.clone();
         next.signal_pass = self.signal_pass.clone();
-        next.set_step_over_mode(self.step_over);
+        // (Setting it anew would forget a thread's step over the breakpoint it stopped at.)
+        if next.step_over != self.step_over {
+            next.set_step_over_mode(self.step_over);
+        }
+    }
+}
+
+/// Whether a stop of a process other than the current one is one a motion across processes
+/// stops at (what the user asked to stop at, not its end).
+fn is_hit(stop: &Stop) -> bool {
+    matches!(
+        stop.reason,
+        StopReason::Breakpoint { .. }
+            | StopReason::Watchpoint { .. }
+            | StopReason::ConditionError { .. }
+            | StopReason::Signal { .. }
+    )
+}
+
+/// `reverse-continue` in `s` (process `pid`) until a hit that comes before `limit` in the
+/// recorder's order (at it too when `inclusive`: the stop's own process, whose earlier hits
+/// in the same stretch between two events rank the same): its rank, event and stop; None
+/// when there is none.
+fn back_to_hit(
+    s: &mut Session,
+    c: &Causality,
+    pid: i32,
+    limit: u64,
+    inclusive: bool,
+) -> anyhow::Result<Option<(u64, u64, Stop)>> {
+    loop {
+        let stop = s.reverse_continue_alone()?;
+        if !is_hit(&stop) {
+            return Ok(None);
+        }
+        let event = s.position()?.event;
+        let rank = c.recorded_rank(pid, event).unwrap_or(u64::MAX);
+        if rank < limit || (inclusive && rank == limit) {
+            return Ok(Some((rank, event, stop)));
+        }
     }
 }
 

@@ -401,3 +401,66 @@ fn a_breakpoint_in_the_consumer_places_the_producer_at_the_consistent_state() {
             .has(&format!("$3 = {k}"));
     }
 }
+
+#[test]
+fn continue_and_reverse_continue_go_across_processes_in_happens_before_order() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (p, c) = pids(&rec);
+    let send = marker_line("mp_acks.c", "PRODUCER-SEND");
+    let got = marker_line("mp_acks.c", "CONSUMER-GOT");
+    let prog = prog.display().to_string();
+    let mut cmds = vec![
+        format!("break mp_acks.c:{send} inferior 1"),
+        format!("break mp_acks.c:{got} inferior 2"),
+    ];
+    // Message k is sent before it is received, and received before message k+1 is sent
+    // (the producer waits for its acknowledgement): the hits are ordered by happens-before.
+    for _ in 0..8 {
+        cmds.extend(["continue".to_string(), "print k".to_string()]);
+    }
+    for _ in 0..7 {
+        cmds.extend(["reverse-continue".to_string(), "print k".to_string()]);
+    }
+    cmds.push("info inferiors".to_string());
+    let r = replay_tree(&trace, &cmds);
+    let producer = format!("[Switching to inferior 1 [process {p}] ({prog})]");
+    let consumer = format!("[Switching to inferior 2 [process {c}] ({prog})]");
+    let mut want: Vec<String> = Vec::new();
+    for k in 1..=4 {
+        if k > 1 {
+            want.push(producer.clone());
+        }
+        want.push(format!(
+            "Breakpoint 1, main (argc=2, argv={{hex}}) at mp_acks.c:{send}"
+        ));
+        want.push(format!("${{n}} = {k}"));
+        want.push(consumer.clone());
+        want.push(format!(
+            "Breakpoint 1, consume (in={{n}}, ack={{n}}, n=4) at mp_acks.c:{got}"
+        ));
+        want.push(format!("${{n}} = {k}"));
+    }
+    // And back, the other way round.
+    for k in (1..=4).rev() {
+        want.push(producer.clone());
+        want.push(format!(
+            "Breakpoint 1, main (argc=2, argv={{hex}}) at mp_acks.c:{send}"
+        ));
+        want.push(format!("${{n}} = {k}"));
+        if k > 1 {
+            want.push(consumer.clone());
+            want.push(format!(
+                "Breakpoint 1, consume (in={{n}}, ack={{n}}, n=4) at mp_acks.c:{got}"
+            ));
+            want.push(format!("${{n}} = {}", k - 1));
+        }
+    }
+    want.push(format!("* 1    process {p}{{*}} stopped here"));
+    // The consumer waits for the first message.
+    want.push(format!(
+        "  2    process {c}{{*}} before event {{n}} of {{n}}"
+    ));
+    let want: Vec<&str> = want.iter().map(String::as_str).collect();
+    r.code(0).seq(&want);
+}

@@ -98,12 +98,39 @@ fn set_breakpoint(
     Ok(b.number)
 }
 
+/// `LOCATION inferior N REST` split as (LOCATION, N, REST), when the words say so.
+fn inferior_clause(args: &str) -> Option<(&str, &str, &str)> {
+    // Before a condition only (`if` starts an expression, which may say anything).
+    let head = args.find(" if ").map_or(args, |i| &args[..i]);
+    let at = head.find(" inferior ")?;
+    let (location, after) = (&args[..at], &args[at + " inferior ".len()..]);
+    let after = after.trim_start();
+    let end = after.find(char::is_whitespace).unwrap_or(after.len());
+    Some((location.trim(), &after[..end], after[end..].trim()))
+}
+
 pub(crate) fn break_(
     s: &mut Session,
     c: &mut Console,
     args: &str,
     _: Option<&str>,
 ) -> anyhow::Result<()> {
+    // `break LOCATION inferior N [if COND]`: in process N of a replayed tree alone (each
+    // process of a tree has its own breakpoints: a plain `break` sets one in the current).
+    if let Some((location, n, rest)) = inferior_clause(args) {
+        let Ok(n) = n.parse::<u32>() else {
+            anyhow::bail!("Invalid inferior ID \"{n}\".");
+        };
+        let back = s.inferior_number();
+        if back != Some(n) {
+            s.switch_inferior(n)?;
+        }
+        let r = set_breakpoint(s, c, &format!("{location} {rest}"), false).map(|_| ());
+        if let Some(back) = back.filter(|b| *b != n) {
+            s.switch_inferior(back)?;
+        }
+        return r;
+    }
     // `break event N`: a quantum event (stop when the replay reaches event N).
     if let Some(n) = args.trim().strip_prefix("event ") {
         let n: u64 = n
