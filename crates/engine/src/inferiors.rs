@@ -464,7 +464,7 @@ impl Session {
     fn share_settings(&self, next: &mut Session) {
         next.interrupt = self.interrupt.clone();
         next.live_pause = self.live_pause;
-        next.print = self.print.clone();
+        next.print = self.print;
         next.signal_stops = self.signal_stops.clone();
         next.signal_print = self.signal_print.clone();
         next.signal_pass = self.signal_pass.clone();
