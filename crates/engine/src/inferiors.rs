@@ -294,15 +294,88 @@ impl Session {
         Ok(s)
     }
 
+    /// Whether something the user set stops this process: an enabled breakpoint or
+    /// watchpoint, or a debugger event that stops (`break event N`, `break message`…).
+    fn has_stops(&self) -> bool {
+        self.breakpoints.iter().any(|b| b.enabled)
+            || self
+                .travel
+                .engine
+                .iter()
+                .any(|e| matches!(e.action, hindsight_timeline::engine::Action::Stop))
+    }
+
+    /// `break message FROM TO [N]` (seed 001's BREAK AFTER on an abstract event): a stop
+    /// at the latest consistent state before process `to` receives the `n`-th message (1:
+    /// the first) that process `from` sent it — `to` stands before its receive (the message
+    /// is in flight), everyone else as far on as that allows. Processes are named by their
+    /// recorded pids or inferior numbers. Set as `break event E` in `to`'s replay (its
+    /// receive's event); returns that debugger event's id, the message and `to`'s pid.
+    pub fn break_at_message(
+        &mut self,
+        from: i32,
+        to: i32,
+        n: u64,
+    ) -> anyhow::Result<(u32, hindsight_causal::Message, i32)> {
+        let causality = self.causality()?;
+        let pid_of = |p: i32| -> anyhow::Result<i32> {
+            let pids = causality.pids();
+            if pids.contains(&p) {
+                return Ok(p);
+            }
+            usize::try_from(p)
+                .ok()
+                .and_then(|i| i.checked_sub(1))
+                .and_then(|i| pids.get(i).copied())
+                .ok_or_else(|| anyhow!("The recording has no process {p}."))
+        };
+        let (from, to) = (pid_of(from)?, pid_of(to)?);
+        let mut received: Vec<&hindsight_causal::Message> = causality
+            .messages()
+            .iter()
+            .filter(|m| m.send.pid == from && m.receive.pid == to)
+            .collect();
+        received.sort_by_key(|m| (m.receive.event, m.channel, m.units.start));
+        let Some(m) = n
+            .checked_sub(1)
+            .and_then(|i| received.get(i as usize))
+            .map(|m| (*m).clone())
+        else {
+            bail!(
+                "Process {to} received {} message{} from process {from}; there is no message {n}.",
+                received.len(),
+                if received.len() == 1 { "" } else { "s" }
+            );
+        };
+        let event = m.receive.event;
+        if self.user_pid() == to {
+            return Ok((self.break_at_event(event)?, m, to));
+        }
+        let Some(slot) = self
+            .inferiors
+            .as_ref()
+            .and_then(|i| i.slots.iter().position(|s| s.pid == to))
+        else {
+            bail!(
+                "Process {to} is not replayed here (replay the trace without --process, or with --process {to})."
+            );
+        };
+        let back = self.inferior_number();
+        self.switch_inferior(slot as u32 + 1)?;
+        let id = self.break_at_event(event);
+        if let Some(back) = back {
+            self.switch_inferior(back)?;
+        }
+        Ok((id?, m, to))
+    }
+
     /// Whether a process other than the current one has a replay with breakpoints (then
     /// `continue` and `reverse-continue` go across processes).
     pub(crate) fn others_have_breakpoints(&self) -> bool {
         self.inferiors.as_ref().is_some_and(|i| {
-            i.slots.iter().any(|s| {
-                s.session
-                    .as_ref()
-                    .is_some_and(|s| s.breakpoints.iter().any(|b| b.enabled))
-            })
+            i.slots
+                .iter()
+                .any(|s| s.session.as_ref().is_some_and(|s| s.has_stops()))
         })
     }
 
@@ -409,7 +482,7 @@ impl Session {
             let Some(s) = inf.slots[j].session.as_deref_mut() else {
                 continue;
             };
-            if !s.breakpoints.iter().any(|b| b.enabled) {
+            if !s.has_stops() {
                 continue;
             }
             // From where the consistent state places it.
@@ -481,6 +554,8 @@ fn is_hit(stop: &Stop) -> bool {
     matches!(
         stop.reason,
         StopReason::Breakpoint { .. }
+            | StopReason::EventReached { .. }
+            | StopReason::TickReached { .. }
             | StopReason::Watchpoint { .. }
             | StopReason::ConditionError { .. }
             | StopReason::Signal { .. }

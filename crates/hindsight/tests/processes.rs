@@ -464,3 +464,41 @@ fn continue_and_reverse_continue_go_across_processes_in_happens_before_order() {
     let want: Vec<&str> = want.iter().map(String::as_str).collect();
     r.code(0).seq(&want);
 }
+
+#[test]
+fn break_message_stops_before_the_kth_receive_at_the_consistent_state() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (p, c) = pids(&rec);
+    let prog = prog.display().to_string();
+    let r = replay_tree(
+        &trace,
+        &[
+            format!("break message {p} {c} 3"),
+            "continue".into(),
+            "info inferiors".into(),
+            "info messages".into(),
+            "inferior 1".into(),
+            "up".into(),
+            "print k".into(),
+        ],
+    );
+    // The consumer has taken two messages and acknowledged them; the producer has sent the
+    // third, which is in flight, and waits for its acknowledgement.
+    r.code(0).seq(&[
+        &format!("Quantum event 1: stop before process {c} receives message 3 from process {p} (its event {{n}})"),
+        &format!("[Switching to inferior 2 [process {c}] ({prog})]"),
+        &format!("* 2    process {c}{{*}} stopped here"),
+        &format!("  process {p}: before event {{n}} of {{n}}: sent 3 (24 bytes) on pipe pipe:[{{n}}]; received 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {c} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        "Messages in flight: 1",
+        &format!("  channel {{n}} bytes 16..24: process {p} event {{n}} -> process {c} event {{n}}"),
+        &format!("[Switching to inferior 1 [process {p}] ({prog})]"),
+        "$1 = 3",
+    ]);
+    // A message that was never sent is refused, saying how many there were.
+    let r = replay_tree(&trace, &[format!("break message {p} {c} 9")]);
+    r.err_has(&format!(
+        "Process {c} received 4 messages from process {p}; there is no message 9."
+    ));
+}

@@ -131,6 +131,38 @@ pub(crate) fn break_(
         }
         return r;
     }
+    // `break message FROM TO [N]`: before process TO receives the N-th message from FROM.
+    if let Some(rest) = args.trim().strip_prefix("message ") {
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let number = |w: &str| {
+            w.parse::<i64>().map_err(|_| {
+                anyhow::anyhow!("Invalid process \"{w}\" (a pid or an inferior number).")
+            })
+        };
+        let (from, to, n) = match words.as_slice() {
+            [from, to] => (number(from)?, number(to)?, 1),
+            [from, to, n] => (
+                number(from)?,
+                number(to)?,
+                n.parse::<u64>()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| anyhow::anyhow!("Invalid message number \"{n}\"."))?,
+            ),
+            _ => anyhow::bail!("Usage: break message FROM TO [N]"),
+        };
+        let (Ok(from), Ok(to)) = (i32::try_from(from), i32::try_from(to)) else {
+            anyhow::bail!("Invalid process number.");
+        };
+        let (id, m, to) = s.break_at_message(from, to, n)?;
+        say!(
+            c,
+            "Quantum event {id}: stop before process {to} receives message {n} from process {} (its event {})",
+            m.send.pid,
+            m.receive.event
+        );
+        return Ok(());
+    }
     // `break event N`: a quantum event (stop when the replay reaches event N).
     if let Some(n) = args.trim().strip_prefix("event ") {
         let n: u64 = n
