@@ -1,7 +1,8 @@
 //! Happens-before between the processes of a recording (DESIGN.md, "Multi-process"; seed 001,
 //! Ariadne): the transfers of the trace's `links` matched into [`Message`]s, vector clocks
-//! built from them, and the latest consistent global state ([`Cut`]) around a stop of one
-//! process.
+//! built from them, the latest consistent global state ([`Cut`]) around a stop of one
+//! process, and ranks of events in one order of them all that extends happens-before
+//! ([`Causality::recorded_rank`]: how stops of different processes are ordered).
 //!
 //! An event is named by its process and its index in that process's stream ([`EventId`]). A
 //! process "stands before event `e`" when it has executed its events `0..e` and not `e`.
