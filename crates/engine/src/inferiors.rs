@@ -245,29 +245,17 @@ impl Session {
         }
         self.inferiors = Some(inf);
         // Move it to its place (the anchor's own process is where the stop left it).
-        let goal = match place {
-            InferiorPlace::NotCreated => Some(0),
-            InferiorPlace::Before { event, .. } => Some(event),
-            InferiorPlace::End { total } => Some(total),
-        };
         let stopped_here = self
             .inferiors
             .as_ref()
             .and_then(|i| i.anchor)
             .is_some_and(|(slot, _)| slot == target);
-        if let (Some(goal), false) = (goal, stopped_here) {
-            let already = self
-                .inferiors
-                .as_ref()
-                .is_some_and(|i| i.slots[target].placed == Some(goal));
-            if !already {
-                if goal > 0 {
-                    self.goto(&Place::Event(goal))?;
-                } else if self.started {
-                    self.goto(&Place::Start)?;
-                }
+        if !stopped_here {
+            let placed = self.inferiors.as_ref().and_then(|i| i.slots[target].placed);
+            if placed.is_none() || placed != goal_event(place) {
+                let at = place_session(self, place)?;
                 if let Some(i) = self.inferiors.as_mut() {
-                    i.slots[target].placed = Some(goal);
+                    i.slots[target].placed = Some(at);
                 }
             }
         }
@@ -486,20 +474,12 @@ impl Session {
                 continue;
             }
             // From where the consistent state places it.
-            let goal = match (place, backward) {
+            match (place, backward) {
                 (InferiorPlace::NotCreated, true) | (InferiorPlace::End { .. }, false) => continue,
-                (InferiorPlace::NotCreated, false) => None,
-                (InferiorPlace::Before { event, .. }, _) => Some(event),
-                (InferiorPlace::End { total }, true) => Some(total),
-            };
-            match goal {
-                Some(g) if placed != Some(g) => {
-                    s.goto(&Place::Event(g))?;
+                _ if placed.is_some() && placed == goal_event(place) => {}
+                _ => {
+                    place_session(s, place)?;
                 }
-                None if s.started => {
-                    s.goto(&Place::Start)?;
-                }
-                _ => {}
             }
             let found = if backward {
                 back_to_hit(s, causality, pid, limit, false)?
@@ -546,6 +526,37 @@ impl Session {
             next.set_step_over_mode(self.step_over);
         }
     }
+}
+
+/// The event a process placed at `place` stands before (None: at its creation).
+fn goal_event(place: InferiorPlace) -> Option<u64> {
+    match place {
+        InferiorPlace::NotCreated => None,
+        InferiorPlace::Before { event, .. } => Some(event),
+        InferiorPlace::End { total } => Some(total),
+    }
+}
+
+/// Moves `s`'s replay to `place`: at its creation; at its end; or before event `e` as late
+/// as it gets — at the instruction that makes event `e` (the deterministic code after
+/// event `e - 1` has run: it is part of the consistent state), reached by going to the end
+/// of event `e` and one instruction back. Returns the event it stands before.
+fn place_session(s: &mut Session, place: InferiorPlace) -> anyhow::Result<u64> {
+    match place {
+        InferiorPlace::NotCreated => {
+            if s.started {
+                s.goto(&Place::Start)?;
+            }
+        }
+        InferiorPlace::Before { event, .. } => {
+            s.goto(&Place::Event(event + 1))?;
+            s.reverse_step_instruction(false)?;
+        }
+        InferiorPlace::End { total } => {
+            s.goto(&Place::Event(total))?;
+        }
+    }
+    Ok(s.position()?.event)
 }
 
 /// Whether a stop of a process other than the current one is one a motion across processes

@@ -339,6 +339,7 @@ fn a_breakpoint_in_the_consumer_places_the_producer_at_the_consistent_state() {
     let (trace, rec) = record_unbuffered(&prog, &["4"]);
     let (p, c) = pids(&rec);
     let got = marker_line("mp_acks.c", "CONSUMER-GOT");
+    let ack = marker_line("mp_acks.c", "PRODUCER-ACK");
     let prog = prog.display().to_string();
     for k in [1u32, 3] {
         let mut cmds = vec![
@@ -377,7 +378,9 @@ fn a_breakpoint_in_the_consumer_places_the_producer_at_the_consistent_state() {
                 &format!("[Switching to inferior 1 [process {p}] ({prog})]"),
                 &format!("[Process {p} placed before event {{n}} of {{n}}: the latest state consistent with the stop]"),
                 "[Switching to thread 1.1 {*}",
-                // The producer sent message k and waits for its acknowledgement.
+                // The producer sent message k and waits for its acknowledgement: it stands
+                // at its read, the latest instant before it receives.
+                &format!("#1  {{hex}} in main (argc=2, argv={{hex}}) at mp_acks.c:{ack}"),
                 // (Each inferior has its own value history.)
                 &format!("$1 = {k}"),
                 "* 1.1  Thread {*}",
@@ -501,4 +504,133 @@ fn break_message_stops_before_the_kth_receive_at_the_consistent_state() {
     r.err_has(&format!(
         "Process {c} received 4 messages from process {p}; there is no message 9."
     ));
+}
+
+#[test]
+fn a_breakpoint_in_the_producer_holds_the_consumer_before_its_receive() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (p, c) = pids(&rec);
+    let send = marker_line("mp_acks.c", "PRODUCER-SEND");
+    let read = marker_line("mp_acks.c", "CONSUMER-READ");
+    let prog = prog.display().to_string();
+    let k = 3;
+    let r = replay_tree(
+        &trace,
+        &[
+            format!("break mp_acks.c:{send} if k == {k}"),
+            "continue".into(),
+            "inferior 2".into(),
+            "up".into(),
+            "print k".into(),
+            "print sum".into(),
+            "info inferiors".into(),
+            "info messages".into(),
+        ],
+    );
+    // The producer is about to send message 3, having had 2 acknowledgements: the consumer
+    // has taken 2 messages (sum 1+2) and stands at its read of the third.
+    r.code(0).seq(&[
+        &format!("[Switching to inferior 2 [process {c}] ({prog})]"),
+        &format!("[Process {c} placed before event {{n}} of {{n}}: the latest state consistent with the stop]"),
+        &format!("#1  {{hex}} in consume (in=3, ack=6, n=4) at mp_acks.c:{read}"),
+        &format!("$1 = {k}"),
+        "$2 = 3",
+        &format!("  1    process {p}{{*}} stopped here"),
+        &format!("* 2    process {c}{{*}} before event {{n}} of {{n}}"),
+        &format!("  process {p} (stopped here): before event {{n}} of {{n}}: sent 2 (16 bytes) on pipe pipe:[{{n}}]; received 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {c}: before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        "Messages in flight: none",
+    ]);
+}
+
+#[test]
+fn a_three_process_pipeline_replayed_together() {
+    let prog = compile("mp_pipeline", &[]);
+    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let producer = word_after(&rec, "producer ", "producer ");
+    let filter = word_after(&rec, "producer ", "filter ");
+    let consumer = word_after(&rec, "producer ", "consumer ");
+    let got = marker_line("mp_pipeline.c", "FILTER-GOT");
+    let wait = marker_line("mp_pipeline.c", "PRODUCER-WAIT");
+    // The processes are inferiors in the order they were created: the producer, the filter
+    // (its first child), the consumer.
+    let r = replay_tree(
+        &trace,
+        &[
+            format!("break mp_pipeline.c:{got} inferior 2 if v == 2"),
+            "continue".into(),
+            "print v".into(),
+            "info inferiors".into(),
+            "info messages".into(),
+            "inferior 3".into(),
+            "up".into(),
+            "print sum".into(),
+            "inferior 1".into(),
+            "up".into(),
+        ],
+    );
+    // The filter has read number 2 and not passed it on. Nothing the producer does depends
+    // on the filter until it reaps it: it has sent all four and waits for the filter's end.
+    // The consumer has taken only what the filter passed on: one number, doubled.
+    r.code(0).seq(&[
+        &format!("[Switching to inferior 2 [process {filter}] {{*}}"),
+        "$1 = 2",
+        &format!("  1    process {producer}{{*}} before event {{n}} of {{n}}"),
+        &format!("* 2    process {filter}{{*}} stopped here"),
+        &format!("  3    process {consumer}{{*}} before event {{n}} of {{n}}"),
+        &format!("  process {producer}: before event {{n}} of {{n}}: sent 4 (32 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {filter} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 1 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {consumer}: before event {{n}} of {{n}}: received 1 (8 bytes) on pipe pipe:[{{n}}]"),
+        "Messages in flight: 2",
+        &format!("[Switching to inferior 3 [process {consumer}] {{*}}"),
+        "$1 = 2",
+        &format!("[Switching to inferior 1 [process {producer}] {{*}}"),
+        &format!("#1  {{hex}} in main (argc=2, argv={{hex}}) at mp_pipeline.c:{wait}"),
+    ]);
+}
+
+#[test]
+fn a_unix_socket_client_and_server_replayed_together() {
+    let prog = compile("mp_unix", &[]);
+    let sock = scratch().join("mp_unix_tree.sock");
+    let sock = sock.to_str().expect("a text path");
+    let (trace, rec) = record_unbuffered(&prog, &[sock, "4"]);
+    let server = word_after(&rec, "server ", "server ");
+    let client = word_after(&rec, "server ", "client ");
+    let got = marker_line("mp_unix.c", "SERVER-GOT");
+    let send = marker_line("mp_unix.c", "CLIENT-SEND");
+    let r = replay_tree(
+        &trace,
+        &[
+            format!("break mp_unix.c:{got} if k == 2"),
+            "continue".into(),
+            "info messages".into(),
+            "inferior 2".into(),
+            "up".into(),
+            "print k".into(),
+            // Forward across both: the client's next request comes after the server's reply.
+            format!("break mp_unix.c:{send}"),
+            "continue".into(),
+            "print k".into(),
+            "reverse-continue".into(),
+            "print served".into(),
+        ],
+    );
+    // The server has request 2 and has not answered it: the client has sent 2 requests and
+    // received 1 reply, and waits for the second.
+    r.code(0).seq(&[
+        &format!("  process {server} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on unix stream socket {{*}}; sent 1 (8 bytes) on unix stream socket {{*}}"),
+        &format!("  process {client}: before event {{n}} of {{n}}: sent 2 (16 bytes) on unix stream socket {{*}}; received 1 (8 bytes) on unix stream socket {{*}}"),
+        "Messages in flight: none",
+        &format!("[Switching to inferior 2 [process {client}] {{*}}"),
+        "$1 = 2",
+        // The client's third request, after the server answered the second.
+        "Breakpoint 1, client {*}",
+        "$2 = 3",
+        // Back: the server's hit on request 2 is the one before.
+        &format!("[Switching to inferior 1 [process {server}] {{*}}"),
+        "Breakpoint 1, main {*}",
+        "$1 = 1",
+    ]);
 }
