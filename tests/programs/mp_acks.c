@@ -48,7 +48,7 @@ int main(int argc, char **argv)
         if (write(data[1], msg, 8) != 8) /* PRODUCER-SEND */
             return 1;
         char ack[4];
-        if (read(acks[0], ack, sizeof ack) != sizeof ack)
+        if (read(acks[0], ack, sizeof ack) != sizeof ack) /* PRODUCER-ACK */
             return 1;
     }
     int status = 0;

@@ -59,7 +59,7 @@ int main(int argc, char **argv)
             return 1;
     }
     close(a[1]);
-    waitpid(f, NULL, 0);
+    waitpid(f, NULL, 0); /* PRODUCER-WAIT */
     waitpid(c, NULL, 0);
     printf("producer %d: filter %d, consumer %d\n", getpid(), f, c);
     return 0;

@@ -1,7 +1,8 @@
 //! Happens-before between the processes of a recording (DESIGN.md, "Multi-process"; seed 001,
 //! Ariadne): the transfers of the trace's `links` matched into [`Message`]s, vector clocks
-//! built from them, and the latest consistent global state ([`Cut`]) around a stop of one
-//! process.
+//! built from them, the latest consistent global state ([`Cut`]) around a stop of one
+//! process, and ranks of events in one order of them all that extends happens-before
+//! ([`Causality::recorded_rank`]: how stops of different processes are ordered).
 //!
 //! An event is named by its process and its index in that process's stream ([`EventId`]). A
 //! process "stands before event `e`" when it has executed its events `0..e` and not `e`.
@@ -129,6 +130,10 @@ pub struct Causality {
     messages: Vec<Message>,
     /// Events with incoming edges, per process, in stream order.
     stamps: Vec<Vec<Stamp>>,
+    /// A linear extension of happens-before close to the recorder's order, per process:
+    /// (first event of a run, its index among all the events of the recording), in stream
+    /// order.
+    turns: Vec<Vec<(u64, u64)>>,
 }
 
 impl Causality {
@@ -173,6 +178,7 @@ impl Causality {
             }
         }
         let stamps = clocks(&pids, &index, &incoming)?;
+        let turns = linear_order(&pids, &index, &events, &incoming, &links.turns);
         Ok(Causality {
             pids,
             events,
@@ -180,6 +186,32 @@ impl Causality {
             transfers: links.transfers.clone(),
             messages,
             stamps,
+            turns,
+        })
+    }
+
+    /// A rank of "process `pid` stands before its event `next`" in one order of all the
+    /// recording's events that extends happens-before (the recorder's order of the events,
+    /// where it agrees: processes run at the same time, and the recorder may see a receive
+    /// before the send that fed it): comparing ranks orders stops of different processes
+    /// consistently with happens-before. Standing at its end (`next` past its last event)
+    /// ranks right after its last event. None for a process the trace does not list.
+    pub fn recorded_rank(&self, pid: i32, next: u64) -> Option<u64> {
+        let i = self.slot(pid)?;
+        let runs = &self.turns[i];
+        let index = |e: u64| {
+            let k = runs.partition_point(|(first, _)| *first <= e);
+            k.checked_sub(1).map(|k| runs[k].1 + (e - runs[k].0))
+        };
+        if next < self.events[i] {
+            if let Some(g) = index(next) {
+                return Some(2 * g);
+            }
+        }
+        // At its end: right after its last event.
+        Some(match self.events[i].checked_sub(1).and_then(index) {
+            Some(g) => 2 * g + 1,
+            None => 0,
         })
     }
 
@@ -297,6 +329,88 @@ impl Causality {
             .filter(|m| cut.contains(m.send) && !cut.contains(m.receive))
             .collect()
     }
+}
+
+/// One order of every event that extends happens-before, as close to the recorder's
+/// (`turns`) as it allows: repeatedly, of the processes whose next event has every event it
+/// depends on done, the one whose next event the recorder wrote first goes on. Returns, per
+/// process, runs of (first event, index in that order).
+fn linear_order(
+    pids: &[i32],
+    index: &HashMap<i32, usize>,
+    events: &[u64],
+    incoming: &[BTreeMap<u64, Vec<EventId>>],
+    turns: &[(i32, u64)],
+) -> Vec<Vec<(u64, u64)>> {
+    let n = pids.len();
+    // The recorder's index of each process's events, as runs.
+    let mut recorded: Vec<Vec<(u64, u64)>> = vec![Vec::new(); n];
+    let mut done = vec![0u64; n];
+    let mut global = 0u64;
+    for (pid, k) in turns {
+        if let Some(&i) = index.get(pid) {
+            recorded[i].push((done[i], global));
+            done[i] += k;
+        }
+        global += k;
+    }
+    let recorded_index = |i: usize, e: u64| -> u64 {
+        let runs = &recorded[i];
+        let k = runs.partition_point(|(first, _)| *first <= e);
+        match k.checked_sub(1) {
+            // Past what the turns list (a stream cut short): last.
+            Some(k) if e < done[i] => runs[k].1 + (e - runs[k].0),
+            _ => u64::MAX,
+        }
+    };
+    let mut next = vec![0u64; n];
+    let mut out: Vec<Vec<(u64, u64)>> = vec![Vec::new(); n];
+    let mut at = 0u64;
+    loop {
+        let ready = |i: usize, next: &[u64]| {
+            next[i] < events[i]
+                && incoming[i].get(&next[i]).is_none_or(|deps| {
+                    deps.iter().all(|d| {
+                        index
+                            .get(&d.pid)
+                            .is_none_or(|&q| q == i || next[q] > d.event)
+                    })
+                })
+        };
+        let Some(i) = (0..n)
+            .filter(|&i| ready(i, &next))
+            .min_by_key(|&i| recorded_index(i, next[i]))
+        else {
+            break;
+        };
+        // This process goes on while nothing the recorder wrote earlier is ready elsewhere.
+        let others = (0..n)
+            .filter(|&q| q != i && ready(q, &next))
+            .map(|q| recorded_index(q, next[q]))
+            .min()
+            .unwrap_or(u64::MAX);
+        let first = next[i];
+        loop {
+            next[i] += 1;
+            if !ready(i, &next) || recorded_index(i, next[i]) > others {
+                break;
+            }
+        }
+        let len = next[i] - first;
+        match out[i].last() {
+            Some((f, g)) if g + (first - f) == at => {}
+            _ => out[i].push((first, at)),
+        }
+        at += len;
+    }
+    // Events left (a cycle, which `clocks` reports): after everything, in stream order.
+    for i in 0..n {
+        if next[i] < events[i] {
+            out[i].push((next[i], at));
+            at += events[i] - next[i];
+        }
+    }
+    out
 }
 
 /// Matches each channel's receives to the sends whose units they took.

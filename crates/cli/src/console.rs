@@ -187,6 +187,9 @@ impl Observer for Console {
             Notice::ThreadExited { tid, pthread, .. } => {
                 say!(self, "[Thread {pthread:#x} (LWP {tid}) exited]")
             }
+            Notice::SwitchedInferior { num, pid, program } => {
+                say!(self, "[Switching to inferior {num} [process {pid}] ({program})]")
+            }
             Notice::Detached { pid } => {
                 say!(self, "[Detaching after fork from child process {pid}]")
             }

@@ -72,6 +72,10 @@ impl Observer for Events {
                 "console",
                 &format!("process {pid} is executing new program: {path}\n"),
             ),
+            Notice::SwitchedInferior { num, pid, program } => self.output(
+                "console",
+                &format!("[Switching to inferior {num} [process {pid}] ({program})]\n"),
+            ),
             Notice::Detached { pid } => self.output(
                 "console",
                 &format!("[Detaching after fork from child process {pid}]\n"),
@@ -1027,7 +1031,7 @@ impl Adapter {
                 hindsight_engine::remote::forward(s, events, |s, o| s.step_instruction(o, over))
             }
             Motion::Finish => hindsight_engine::remote::forward(s, events, |s, o| s.finish(o)),
-            Motion::ReverseContinue => s.reverse_continue(),
+            Motion::ReverseContinue => s.reverse_continue(&mut hindsight_engine::Quiet),
             Motion::ReverseStep(kind) => s.reverse_step_line(kind),
             Motion::ReverseInstruction(over) => s.reverse_step_instruction(over),
         };

@@ -17,7 +17,8 @@
 //! and backward), [`stop`] (stops as data), [`observer`] (what a front end hears during a
 //! motion), [`breakpoints`], [`frames`], [`values`], [`signals`], [`remote`] (the surface of
 //! machine-level front ends: registers, memory, breakpoints by address), [`messages`] (the
-//! other recorded processes at the consistent state around a stop). Internal: `hook`
+//! other recorded processes at the consistent state around a stop), [`inferiors`] (the
+//! processes of a replayed tree as gdb's inferiors, placed at that state). Internal: `hook`
 //! (what stops a running program), `stepping` (line and instruction steps), `travel` (scans
 //! and seeks through a replay: reverse motions, positions, checkpoints), `context` (the
 //! expression evaluator's view of the process), `printf`, `linkmap`, `tls`.
@@ -27,6 +28,7 @@ mod call;
 mod context;
 pub mod frames;
 mod hook;
+pub mod inferiors;
 mod linkmap;
 pub mod messages;
 pub mod motion;

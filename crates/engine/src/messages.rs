@@ -2,11 +2,12 @@
 //! the latest consistent global state around the current stop of the replayed one, from the
 //! messages matched in the trace's links (`hindsight-causal`).
 //!
-//! Only the replayed process runs; the others are placed by computation, not replayed (their
-//! places are events of their streams). Built from the trace at each call: the links are
-//! small next to the events, and a session that never asks pays nothing.
+//! Built from the trace's links when first asked (a session that never asks pays nothing);
+//! the places are events of the processes' streams. In a replay of the tree the other
+//! processes are replayed to those places when the user switches to them
+//! ([`crate::inferiors`]).
 
-use anyhow::{anyhow, Context as _};
+use anyhow::anyhow;
 use hindsight_causal::{Causality, Cut};
 use hindsight_trace::TraceReader;
 
@@ -34,26 +35,16 @@ impl Session {
         Ok(r.processes().iter().map(|p| p.pid).collect())
     }
 
-    /// The latest consistent global state of the recording's processes in which the replayed
-    /// process stands where it is now (`info messages`).
+    /// The latest consistent global state of the recording's processes around the current
+    /// stop (`info messages`): in a replay of one process, the state in which it stands where
+    /// it is now; in a replay of the tree, the state every inferior is placed at.
     pub fn consistent_stop(&mut self) -> anyhow::Result<ConsistentStop> {
-        let Some(opts) = self.replay_opts.as_ref() else {
+        if self.replay_opts.is_none() {
             return Err(anyhow!(
                 "Messages between processes are known only in a replay."
             ));
-        };
-        let trace = opts.trace.clone();
-        let r = TraceReader::open(&trace)?;
-        let links = r.links()?.ok_or_else(|| {
-            anyhow!("This trace was recorded before hindsight followed messages between processes.")
-        })?;
-        let causality =
-            Causality::build(&links, r.processes()).context("reading the trace's messages")?;
-        let here = self.position()?;
-        let stopped = self.user_pid();
-        let cut = causality
-            .cut(stopped, here.event)
-            .ok_or_else(|| anyhow!("Process {stopped} is not in the trace's links."))?;
+        }
+        let (causality, cut, stopped) = self.anchored_cut()?;
         Ok(ConsistentStop {
             causality,
             cut,

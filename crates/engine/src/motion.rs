@@ -106,8 +106,18 @@ impl Session {
         Ok(None)
     }
 
-    /// `continue`: runs the program until something stops it.
+    /// `continue`: runs the program until something stops it. In a replay of several
+    /// processes where others have breakpoints too: the next hit in any of them (see
+    /// [`crate::inferiors`]).
     pub fn resume(&mut self, obs: &mut dyn Observer) -> anyhow::Result<Stop> {
+        if self.others_have_breakpoints() {
+            return self.continue_across(obs, false);
+        }
+        self.resume_alone(obs)
+    }
+
+    /// `continue` in this process alone.
+    pub(crate) fn resume_alone(&mut self, obs: &mut dyn Observer) -> anyhow::Result<Stop> {
         self.motion(|s| {
             s.live()?;
             let (stop, reason) = hook::resume_raw(s, obs, Resume::Continue, None)?;
@@ -173,8 +183,17 @@ impl Session {
     }
 
     /// `reverse-continue`: back to the last breakpoint hit, watched change or stopping
-    /// signal before now (from the end too, after the program exited).
-    pub fn reverse_continue(&mut self) -> anyhow::Result<Stop> {
+    /// signal before now (from the end too, after the program exited). In a replay of
+    /// several processes where others have breakpoints too: the previous hit in any of them.
+    pub fn reverse_continue(&mut self, obs: &mut dyn Observer) -> anyhow::Result<Stop> {
+        if self.others_have_breakpoints() {
+            return self.continue_across(obs, true);
+        }
+        self.reverse_continue_alone()
+    }
+
+    /// `reverse-continue` in this process alone.
+    pub(crate) fn reverse_continue_alone(&mut self) -> anyhow::Result<Stop> {
         self.motion(|s| {
             // From the end of a replay too (the program exited): back to its last stop.
             s.can_travel()?;

@@ -23,6 +23,16 @@ pub enum Notice {
         /// Its pthread_t.
         pthread: u64,
     },
+    /// A motion across the processes of a replayed tree stopped in another process than the
+    /// current one, which is the current one now (gdb's inferiors).
+    SwitchedInferior {
+        /// gdb's inferior number.
+        num: u32,
+        /// Its recorded pid.
+        pid: i32,
+        /// The program it runs.
+        program: String,
+    },
     /// A thread exited.
     ThreadExited {
         /// gdb's thread number.

@@ -413,7 +413,7 @@ pub fn reverse_resume(s: &mut Session) -> anyhow::Result<RemoteStop> {
     if let Some(exit) = at_the_end(s) {
         to_the_event_before(s, exit);
     }
-    reverse(s, |s| s.reverse_continue())
+    reverse(s, |s| s.reverse_continue(&mut crate::Quiet))
 }
 
 /// One instruction of `tid`, backward.

@@ -7,10 +7,9 @@
 //! ([`crate::stop`]) leaves the thread that stopped selected, at frame 0. Nothing here prints:
 //! what a front end shows comes from the data these calls return.
 //!
-//! One process today. Several (gdb's inferiors, a replayed process tree) would each bring
-//! their own `inferior`, `replay`, `symbols`, `loaded` and `pending_sites`; the breakpoint
-//! table, the debugger events and the time-travel state stay per session, and threads would
-//! be named by (inferior, tid) where the API names a [`Tid`] today.
+//! A session drives one process. A replay of several (gdb's inferiors, a recorded process
+//! tree) keeps one session per process and swaps them (see [`crate::inferiors`]): the session
+//! a front end holds is always the current inferior's.
 
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
@@ -87,6 +86,8 @@ pub struct Session {
     /// A motion runs (the interrupt is heard only then: a query such as `when`, which replays
     /// up to now to name it, always gets back to now).
     pub(crate) in_motion: bool,
+    /// A replay of several processes: the others (see [`crate::inferiors`]).
+    pub(crate) inferiors: Option<crate::inferiors::Inferiors>,
 }
 
 /// Asks the motion that runs to stop (from a signal handler or another thread): a replay
@@ -172,8 +173,12 @@ impl Session {
             interrupt: Interrupter::default(),
             live_pause: false,
             in_motion: false,
+            inferiors: None,
         };
         s.spawn()?;
+        if let Some(opts) = s.replay_opts.as_ref().filter(|o| o.process.is_none()) {
+            s.inferiors = crate::inferiors::Inferiors::of_trace(&opts.trace, s.user_pid())?;
+        }
         Ok(s)
     }
 

@@ -350,3 +350,320 @@ fn a_client_that_sends_before_the_server_accepts_is_matched_from_its_first_byte(
     ));
     assert!(!info.stdout.contains("socket:[?]"), "{}", info.stdout);
 }
+
+/// `hindsight replay TRACE --batch -ex CMD…`: every process of the trace together.
+fn replay_tree(trace: &Path, cmds: &[String]) -> Run {
+    let mut args: Vec<&OsStr> = vec![
+        OsStr::new("replay"),
+        trace.as_os_str(),
+        OsStr::new("--batch"),
+        OsStr::new("-q"),
+    ];
+    for c in cmds {
+        args.push(OsStr::new("-ex"));
+        args.push(OsStr::new(c));
+    }
+    hindsight(&args)
+}
+
+#[test]
+fn a_breakpoint_in_the_consumer_places_the_producer_at_the_consistent_state() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (p, c) = pids(&rec);
+    let got = marker_line("mp_acks.c", "CONSUMER-GOT");
+    let ack = marker_line("mp_acks.c", "PRODUCER-ACK");
+    let prog = prog.display().to_string();
+    for k in [1u32, 3] {
+        let mut cmds = vec![
+            "info inferiors".to_string(),
+            "inferior 2".to_string(),
+            format!("break mp_acks.c:{got} if got == {k}"),
+            "continue".to_string(),
+            "print got".to_string(),
+            "print sum".to_string(),
+            "info inferiors".to_string(),
+            "inferior 1".to_string(),
+            // It stands where its last syscall returned, in libc.
+            "up".to_string(),
+            "print k".to_string(),
+            "info threads".to_string(),
+            "info messages".to_string(),
+        ];
+        cmds.push("inferior 2".to_string());
+        cmds.push("print got".to_string());
+        let r = replay_tree(&trace, &cmds);
+        r.code(0)
+            .seq(&[
+                // Before anything ran: the consumer is not created yet.
+                "  Num  Description       Connection           Executable{*}Position",
+                &format!("* 1    process {p}{{*}} 1 (replay){{*}}{prog}{{*}} before event {{n}} of {{n}}, stopped here"),
+                &format!("  2    process {c}{{*}} 1 (replay){{*}}{prog}{{*}} not created yet"),
+                &format!("[Switching to inferior 2 [process {c}] ({prog})]"),
+                &format!("[Process {c} is not created yet at this stop: shown at its creation]"),
+                "[Switching to thread 2.1 {*}",
+            ])
+            .seq(&[
+                &format!("$1 = {k}"),
+                &format!("$2 = {}", k * (k - 1) / 2),
+                &format!("  1    process {p}{{*}} before event {{n}} of {{n}}"),
+                &format!("* 2    process {c}{{*}} before event {{n}} of {{n}}, stopped here"),
+                &format!("[Switching to inferior 1 [process {p}] ({prog})]"),
+                &format!("[Process {p} placed before event {{n}} of {{n}}: the latest state consistent with the stop]"),
+                "[Switching to thread 1.1 {*}",
+                // The producer sent message k and waits for its acknowledgement: it stands
+                // at its read, the latest instant before it receives.
+                &format!("#1  {{hex}} in main (argc=2, argv={{hex}}) at mp_acks.c:{ack}"),
+                // (Each inferior has its own value history.)
+                &format!("$1 = {k}"),
+                "* 1.1  Thread {*}",
+            ])
+            .line(&format!(
+                "Consistent state of 2 processes around the stop of process {c} (messages through shared memory are not followed, nor reads and writes that the agent buffered):"
+            ))
+            // The producer has sent exactly k messages and received k-1 acks.
+            .line(&format!(
+                "  process {p}: before event {{n}} of {{n}}: sent {k} ({} bytes) on pipe pipe:[{{n}}]{}",
+                8 * k,
+                if k == 1 {
+                    String::new()
+                } else {
+                    format!("; received {} ({} bytes) on pipe pipe:[{{n}}]", k - 1, 4 * (k - 1))
+                }
+            ))
+            .line(&format!("  process {c} (stopped here): {{*}}"))
+            .line("Messages in flight: none")
+            // Back in the consumer: where the breakpoint stopped it.
+            .has(&format!("$3 = {k}"));
+    }
+}
+
+#[test]
+fn continue_and_reverse_continue_go_across_processes_in_happens_before_order() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (p, c) = pids(&rec);
+    let send = marker_line("mp_acks.c", "PRODUCER-SEND");
+    let got = marker_line("mp_acks.c", "CONSUMER-GOT");
+    let prog = prog.display().to_string();
+    let mut cmds = vec![
+        format!("break mp_acks.c:{send} inferior 1"),
+        format!("break mp_acks.c:{got} inferior 2"),
+    ];
+    // Message k is sent before it is received, and received before message k+1 is sent
+    // (the producer waits for its acknowledgement): the hits are ordered by happens-before.
+    for _ in 0..8 {
+        cmds.extend(["continue".to_string(), "print k".to_string()]);
+    }
+    for _ in 0..7 {
+        cmds.extend(["reverse-continue".to_string(), "print k".to_string()]);
+    }
+    cmds.push("info inferiors".to_string());
+    let r = replay_tree(&trace, &cmds);
+    let producer = format!("[Switching to inferior 1 [process {p}] ({prog})]");
+    let consumer = format!("[Switching to inferior 2 [process {c}] ({prog})]");
+    let mut want: Vec<String> = Vec::new();
+    for k in 1..=4 {
+        if k > 1 {
+            want.push(producer.clone());
+        }
+        want.push(format!(
+            "Breakpoint 1, main (argc=2, argv={{hex}}) at mp_acks.c:{send}"
+        ));
+        want.push(format!("${{n}} = {k}"));
+        want.push(consumer.clone());
+        want.push(format!(
+            "Breakpoint 1, consume (in={{n}}, ack={{n}}, n=4) at mp_acks.c:{got}"
+        ));
+        want.push(format!("${{n}} = {k}"));
+    }
+    // And back, the other way round.
+    for k in (1..=4).rev() {
+        want.push(producer.clone());
+        want.push(format!(
+            "Breakpoint 1, main (argc=2, argv={{hex}}) at mp_acks.c:{send}"
+        ));
+        want.push(format!("${{n}} = {k}"));
+        if k > 1 {
+            want.push(consumer.clone());
+            want.push(format!(
+                "Breakpoint 1, consume (in={{n}}, ack={{n}}, n=4) at mp_acks.c:{got}"
+            ));
+            want.push(format!("${{n}} = {}", k - 1));
+        }
+    }
+    want.push(format!("* 1    process {p}{{*}} stopped here"));
+    // The consumer waits for the first message.
+    want.push(format!(
+        "  2    process {c}{{*}} before event {{n}} of {{n}}"
+    ));
+    let want: Vec<&str> = want.iter().map(String::as_str).collect();
+    r.code(0).seq(&want);
+}
+
+#[test]
+fn break_message_stops_before_the_kth_receive_at_the_consistent_state() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (p, c) = pids(&rec);
+    let prog = prog.display().to_string();
+    let r = replay_tree(
+        &trace,
+        &[
+            format!("break message {p} {c} 3"),
+            "continue".into(),
+            "info inferiors".into(),
+            "info messages".into(),
+            "inferior 1".into(),
+            "up".into(),
+            "print k".into(),
+        ],
+    );
+    // The consumer has taken two messages and acknowledged them; the producer has sent the
+    // third, which is in flight, and waits for its acknowledgement.
+    r.code(0).seq(&[
+        &format!("Quantum event 1: stop before process {c} receives message 3 from process {p} (its event {{n}})"),
+        &format!("[Switching to inferior 2 [process {c}] ({prog})]"),
+        &format!("* 2    process {c}{{*}} stopped here"),
+        &format!("  process {p}: before event {{n}} of {{n}}: sent 3 (24 bytes) on pipe pipe:[{{n}}]; received 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {c} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        "Messages in flight: 1",
+        &format!("  channel {{n}} bytes 16..24: process {p} event {{n}} -> process {c} event {{n}}"),
+        &format!("[Switching to inferior 1 [process {p}] ({prog})]"),
+        "$1 = 3",
+    ]);
+    // A message that was never sent is refused, saying how many there were.
+    let r = replay_tree(&trace, &[format!("break message {p} {c} 9")]);
+    r.err_has(&format!(
+        "Process {c} received 4 messages from process {p}; there is no message 9."
+    ));
+}
+
+#[test]
+fn a_breakpoint_in_the_producer_holds_the_consumer_before_its_receive() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (p, c) = pids(&rec);
+    let send = marker_line("mp_acks.c", "PRODUCER-SEND");
+    let read = marker_line("mp_acks.c", "CONSUMER-READ");
+    let prog = prog.display().to_string();
+    let k = 3;
+    let r = replay_tree(
+        &trace,
+        &[
+            format!("break mp_acks.c:{send} if k == {k}"),
+            "continue".into(),
+            "inferior 2".into(),
+            "up".into(),
+            "print k".into(),
+            "print sum".into(),
+            "info inferiors".into(),
+            "info messages".into(),
+        ],
+    );
+    // The producer is about to send message 3, having had 2 acknowledgements: the consumer
+    // has taken 2 messages (sum 1+2) and stands at its read of the third.
+    r.code(0).seq(&[
+        &format!("[Switching to inferior 2 [process {c}] ({prog})]"),
+        &format!("[Process {c} placed before event {{n}} of {{n}}: the latest state consistent with the stop]"),
+        &format!("#1  {{hex}} in consume (in=3, ack=6, n=4) at mp_acks.c:{read}"),
+        &format!("$1 = {k}"),
+        "$2 = 3",
+        &format!("  1    process {p}{{*}} stopped here"),
+        &format!("* 2    process {c}{{*}} before event {{n}} of {{n}}"),
+        &format!("  process {p} (stopped here): before event {{n}} of {{n}}: sent 2 (16 bytes) on pipe pipe:[{{n}}]; received 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {c}: before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        "Messages in flight: none",
+    ]);
+}
+
+#[test]
+fn a_three_process_pipeline_replayed_together() {
+    let prog = compile("mp_pipeline", &[]);
+    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let producer = word_after(&rec, "producer ", "producer ");
+    let filter = word_after(&rec, "producer ", "filter ");
+    let consumer = word_after(&rec, "producer ", "consumer ");
+    let got = marker_line("mp_pipeline.c", "FILTER-GOT");
+    let wait = marker_line("mp_pipeline.c", "PRODUCER-WAIT");
+    // The processes are inferiors in the order they were created: the producer, the filter
+    // (its first child), the consumer.
+    let r = replay_tree(
+        &trace,
+        &[
+            format!("break mp_pipeline.c:{got} inferior 2 if v == 2"),
+            "continue".into(),
+            "print v".into(),
+            "info inferiors".into(),
+            "info messages".into(),
+            "inferior 3".into(),
+            "up".into(),
+            "print sum".into(),
+            "inferior 1".into(),
+            "up".into(),
+        ],
+    );
+    // The filter has read number 2 and not passed it on. Nothing the producer does depends
+    // on the filter until it reaps it: it has sent all four and waits for the filter's end.
+    // The consumer has taken only what the filter passed on: one number, doubled.
+    r.code(0).seq(&[
+        &format!("[Switching to inferior 2 [process {filter}] {{*}}"),
+        "$1 = 2",
+        &format!("  1    process {producer}{{*}} before event {{n}} of {{n}}"),
+        &format!("* 2    process {filter}{{*}} stopped here"),
+        &format!("  3    process {consumer}{{*}} before event {{n}} of {{n}}"),
+        &format!("  process {producer}: before event {{n}} of {{n}}: sent 4 (32 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {filter} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 1 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {consumer}: before event {{n}} of {{n}}: received 1 (8 bytes) on pipe pipe:[{{n}}]"),
+        "Messages in flight: 2",
+        &format!("[Switching to inferior 3 [process {consumer}] {{*}}"),
+        "$1 = 2",
+        &format!("[Switching to inferior 1 [process {producer}] {{*}}"),
+        &format!("#1  {{hex}} in main (argc=2, argv={{hex}}) at mp_pipeline.c:{wait}"),
+    ]);
+}
+
+#[test]
+fn a_unix_socket_client_and_server_replayed_together() {
+    let prog = compile("mp_unix", &[]);
+    let sock = scratch().join("mp_unix_tree.sock");
+    let sock = sock.to_str().expect("a text path");
+    let (trace, rec) = record_unbuffered(&prog, &[sock, "4"]);
+    let server = word_after(&rec, "server ", "server ");
+    let client = word_after(&rec, "server ", "client ");
+    let got = marker_line("mp_unix.c", "SERVER-GOT");
+    let send = marker_line("mp_unix.c", "CLIENT-SEND");
+    let r = replay_tree(
+        &trace,
+        &[
+            format!("break mp_unix.c:{got} if k == 2"),
+            "continue".into(),
+            "info messages".into(),
+            "inferior 2".into(),
+            "up".into(),
+            "print k".into(),
+            // Forward across both: the client's next request comes after the server's reply.
+            format!("break mp_unix.c:{send}"),
+            "continue".into(),
+            "print k".into(),
+            "reverse-continue".into(),
+            "print served".into(),
+        ],
+    );
+    // The server has request 2 and has not answered it: the client has sent 2 requests and
+    // received 1 reply, and waits for the second.
+    r.code(0).seq(&[
+        &format!("  process {server} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on unix stream socket {{*}}; sent 1 (8 bytes) on unix stream socket {{*}}"),
+        &format!("  process {client}: before event {{n}} of {{n}}: sent 2 (16 bytes) on unix stream socket {{*}}; received 1 (8 bytes) on unix stream socket {{*}}"),
+        "Messages in flight: none",
+        &format!("[Switching to inferior 2 [process {client}] {{*}}"),
+        "$1 = 2",
+        // The client's third request, after the server answered the second.
+        "Breakpoint 1, client {*}",
+        "$2 = 3",
+        // Back: the server's hit on request 2 is the one before.
+        &format!("[Switching to inferior 1 [process {server}] {{*}}"),
+        "Breakpoint 1, main {*}",
+        "$1 = 1",
+    ]);
+}

@@ -98,12 +98,71 @@ fn set_breakpoint(
     Ok(b.number)
 }
 
+/// `LOCATION inferior N REST` split as (LOCATION, N, REST), when the words say so.
+fn inferior_clause(args: &str) -> Option<(&str, &str, &str)> {
+    // Before a condition only (`if` starts an expression, which may say anything).
+    let head = args.find(" if ").map_or(args, |i| &args[..i]);
+    let at = head.find(" inferior ")?;
+    let (location, after) = (&args[..at], &args[at + " inferior ".len()..]);
+    let after = after.trim_start();
+    let end = after.find(char::is_whitespace).unwrap_or(after.len());
+    Some((location.trim(), &after[..end], after[end..].trim()))
+}
+
 pub(crate) fn break_(
     s: &mut Session,
     c: &mut Console,
     args: &str,
     _: Option<&str>,
 ) -> anyhow::Result<()> {
+    // `break LOCATION inferior N [if COND]`: in process N of a replayed tree alone (each
+    // process of a tree has its own breakpoints: a plain `break` sets one in the current).
+    if let Some((location, n, rest)) = inferior_clause(args) {
+        let Ok(n) = n.parse::<u32>() else {
+            anyhow::bail!("Invalid inferior ID \"{n}\".");
+        };
+        let back = s.inferior_number();
+        if back != Some(n) {
+            s.switch_inferior(n)?;
+        }
+        let r = set_breakpoint(s, c, &format!("{location} {rest}"), false).map(|_| ());
+        if let Some(back) = back.filter(|b| *b != n) {
+            s.switch_inferior(back)?;
+        }
+        return r;
+    }
+    // `break message FROM TO [N]`: before process TO receives the N-th message from FROM.
+    if let Some(rest) = args.trim().strip_prefix("message ") {
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let number = |w: &str| {
+            w.parse::<i64>().map_err(|_| {
+                anyhow::anyhow!("Invalid process \"{w}\" (a pid or an inferior number).")
+            })
+        };
+        let (from, to, n) = match words.as_slice() {
+            [from, to] => (number(from)?, number(to)?, 1),
+            [from, to, n] => (
+                number(from)?,
+                number(to)?,
+                n.parse::<u64>()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| anyhow::anyhow!("Invalid message number \"{n}\"."))?,
+            ),
+            _ => anyhow::bail!("Usage: break message FROM TO [N]"),
+        };
+        let (Ok(from), Ok(to)) = (i32::try_from(from), i32::try_from(to)) else {
+            anyhow::bail!("Invalid process number.");
+        };
+        let (id, m, to) = s.break_at_message(from, to, n)?;
+        say!(
+            c,
+            "Quantum event {id}: stop before process {to} receives message {n} from process {} (its event {})",
+            m.send.pid,
+            m.receive.event
+        );
+        return Ok(());
+    }
     // `break event N`: a quantum event (stop when the replay reaches event N).
     if let Some(n) = args.trim().strip_prefix("event ") {
         let n: u64 = n

@@ -6,6 +6,7 @@
 mod breakpoints;
 mod data;
 pub(crate) mod display;
+mod inferiors;
 mod running;
 mod stack;
 mod threads;
@@ -116,6 +117,11 @@ const COMMANDS: &[(&str, Handler, &str)] = &[
         "info",
         info,
         "info breakpoints|registers|threads|locals|args|frame|sharedlibrary",
+    ),
+    (
+        "inferior",
+        inferiors::inferior,
+        "inferior [N]: switch to process N of a replayed tree",
     ),
     ("kill", running::kill, "Kill the program"),
     ("list", data::list, "List source lines"),
@@ -241,6 +247,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("f", "frame"),
     ("fin", "finish"),
     ("i", "info"),
+    ("inf", "info"),
     ("inspect", "print"),
     ("k", "kill"),
     ("l", "list"),
@@ -380,6 +387,7 @@ fn info(s: &mut Session, c: &mut Console, args: &str, _: Option<&str>) -> anyhow
         "display",
         "events",
         "frame",
+        "inferiors",
         "line",
         "locals",
         "messages",
@@ -421,6 +429,7 @@ fn info(s: &mut Session, c: &mut Console, args: &str, _: Option<&str>) -> anyhow
         "checkpoints" => time::info_checkpoints(s, c),
         "events" => time::info_events(s, c),
         "messages" => time::info_messages(s, c),
+        "inferiors" => inferiors::info_inferiors(s, c),
         _ => bail!("Undefined info command: \"{sub}\"."),
     }
 }

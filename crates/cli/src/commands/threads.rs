@@ -13,6 +13,11 @@ pub(crate) fn info_threads(s: &mut Session, c: &mut Console) -> anyhow::Result<(
     };
     let threads = inf.threads();
     let current = s.selected_thread();
+    // Threads are N.M when the replay has several inferiors, as in gdb.
+    let prefix = s
+        .inferior_number()
+        .map(|n| format!("{n}."))
+        .unwrap_or_default();
     // The Target Id column is as wide as its widest entry, as gdb's table is.
     let targets: Vec<String> = threads
         .iter()
@@ -29,7 +34,8 @@ pub(crate) fn info_threads(s: &mut Session, c: &mut Console) -> anyhow::Result<(
             Err(_) => "(running)".to_string(),
         };
         let mark = if Some(t.tid) == current { "*" } else { " " };
-        say!(c, "{mark} {:<4} {target:<width$} {frame}", t.num);
+        let id = format!("{prefix}{}", t.num);
+        say!(c, "{mark} {id:<4} {target:<width$} {frame}");
     }
     Ok(())
 }
@@ -131,17 +137,37 @@ pub(crate) fn thread(
         );
         return Ok(());
     }
-    let Ok(n) = a.parse::<u32>() else {
+    // `thread N.M`: thread M of inferior N (switched to first).
+    let (inferior, num) = match a.split_once('.') {
+        Some((i, m)) => (Some(i), m),
+        None => (None, a),
+    };
+    let Ok(n) = num.parse::<u32>() else {
         bail!("Invalid thread ID: {a}");
     };
+    let threads = match inferior {
+        Some(i) => {
+            let Ok(i) = i.parse::<u32>() else {
+                bail!("Invalid thread ID: {a}");
+            };
+            if s.inferior_number().unwrap_or(1) != i {
+                s.switch_inferior(i)?;
+            }
+            s.live()?.threads()
+        }
+        None => threads,
+    };
     let Some(t) = threads.iter().find(|t| t.num == n).cloned() else {
-        bail!("Unknown thread {n}.");
+        bail!("Unknown thread {a}.");
     };
     s.select_thread(t.tid);
     let f = s.top_frame(t.tid)?;
     say!(
         c,
-        "[Switching to thread {} (Thread {:#x} (LWP {}))]",
+        "[Switching to thread {}{} (Thread {:#x} (LWP {}))]",
+        s.inferior_number()
+            .map(|n| format!("{n}."))
+            .unwrap_or_default(),
         t.num,
         t.pthread,
         t.tid

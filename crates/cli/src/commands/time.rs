@@ -59,7 +59,7 @@ pub(crate) fn reverse_continue(
 ) -> anyhow::Result<()> {
     s.can_travel()?;
     say!(c, "Continuing.");
-    let stop = s.reverse_continue();
+    let stop = s.reverse_continue(c);
     show(s, c, stop)
 }
 

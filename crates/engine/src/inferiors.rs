@@ -1,0 +1,617 @@
+//! The processes of a multi-process replay as gdb's inferiors (seed 001, Ariadne): `info
+//! inferiors`, `inferior N`, and every process placed at the latest global state consistent
+//! with the current stop.
+//!
+//! Design: each recorded process has its own event stream, and its replay is deterministic on
+//! its own (`--process PID` replays one alone, its ancestors silently up to its creation). So
+//! the session replaying a tree holds one replay per process — a whole [`Session`] each, with
+//! its own breakpoints, checkpoints and time travel — started lazily, the first time the user
+//! looks at that process. The process the user is in is the outer session itself; the others
+//! wait in [`Inferiors`], and `inferior N` swaps them.
+//!
+//! Invariants:
+//! - The *anchor* is the stop every other process is placed around: the process and the event
+//!   it stood before when the last motion ended. A motion in any process makes that process's
+//!   new place the anchor; switching inferiors and looking at them does not (the process
+//!   switched to stands where the anchor's cut put it, and asking the cut around it again
+//!   could move the others).
+//! - Every other process is placed at the anchor's latest consistent cut, computed by
+//!   `hindsight-causal` from the trace's links (vector clocks): nobody has received what was
+//!   not sent yet. A process's replay is moved there (a `goto event`) only when the user
+//!   switches to it; until then the cut alone says where it stands.
+//! - A process not created yet at the cut (its parent has not run the fork) is shown at its
+//!   creation, and said to be so.
+//! - Every session of the tree shares the outer one's interrupter (^C stops whichever runs).
+
+use std::path::PathBuf;
+
+use anyhow::{anyhow, bail, Context as _};
+use hindsight_causal::{Causality, Cut};
+use hindsight_trace::TraceReader;
+
+use crate::motion::Place;
+use crate::observer::{Notice, Observer};
+use crate::session::Session;
+use crate::stop::{Stop, StopReason};
+
+/// One recorded process of the tree.
+struct Slot {
+    pid: i32,
+    parent: Option<i32>,
+    fork_event: Option<u64>,
+    program: PathBuf,
+    /// Its replay, once started, while another process is the current one (the current one's
+    /// is the outer session).
+    session: Option<Box<Session>>,
+    /// The event its replay was moved to by the last placement.
+    placed: Option<u64>,
+}
+
+/// The processes of a replayed tree (held by the outer [`Session`]).
+pub(crate) struct Inferiors {
+    slots: Vec<Slot>,
+    /// Index (in `slots`) of the process the outer session replays.
+    current: usize,
+    /// (slot, event) of the stop the others are placed around.
+    anchor: Option<(usize, u64)>,
+    causality: Option<Causality>,
+}
+
+/// Where an inferior stands in the consistent state around the current stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InferiorPlace {
+    /// Its parent has not created it yet.
+    NotCreated,
+    /// It has executed its events `0..event` (of `total`) and not `event`.
+    Before {
+        /// The event it stands before.
+        event: u64,
+        /// Its stream's events.
+        total: u64,
+    },
+    /// It has run to its end.
+    End {
+        /// Its stream's events.
+        total: u64,
+    },
+}
+
+/// One inferior as `info inferiors` lists it.
+#[derive(Debug, Clone)]
+pub struct InferiorInfo {
+    /// gdb's inferior number (1: the first process of the trace).
+    pub num: u32,
+    /// Recorded pid.
+    pub pid: i32,
+    /// The program it runs (the last one, after execs).
+    pub program: PathBuf,
+    /// It is the inferior commands act on.
+    pub current: bool,
+    /// Its process made the stop the others are placed around.
+    pub stopped: bool,
+    /// Where it stands.
+    pub place: InferiorPlace,
+}
+
+impl Inferiors {
+    /// The processes of the trace at `trace`, when it has several; the outer session replays
+    /// `current` (a recorded pid).
+    pub(crate) fn of_trace(trace: &std::path::Path, current: i32) -> anyhow::Result<Option<Self>> {
+        let r = TraceReader::open(trace)?;
+        let procs = r.processes();
+        if procs.len() < 2 {
+            return Ok(None);
+        }
+        let slots: Vec<Slot> = procs
+            .iter()
+            .map(|p| Slot {
+                pid: p.pid,
+                parent: p.parent,
+                fork_event: p.fork_event,
+                program: PathBuf::from(std::ffi::OsStr::new(
+                    std::str::from_utf8(&p.program).unwrap_or("?"),
+                )),
+                session: None,
+                placed: None,
+            })
+            .collect();
+        let current = slots.iter().position(|s| s.pid == current).unwrap_or(0);
+        Ok(Some(Inferiors {
+            slots,
+            current,
+            anchor: None,
+            causality: None,
+        }))
+    }
+}
+
+impl Session {
+    /// Whether this session replays several processes (gdb's inferiors).
+    pub fn has_inferiors(&self) -> bool {
+        self.inferiors.is_some()
+    }
+
+    /// The current inferior's number when the replay has several (threads are then named
+    /// `N.M`), None otherwise.
+    pub fn inferior_number(&self) -> Option<u32> {
+        self.inferiors.as_ref().map(|i| i.current as u32 + 1)
+    }
+
+    /// Happens-before of the recording (built once per session).
+    pub(crate) fn causality(&mut self) -> anyhow::Result<Causality> {
+        if let Some(c) = self.inferiors.as_ref().and_then(|i| i.causality.clone()) {
+            return Ok(c);
+        }
+        let Some(opts) = self.replay_opts.as_ref() else {
+            bail!("Messages between processes are known only in a replay.");
+        };
+        let r = TraceReader::open(&opts.trace)?;
+        let links = r.links()?.ok_or_else(|| {
+            anyhow!("This trace was recorded before hindsight followed messages between processes.")
+        })?;
+        let c = Causality::build(&links, r.processes()).context("reading the trace's messages")?;
+        if let Some(i) = self.inferiors.as_mut() {
+            i.causality = Some(c.clone());
+        }
+        Ok(c)
+    }
+
+    /// The stop the other processes are placed around, as (recorded pid, event): the current
+    /// inferior's place, unless it still stands where the last placement put it (then the
+    /// anchor stays).
+    pub(crate) fn anchor(&mut self) -> anyhow::Result<(i32, u64)> {
+        let here = self.position()?.event;
+        let pid = self.user_pid();
+        let Some(inf) = self.inferiors.as_mut() else {
+            return Ok((pid, here));
+        };
+        let cur = inf.current;
+        match inf.anchor {
+            Some((slot, event)) if inf.slots[cur].placed == Some(here) => {
+                Ok((inf.slots[slot].pid, event))
+            }
+            _ => {
+                inf.anchor = Some((cur, here));
+                inf.slots[cur].placed = Some(here);
+                Ok((pid, here))
+            }
+        }
+    }
+
+    /// The latest consistent cut around the anchor.
+    pub(crate) fn anchored_cut(&mut self) -> anyhow::Result<(Causality, Cut, i32)> {
+        let causality = self.causality()?;
+        let (pid, event) = self.anchor()?;
+        let cut = causality
+            .cut(pid, event)
+            .ok_or_else(|| anyhow!("Process {pid} is not in the trace's links."))?;
+        Ok((causality, cut, pid))
+    }
+
+    /// Every inferior, where it stands around the current stop (`info inferiors`).
+    pub fn inferiors(&mut self) -> anyhow::Result<Vec<InferiorInfo>> {
+        if self.inferiors.is_none() {
+            bail!("This replay has one process.");
+        }
+        let (causality, cut, stopped) = self.anchored_cut()?;
+        let Some(inf) = self.inferiors.as_ref() else {
+            bail!("This replay has one process.");
+        };
+        Ok(inf
+            .slots
+            .iter()
+            .enumerate()
+            .map(|(i, s)| InferiorInfo {
+                num: i as u32 + 1,
+                pid: s.pid,
+                program: s.program.clone(),
+                current: i == inf.current,
+                stopped: s.pid == stopped,
+                place: place_of(&causality, &cut, s),
+            })
+            .collect())
+    }
+
+    /// `inferior N`: makes inferior `num` the one commands act on, its replay moved to where
+    /// the consistent state around the current stop places it (started if it was not yet).
+    /// Returns its description.
+    pub fn switch_inferior(&mut self, num: u32) -> anyhow::Result<InferiorInfo> {
+        let Some(n) = self.inferiors.as_ref().map(|i| i.slots.len()) else {
+            bail!("Inferior ID {num} not known.");
+        };
+        let Some(target) = (num as usize).checked_sub(1).filter(|t| *t < n) else {
+            bail!("Inferior ID {num} not known.");
+        };
+        let (causality, cut, _) = self.anchored_cut()?;
+        let mut inf = self.inferiors.take().context("no inferiors")?;
+        let place = place_of(&causality, &cut, &inf.slots[target]);
+        let pid = inf.slots[target].pid;
+        if target != inf.current {
+            let next = match inf.slots[target].session.take() {
+                Some(s) => *s,
+                None => match self.start_inferior(pid) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        self.inferiors = Some(inf);
+                        return Err(e);
+                    }
+                },
+            };
+            let mut next = next;
+            self.share_settings(&mut next);
+            let previous = std::mem::replace(self, next);
+            inf.slots[inf.current].session = Some(Box::new(previous));
+            inf.current = target;
+        }
+        self.inferiors = Some(inf);
+        // Move it to its place (the anchor's own process is where the stop left it).
+        let stopped_here = self
+            .inferiors
+            .as_ref()
+            .and_then(|i| i.anchor)
+            .is_some_and(|(slot, _)| slot == target);
+        if !stopped_here {
+            let placed = self.inferiors.as_ref().and_then(|i| i.slots[target].placed);
+            if placed.is_none() || placed != goal_event(place) {
+                let at = place_session(self, place)?;
+                if let Some(i) = self.inferiors.as_mut() {
+                    i.slots[target].placed = Some(at);
+                }
+            }
+        }
+        let s = &self.inferiors.as_ref().context("no inferiors")?.slots[target];
+        Ok(InferiorInfo {
+            num,
+            pid: s.pid,
+            program: s.program.clone(),
+            current: true,
+            stopped: stopped_here,
+            place,
+        })
+    }
+
+    /// A replay of process `pid` alone, stopped before its first instruction.
+    fn start_inferior(&self, pid: i32) -> anyhow::Result<Session> {
+        let mut opts = self
+            .replay_opts
+            .clone()
+            .context("inferiors exist only in a replay")?;
+        opts.process = Some(pid);
+        let mut s = Session::start_replay(opts)?;
+        s.interrupt = self.interrupt.clone();
+        Ok(s)
+    }
+
+    /// Whether something the user set stops this process: an enabled breakpoint or
+    /// watchpoint, or a debugger event that stops (`break event N`, `break message`…).
+    fn has_stops(&self) -> bool {
+        self.breakpoints.iter().any(|b| b.enabled)
+            || self
+                .travel
+                .engine
+                .iter()
+                .any(|e| matches!(e.action, hindsight_timeline::engine::Action::Stop))
+    }
+
+    /// `break message FROM TO [N]` (seed 001's BREAK AFTER on an abstract event): a stop
+    /// at the latest consistent state before process `to` receives the `n`-th message (1:
+    /// the first) that process `from` sent it — `to` stands before its receive (the message
+    /// is in flight), everyone else as far on as that allows. Processes are named by their
+    /// recorded pids or inferior numbers. Set as `break event E` in `to`'s replay (its
+    /// receive's event); returns that debugger event's id, the message and `to`'s pid.
+    pub fn break_at_message(
+        &mut self,
+        from: i32,
+        to: i32,
+        n: u64,
+    ) -> anyhow::Result<(u32, hindsight_causal::Message, i32)> {
+        let causality = self.causality()?;
+        let pid_of = |p: i32| -> anyhow::Result<i32> {
+            let pids = causality.pids();
+            if pids.contains(&p) {
+                return Ok(p);
+            }
+            usize::try_from(p)
+                .ok()
+                .and_then(|i| i.checked_sub(1))
+                .and_then(|i| pids.get(i).copied())
+                .ok_or_else(|| anyhow!("The recording has no process {p}."))
+        };
+        let (from, to) = (pid_of(from)?, pid_of(to)?);
+        let mut received: Vec<&hindsight_causal::Message> = causality
+            .messages()
+            .iter()
+            .filter(|m| m.send.pid == from && m.receive.pid == to)
+            .collect();
+        received.sort_by_key(|m| (m.receive.event, m.channel, m.units.start));
+        let Some(m) = n
+            .checked_sub(1)
+            .and_then(|i| received.get(i as usize))
+            .map(|m| (*m).clone())
+        else {
+            bail!(
+                "Process {to} received {} message{} from process {from}; there is no message {n}.",
+                received.len(),
+                if received.len() == 1 { "" } else { "s" }
+            );
+        };
+        let event = m.receive.event;
+        if self.user_pid() == to {
+            return Ok((self.break_at_event(event)?, m, to));
+        }
+        let Some(slot) = self
+            .inferiors
+            .as_ref()
+            .and_then(|i| i.slots.iter().position(|s| s.pid == to))
+        else {
+            bail!(
+                "Process {to} is not replayed here (replay the trace without --process, or with --process {to})."
+            );
+        };
+        let back = self.inferior_number();
+        self.switch_inferior(slot as u32 + 1)?;
+        let id = self.break_at_event(event);
+        if let Some(back) = back {
+            self.switch_inferior(back)?;
+        }
+        Ok((id?, m, to))
+    }
+
+    /// Whether a process other than the current one has a replay with breakpoints (then
+    /// `continue` and `reverse-continue` go across processes).
+    pub(crate) fn others_have_breakpoints(&self) -> bool {
+        self.inferiors.as_ref().is_some_and(|i| {
+            i.slots
+                .iter()
+                .any(|s| s.session.as_ref().is_some_and(|s| s.has_stops()))
+        })
+    }
+
+    /// `continue` (`backward`: `reverse-continue`) across the processes: every process with
+    /// breakpoints runs from where the consistent state around the current stop places it to
+    /// its next (previous) hit, and the first (last) of those hits in the recorder's order of
+    /// events — an order consistent with happens-before — is the stop. Its process becomes
+    /// the current one; the others are placed around it. The current process's own stop
+    /// (its end, a signal…) counts going forward as it does alone.
+    pub(crate) fn continue_across(
+        &mut self,
+        obs: &mut dyn Observer,
+        backward: bool,
+    ) -> anyhow::Result<Stop> {
+        let (causality, cut, anchor_pid) = self.anchored_cut()?;
+        let anchor_event = cut.before(anchor_pid).unwrap_or(0);
+        let limit = causality
+            .recorded_rank(anchor_pid, anchor_event)
+            .unwrap_or(0);
+        let mut inf = self.inferiors.take().context("no inferiors")?;
+        let r = self.run_across(&mut inf, &causality, &cut, anchor_pid, limit, obs, backward);
+        let r = match r {
+            Ok((winner, event, stop)) => {
+                if winner != inf.current {
+                    match inf.slots[winner].session.take() {
+                        Some(next) => {
+                            let mut next = *next;
+                            self.share_settings(&mut next);
+                            let previous = std::mem::replace(self, next);
+                            inf.slots[inf.current].session = Some(Box::new(previous));
+                            inf.current = winner;
+                            let slot = &inf.slots[winner];
+                            obs.notice(Notice::SwitchedInferior {
+                                num: winner as u32 + 1,
+                                pid: slot.pid,
+                                program: slot.program.display().to_string(),
+                            });
+                        }
+                        None => bail!("inferior {} has no replay", winner + 1),
+                    }
+                }
+                for s in inf.slots.iter_mut() {
+                    s.placed = None;
+                }
+                inf.slots[winner].placed = Some(event);
+                inf.anchor = Some((winner, event));
+                Ok(stop)
+            }
+            Err(e) => {
+                // Whoever ran is somewhere else now: placed again when looked at.
+                for s in inf.slots.iter_mut() {
+                    s.placed = None;
+                }
+                inf.anchor = None;
+                Err(e)
+            }
+        };
+        self.inferiors = Some(inf);
+        r
+    }
+
+    /// The motion of [`Session::continue_across`] in every process: returns the slot of the
+    /// stop, the event its process stands before, and the stop.
+    #[allow(clippy::too_many_arguments)]
+    fn run_across(
+        &mut self,
+        inf: &mut Inferiors,
+        causality: &Causality,
+        cut: &Cut,
+        anchor_pid: i32,
+        limit: u64,
+        obs: &mut dyn Observer,
+        backward: bool,
+    ) -> anyhow::Result<(usize, u64, Stop)> {
+        let cur = inf.current;
+        let cur_pid = inf.slots[cur].pid;
+        let mut best: Option<(u64, usize, u64, Stop)> = None;
+        let first = if backward {
+            back_to_hit(self, causality, cur_pid, limit, cur_pid == anchor_pid)?
+        } else {
+            let stop = self.resume_alone(obs)?;
+            let event = self.position().map(|p| p.event).unwrap_or(u64::MAX);
+            let rank = causality.recorded_rank(cur_pid, event).unwrap_or(u64::MAX);
+            Some((rank, event, stop))
+        };
+        let fallback = match first {
+            Some((rank, event, stop)) => {
+                if matches!(stop.reason, StopReason::Interrupted) {
+                    return Ok((cur, event, stop));
+                }
+                best = Some((rank, cur, event, stop));
+                None
+            }
+            // Back at the start of this process: its stop, unless another has a hit.
+            None => Some(self.last_report.clone()),
+        };
+        for j in 0..inf.slots.len() {
+            if j == cur {
+                continue;
+            }
+            let place = place_of(causality, cut, &inf.slots[j]);
+            let pid = inf.slots[j].pid;
+            let placed = inf.slots[j].placed;
+            let Some(s) = inf.slots[j].session.as_deref_mut() else {
+                continue;
+            };
+            if !s.has_stops() {
+                continue;
+            }
+            // From where the consistent state places it.
+            match (place, backward) {
+                (InferiorPlace::NotCreated, true) | (InferiorPlace::End { .. }, false) => continue,
+                _ if placed.is_some() && placed == goal_event(place) => {}
+                _ => {
+                    place_session(s, place)?;
+                }
+            }
+            let found = if backward {
+                back_to_hit(s, causality, pid, limit, false)?
+            } else {
+                let stop = s.resume_alone(obs)?;
+                if is_hit(&stop) {
+                    let event = s.position()?.event;
+                    let rank = causality.recorded_rank(pid, event).unwrap_or(u64::MAX);
+                    Some((rank, event, stop))
+                } else {
+                    None
+                }
+            };
+            if let Some((rank, event, stop)) = found {
+                let better = match &best {
+                    None => true,
+                    Some((b, ..)) => (backward && rank > *b) || (!backward && rank < *b),
+                };
+                if better {
+                    best = Some((rank, j, event, stop));
+                }
+            }
+        }
+        match (best, fallback) {
+            (Some((_, slot, event, stop)), _) => Ok((slot, event, stop)),
+            (None, Some(Some(stop))) => {
+                let event = self.position().map(|p| p.event).unwrap_or(0);
+                Ok((cur, event, stop))
+            }
+            (None, _) => bail!("No more reverse-execution history."),
+        }
+    }
+
+    /// What the user set for the session, carried to the inferior switched to.
+    fn share_settings(&self, next: &mut Session) {
+        next.interrupt = self.interrupt.clone();
+        next.live_pause = self.live_pause;
+        next.print = self.print;
+        next.signal_stops = self.signal_stops.clone();
+        next.signal_print = self.signal_print.clone();
+        next.signal_pass = self.signal_pass.clone();
+        // (Setting it anew would forget a thread's step over the breakpoint it stopped at.)
+        if next.step_over != self.step_over {
+            next.set_step_over_mode(self.step_over);
+        }
+    }
+}
+
+/// The event a process placed at `place` stands before (None: at its creation).
+fn goal_event(place: InferiorPlace) -> Option<u64> {
+    match place {
+        InferiorPlace::NotCreated => None,
+        InferiorPlace::Before { event, .. } => Some(event),
+        InferiorPlace::End { total } => Some(total),
+    }
+}
+
+/// Moves `s`'s replay to `place`: at its creation; at its end; or before event `e` as late
+/// as it gets — at the instruction that makes event `e` (the deterministic code after
+/// event `e - 1` has run: it is part of the consistent state), reached by going to the end
+/// of event `e` and one instruction back. Returns the event it stands before.
+fn place_session(s: &mut Session, place: InferiorPlace) -> anyhow::Result<u64> {
+    match place {
+        InferiorPlace::NotCreated => {
+            if s.started {
+                s.goto(&Place::Start)?;
+            }
+        }
+        InferiorPlace::Before { event, .. } => {
+            s.goto(&Place::Event(event + 1))?;
+            s.reverse_step_instruction(false)?;
+        }
+        InferiorPlace::End { total } => {
+            s.goto(&Place::Event(total))?;
+        }
+    }
+    Ok(s.position()?.event)
+}
+
+/// Whether a stop of a process other than the current one is one a motion across processes
+/// stops at (what the user asked to stop at, not its end).
+fn is_hit(stop: &Stop) -> bool {
+    matches!(
+        stop.reason,
+        StopReason::Breakpoint { .. }
+            | StopReason::EventReached { .. }
+            | StopReason::TickReached { .. }
+            | StopReason::Watchpoint { .. }
+            | StopReason::ConditionError { .. }
+            | StopReason::Signal { .. }
+    )
+}
+
+/// `reverse-continue` in `s` (process `pid`) until a hit that comes before `limit` in the
+/// recorder's order (at it too when `inclusive`: the stop's own process, whose earlier hits
+/// in the same stretch between two events rank the same): its rank, event and stop; None
+/// when there is none.
+fn back_to_hit(
+    s: &mut Session,
+    c: &Causality,
+    pid: i32,
+    limit: u64,
+    inclusive: bool,
+) -> anyhow::Result<Option<(u64, u64, Stop)>> {
+    loop {
+        let stop = s.reverse_continue_alone()?;
+        if !is_hit(&stop) {
+            return Ok(None);
+        }
+        let event = s.position()?.event;
+        let rank = c.recorded_rank(pid, event).unwrap_or(u64::MAX);
+        if rank < limit || (inclusive && rank == limit) {
+            return Ok(Some((rank, event, stop)));
+        }
+    }
+}
+
+/// Where `slot`'s process stands in `cut`.
+fn place_of(c: &Causality, cut: &Cut, slot: &Slot) -> InferiorPlace {
+    let total = c.events(slot.pid);
+    let created = match (slot.parent, slot.fork_event) {
+        (Some(parent), Some(at)) if c.pids().contains(&parent) => {
+            cut.contains(hindsight_causal::EventId {
+                pid: parent,
+                event: at,
+            })
+        }
+        _ => true,
+    };
+    match cut.before(slot.pid) {
+        _ if !created => InferiorPlace::NotCreated,
+        Some(e) if e < total => InferiorPlace::Before { event: e, total },
+        _ => InferiorPlace::End { total },
+    }
+}
