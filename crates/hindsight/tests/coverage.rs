@@ -386,3 +386,59 @@ fn output_after_the_main_thread_left_replays() {
     assert_eq!(rec.out, "main thread\nwritten after the main thread left\n");
     replays_the_same(&rec);
 }
+
+#[test]
+fn shared_mappings_of_one_file_alias_and_follow_the_file_in_replay() {
+    let prog = compile("shared_file", &[]);
+    let rec = record(&prog, &[]);
+    let rounds: String = (0..5)
+        .map(|i| format!("round {i} read {}\n", i * 10))
+        .collect();
+    assert_eq!(
+        rec.out,
+        format!(
+            "{rounds}second page: grown under the mapping\nwritten by pwrite: 1234 1234, then 77\n"
+        )
+    );
+    replays_the_same(&rec);
+    // Going back from the end (to checkpoints, forks of the replay sharing the file's
+    // memory) finds each round's bytes in both mappings, and not the later ones.
+    let brk = format!("break {}", marker_line("shared_file.c", "each round"));
+    let end = format!("break {}", marker_line("shared_file.c", "last line"));
+    let r = replay_batch(
+        &rec.trace,
+        &[
+            &brk,
+            &end,
+            "continue",
+            "continue",
+            "checkpoint",
+            "continue",
+            "continue",
+            "continue",
+            "continue",
+            "print r[1]",
+            "reverse-continue",
+            "print x",
+            "print r[0]",
+            "print r[1]",
+            "reverse-continue",
+            "reverse-continue",
+            "print x",
+            "print w[0]",
+            "print r[1]",
+            "continue",
+            "print r[0]",
+            // The checkpoint taken at round 1, by name.
+            "restart 1",
+            "print x",
+            "print r[0]",
+            "print r[1]",
+        ],
+    );
+    r.seq(&[
+        "$1 = 77", "$2 = 40", "$3 = 50", "$4 = 0", "$5 = 20", "$6 = 30", "$7 = 0", "$8 = 40",
+        "$9 = 10", "$10 = 20", "$11 = 0",
+    ]);
+    r.lacks("could not find");
+}

@@ -242,9 +242,22 @@ impl Process {
     }
 }
 
+/// The file under a shared mapping made with `flags` of descriptor `fd` at `offset`, opened
+/// for reading its bytes (None for anonymous memory, or when it cannot be opened).
+fn shared_file(pid: i32, flags: u64, fd: i32, offset: u64) -> Option<crate::shared::Backing> {
+    if flags & libc::MAP_ANONYMOUS as u64 != 0 {
+        return None;
+    }
+    let file = std::fs::File::open(format!("/proc/{pid}/fd/{fd}")).ok()?;
+    file.metadata()
+        .ok()?
+        .is_file()
+        .then_some(crate::shared::Backing { file, offset })
+}
+
 /// A file the program's stdout or stderr was when recording started: writes to it are
 /// output that replay shows again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct FileKey {
     dev: u64,
     ino: u64,
@@ -270,6 +283,8 @@ struct Recorder {
     root: i32,
     root_exit: Option<ExitStatus>,
     outputs: [Option<FileKey>; 2],
+    /// Each mapped file's identity in the trace (see `MappedFile::identity`).
+    identities: HashMap<FileKey, hindsight_trace::FileId>,
     threads_seen: u32,
     processes_seen: u32,
     events: u64,
@@ -365,6 +380,7 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
         root: pid,
         root_exit: None,
         outputs,
+        identities: HashMap::new(),
         threads_seen: 1,
         processes_seen: 1,
         events: 0,
@@ -1079,9 +1095,14 @@ impl Recorder {
                     {
                         match self.writer.add_file(&path) {
                             Ok(file) => {
+                                let identity = match file_key(&path) {
+                                    Some(k) => *self.identities.entry(k).or_insert(file),
+                                    None => file,
+                                };
                                 mapped = Some(MappedFile {
                                     file,
                                     offset: s.args[5],
+                                    identity,
                                 })
                             }
                             Err(e) => failure = Some(e.to_string()),
@@ -1901,7 +1922,12 @@ impl Recorder {
         match name {
             "mmap"
                 if args[3] & libc::MAP_SHARED as u64 != 0
-                    && !p.shared.add(&p.mem, result, args[1]) =>
+                    && !p.shared.add(
+                        &p.mem,
+                        result,
+                        args[1],
+                        shared_file(pid, args[3], args[4] as i32, args[5]),
+                    ) =>
             {
                 eprintln!(
                     "hindsight: a shared mapping of {} bytes at {result:#x} is not followed \

@@ -129,6 +129,8 @@ pub struct Replayer {
     gone: HashSet<i32>,
     /// Copies of mapped files open in the process (see `copies`).
     copies: crate::copies::OpenCopies,
+    /// Memory files behind file mappings (see `memfiles`).
+    memfiles: crate::memfiles::MemFiles,
     quiet: bool,
     /// Program path used to start the replay.
     program: PathBuf,
@@ -246,6 +248,7 @@ impl Replayer {
             sigreturn_pending: HashSet::new(),
             gone: HashSet::new(),
             copies: Default::default(),
+            memfiles: Default::default(),
             quiet: opts.quiet,
             program,
             fork_at: None,
@@ -378,6 +381,11 @@ impl Replayer {
 
     /// This replayer's state, driving a copy of the process instead: `threads` maps each
     /// recorded thread to its live thread in the copy (the first is the copy's main thread).
+    /// What the memory files behind file mappings hold now (for a checkpoint).
+    pub(crate) fn memfiles_snapshot(&self) -> Result<crate::memfiles::Snapshot, ReplayError> {
+        self.memfiles.snapshot()
+    }
+
     pub(crate) fn duplicate(&self, threads: &[(i32, Tid)]) -> Result<Replayer, ReplayError> {
         let Some(&(_, main)) = threads.first() else {
             return Err(ReplayError::Unsupported("no thread to copy".into()));
@@ -406,6 +414,7 @@ impl Replayer {
             sigreturn_pending: HashSet::new(),
             gone: self.gone.clone(),
             copies: self.copies.clone(),
+            memfiles: self.memfiles.clone(),
             quiet: self.quiet,
             program: self.program.clone(),
             cpu_mark,
@@ -702,9 +711,54 @@ impl Replayer {
 
     fn write_all(&self, writes: &[MemWrite]) -> Result<(), ReplayError> {
         for w in writes {
-            self.mem.write(w.addr, &w.data)?;
+            if let Err(e) = self.mem.write(w.addr, &w.data) {
+                // A shared mapping without write permission refuses even ptrace's writes:
+                // the bytes go into the memory file behind it.
+                if !self.write_memfile(w.addr, &w.data)? {
+                    return Err(e.into());
+                }
+            }
         }
         Ok(())
+    }
+
+    /// Writes `data` at `addr` into the memory files mapped there (see `memfiles`); false
+    /// when some of that range is not such a mapping.
+    fn write_memfile(&self, addr: u64, data: &[u8]) -> Result<bool, ReplayError> {
+        let Ok(maps) = std::fs::read_to_string(format!("/proc/{}/maps", self.live_pid)) else {
+            return Ok(false);
+        };
+        let end = addr.saturating_add(data.len() as u64);
+        let mut covered = 0u64;
+        for line in maps.lines() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let Some((start, stop)) = f.first().and_then(|r| r.split_once('-')) else {
+                continue;
+            };
+            let (Ok(start), Ok(stop)) = (
+                u64::from_str_radix(start, 16),
+                u64::from_str_radix(stop, 16),
+            ) else {
+                continue;
+            };
+            let (from, to) = (addr.max(start), end.min(stop));
+            if from >= to {
+                continue;
+            }
+            let (Some(offset), Some(ino)) = (
+                f.get(2).and_then(|o| u64::from_str_radix(o, 16).ok()),
+                f.get(4).and_then(|i| i.parse::<u64>().ok()),
+            ) else {
+                return Ok(false);
+            };
+            let Some(id) = self.memfiles.by_inode(ino) else {
+                return Ok(false);
+            };
+            let part = &data[(from - addr) as usize..(to - addr) as usize];
+            self.memfiles.write(id, offset + (from - start), part)?;
+            covered += to - from;
+        }
+        Ok(covered == data.len() as u64)
     }
 
     /// Resumes the replay (`how` as in a live session) and returns at the next stop.
@@ -1552,6 +1606,9 @@ impl Replayer {
                         format!("{} = {actual:#x}", describe_syscall(nr, args)),
                     )));
                 }
+                if name == "mremap" && !hindsight_syscalls::is_error(result) {
+                    self.grow_memfile(result as u64, args[2])?;
+                }
                 r = tid.regs()?;
                 r.0.rax = result as u64;
                 tid.set_regs(&r)?;
@@ -1755,6 +1812,31 @@ impl Replayer {
         }
     }
 
+    /// A mapping of a memory file that `mremap` made `len` bytes long at `addr`: the memory
+    /// file grows to its new end, as the recorded file had to (or the grown part faults).
+    fn grow_memfile(&mut self, addr: u64, len: u64) -> Result<(), ReplayError> {
+        let Ok(maps) = std::fs::read_to_string(format!("/proc/{}/maps", self.live_pid)) else {
+            return Ok(());
+        };
+        let prefix = format!("{addr:x}-");
+        let Some(line) = maps.lines().find(|l| l.starts_with(&prefix)) else {
+            return Ok(());
+        };
+        // start-end perms offset dev inode path
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (Some(offset), Some(ino)) = (
+            f.get(2).and_then(|o| u64::from_str_radix(o, 16).ok()),
+            f.get(4).and_then(|i| i.parse::<u64>().ok()),
+        ) else {
+            return Ok(());
+        };
+        if let Some(id) = self.memfiles.by_inode(ino) {
+            self.memfiles
+                .grow(id, offset.saturating_add(len.saturating_add(4095) & !4095))?;
+        }
+        Ok(())
+    }
+
     /// mmap at the recorded address; a file from the trace's copy of it.
     fn execute_mmap(
         &mut self,
@@ -1765,9 +1847,9 @@ impl Replayer {
         mapped: Option<MappedFile>,
     ) -> Result<Option<ReplayStop>, ReplayError> {
         let addr = result as u64;
-        // The copy is mapped privately at the recorded address. A shared mapping becomes a
-        // private one that reserves no swap: it counted for nothing when recorded, and a
-        // large one (a sparse file of 100 GiB) would not fit the commit limit otherwise.
+        // A private file mapping maps the trace's copy at the recorded address; a shared
+        // one maps the file's memory file (`memfiles`), shared. Anonymous shared memory
+        // becomes private and reserves no swap: it counted for nothing when recorded.
         let fixed = |flags: u64| {
             // MAP_SHARED or MAP_SHARED_VALIDATE.
             let shared = flags & 0x03 != libc::MAP_PRIVATE as u64;
@@ -1802,17 +1884,42 @@ impl Replayer {
             }
             Some(m) => 'mapped: {
                 let copy = self.reader.file_path(m.file)?;
-                if let Some(fd) = self.copies.fd(self.live_pid, m.file, &copy) {
-                    // This stop's syscall becomes the mmap of the copy already open.
+                let shared = args[3] & 0x03 != libc::MAP_PRIVATE as u64;
+                let copy_len = std::fs::metadata(&copy).map(|md| md.len()).unwrap_or(0);
+                let extent = m
+                    .offset
+                    .saturating_add(args[1].saturating_add(4095) & !4095);
+                // Shared mappings, and private ones reaching past the copy's end (the file
+                // grew under them), map the file's memory file (see `memfiles`).
+                let in_memory = shared || extent > copy_len;
+                let flags = if shared {
+                    (args[3] & !0x10_0000 & !0x03) | 0x01 | libc::MAP_FIXED as u64
+                } else {
+                    fixed(args[3])
+                };
+                let (target, open_fd) = if in_memory {
+                    self.memfiles.prepare(m.identity, m.file, &copy, extent)?;
+                    let Some(path) = self.memfiles.path(m.identity) else {
+                        return Err(ReplayError::Unsupported(
+                            "replay's memory file vanished".into(),
+                        ));
+                    };
+                    (path, self.memfiles.tracee_fd(self.live_pid, m.identity))
+                } else {
+                    let fd = self.copies.fd(self.live_pid, m.file, &copy);
+                    (copy.clone(), fd)
+                };
+                if let Some(fd) = open_fd {
+                    // This stop's syscall becomes the mmap of the file already open.
                     let mut r = regs;
                     r.0.rdi = addr;
-                    r.0.r10 = fixed(args[3]);
+                    r.0.r10 = flags;
                     r.0.r8 = fd as u64;
                     r.0.r9 = m.offset;
                     tid.set_regs(&r)?;
                     break 'mapped self.run_to_exit(tid)?;
                 }
-                let mut path = copy.as_os_str().as_bytes().to_vec();
+                let mut path = target.as_os_str().as_bytes().to_vec();
                 path.push(0);
                 // Scratch space for the path: below the red zone, saved and restored.
                 let scratch = (regs.0.rsp - 128 - 4096) & !15;
@@ -1825,7 +1932,12 @@ impl Replayer {
                 r.0.orig_rax = libc::SYS_openat as u64;
                 r.0.rdi = libc::AT_FDCWD as u64;
                 r.0.rsi = scratch;
-                r.0.rdx = (libc::O_RDONLY | libc::O_CLOEXEC) as u64;
+                let mode = if in_memory {
+                    libc::O_RDWR
+                } else {
+                    libc::O_RDONLY
+                };
+                r.0.rdx = (mode | libc::O_CLOEXEC) as u64;
                 tid.set_regs(&r)?;
                 let fd = self.run_to_exit(tid)?;
                 if fd < 0 {
@@ -1840,9 +1952,13 @@ impl Replayer {
                     tid,
                     &regs,
                     libc::SYS_mmap as u64,
-                    [addr, args[1], args[2], fixed(args[3]), fd as u64, m.offset],
+                    [addr, args[1], args[2], flags, fd as u64, m.offset],
                 )?;
-                self.copies.insert(m.file, fd as i32);
+                if in_memory {
+                    self.memfiles.set_tracee_fd(m.identity, fd as i32);
+                } else {
+                    self.copies.insert(m.file, fd as i32);
+                }
                 self.mem.write(scratch, &saved)?;
                 a
             }
