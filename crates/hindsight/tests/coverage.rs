@@ -442,3 +442,47 @@ fn shared_mappings_of_one_file_alias_and_follow_the_file_in_replay() {
     ]);
     r.lacks("could not find");
 }
+
+#[test]
+fn a_seccomp_filters_sigsys_replays_as_recorded() {
+    let prog = compile("seccomp_trap", &[]);
+    let rec = record(&prog, &[]);
+    let want: String = (1..=3)
+        .map(|t| format!("getppid answered {} (trap {t})\n", 1000 + libc::SYS_getppid))
+        .collect();
+    assert_eq!(rec.out, want);
+    // As gdb: SIGSYS stops the program unless told otherwise.
+    let r = replay_batch(
+        &rec.trace,
+        &["continue", "continue", "continue", "continue"],
+    );
+    r.seq(&[
+        "Program received signal SIGSYS, Bad system call.",
+        "Program received signal SIGSYS, Bad system call.",
+        "Program received signal SIGSYS, Bad system call.",
+    ])
+    .has("exited normally]");
+    // Told not to stop, the replay runs through and shows what the program printed.
+    let r = hindsight(&[
+        "replay".as_ref(),
+        rec.trace.as_os_str(),
+        "--batch".as_ref(),
+        "-ex".as_ref(),
+        "handle SIGSYS nostop noprint".as_ref(),
+        "-ex".as_ref(),
+        "continue".as_ref(),
+    ]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let got: Vec<&str> = r.stdout.lines().filter(|l| !is_notice(l)).collect();
+    assert_eq!(got, rec.out.lines().collect::<Vec<_>>(), "{}", r.stdout);
+    assert!(r.stdout.contains("exited normally"), "{}", r.stdout);
+}
+
+#[test]
+fn a_program_run_from_a_descriptor_replays() {
+    // fexecve of an open file, then of a memfd no path names.
+    let prog = compile("fexec_self", &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, "stage 0\nstage 1\nstage 2\n");
+    replays_the_same(&rec);
+}

@@ -577,10 +577,14 @@ fn siginfo_bytes(si: &libc::siginfo_t) -> Vec<u8> {
 /// Signals that an instruction raises (they recur by themselves in replay) when the kernel
 /// sent them (si_code > 0).
 fn is_synchronous(sig: i32, si_code: i32) -> bool {
-    matches!(
+    const SYS_SECCOMP: i32 = 1;
+    (matches!(
         sig,
         libc::SIGSEGV | libc::SIGBUS | libc::SIGILL | libc::SIGFPE | libc::SIGTRAP
-    ) && si_code > 0
+    ) && si_code > 0)
+        // A seccomp filter's SECCOMP_RET_TRAP: raised by the syscall instruction itself, and
+        // again in replay, where the program's filter is installed for real.
+        || (sig == libc::SIGSYS && si_code == SYS_SECCOMP)
 }
 
 mod agent_stops;
@@ -1609,7 +1613,16 @@ impl Recorder {
                 .push((Event::KernelWrite { writes: random }, Vec::new()));
         }
         let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
-        let file = self.writer.add_file(&exe)?;
+        // A program run from a descriptor (fexecve of a memfd, of a file since deleted, or
+        // of one whose path means another file in this namespace) is copied through the
+        // process's own link to it.
+        let is_file = std::fs::metadata(&exe).is_ok_and(|m| m.is_file());
+        let file = if is_file {
+            self.writer.add_file(&exe)?
+        } else {
+            self.writer
+                .add_file(Path::new(&format!("/proc/{pid}/exe")))?
+        };
         let (program, args) = process_identity(pid);
         self.writer.note_exec(pid, &program, args)?;
         if let Some(s) = self

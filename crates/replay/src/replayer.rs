@@ -1488,8 +1488,22 @@ impl Replayer {
                 self.parked.insert(rtid, Parked { nr, args, regs });
                 Ok(None)
             }
-            Event::Exec { tid: t, path, .. } if t == rtid && is_exec(nr) => {
+            Event::Exec {
+                tid: t, path, file, ..
+            } if t == rtid && is_exec(nr) => {
                 self.consume();
+                if let Some(fd) = self.exec_by_descriptor(nr, &args)? {
+                    // fexecve: the descriptor is not open in replay (its open was not run);
+                    // the trace's copy of the program takes its number, then the call runs.
+                    if let Some(stop) = self.open_copy_as(tid, regs, file, fd)? {
+                        return Ok(Some(stop));
+                    }
+                    let mut r = regs;
+                    r.0.rip = regs.0.rip - 2;
+                    r.0.rax = nr;
+                    r.0.orig_rax = u64::MAX;
+                    tid.set_regs(&r)?;
+                }
                 self.exec(inf, tid, &path)
             }
             other => Ok(Some(self.diverged(rtid, describe_event(&other), replayed))),
@@ -2032,6 +2046,79 @@ impl Replayer {
         }
     }
 
+    /// The descriptor an exec runs the program of: `execveat(fd, "", …, AT_EMPTY_PATH)` or
+    /// `execve("/proc/self/fd/N")` / `execve("/dev/fd/N")` (glibc's fexecve).
+    fn exec_by_descriptor(&self, nr: u64, args: &[u64; 6]) -> Result<Option<i32>, ReplayError> {
+        let mut name = [0u8; 32];
+        let path_at = if nr == libc::SYS_execveat as u64 {
+            args[1]
+        } else {
+            args[0]
+        };
+        if self.mem.read(path_at, &mut name).is_err() {
+            return Ok(None);
+        }
+        let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+        let name = &name[..end];
+        if nr == libc::SYS_execveat as u64 {
+            let empty_path = args[4] & libc::AT_EMPTY_PATH as u64 != 0;
+            return Ok((empty_path && name.is_empty()).then_some(args[0] as i32));
+        }
+        let n = name
+            .strip_prefix(b"/proc/self/fd/")
+            .or_else(|| name.strip_prefix(b"/dev/fd/"));
+        Ok(n.and_then(|n| std::str::from_utf8(n).ok()?.parse().ok()))
+    }
+
+    /// Opens the trace's copy `file` in the process (stopped at a syscall's seccomp stop with
+    /// `regs`) as descriptor `fd`, through injected openat, dup2 and close. Leaves the thread
+    /// at the exit stop of the last.
+    fn open_copy_as(
+        &mut self,
+        tid: Tid,
+        regs: Regs,
+        file: hindsight_trace::FileId,
+        fd: i32,
+    ) -> Result<Option<ReplayStop>, ReplayError> {
+        let copy = self.reader.file_path(file)?;
+        let mut path = copy.as_os_str().as_bytes().to_vec();
+        path.push(0);
+        let scratch = (regs.0.rsp - 128 - 4096) & !15;
+        let mut saved = vec![0u8; path.len()];
+        self.mem.read(scratch, &mut saved)?;
+        self.mem.write(scratch, &path)?;
+        let mut r = regs;
+        r.0.orig_rax = libc::SYS_openat as u64;
+        r.0.rdi = libc::AT_FDCWD as u64;
+        r.0.rsi = scratch;
+        r.0.rdx = (libc::O_RDONLY | libc::O_CLOEXEC) as u64;
+        tid.set_regs(&r)?;
+        let opened = self.run_to_exit(tid)?;
+        self.mem.write(scratch, &saved)?;
+        if opened < 0 {
+            return Ok(Some(self.diverged(
+                self.recorded_tid(tid),
+                format!("exec of {}", copy.display()),
+                format!("cannot open the trace's copy (error {})", -opened),
+            )));
+        }
+        if opened != fd as i64 {
+            self.rerun_syscall(
+                tid,
+                &regs,
+                libc::SYS_dup2 as u64,
+                [opened as u64, fd as u64, 0, 0, 0, 0],
+            )?;
+            self.rerun_syscall(
+                tid,
+                &regs,
+                libc::SYS_close as u64,
+                [opened as u64, 0, 0, 0, 0, 0],
+            )?;
+        }
+        Ok(None)
+    }
+
     /// The program executes a new one, for real (by the recorded path).
     fn exec(
         &mut self,
@@ -2043,7 +2130,9 @@ impl Replayer {
         loop {
             match hindsight_ptrace::wait_any()? {
                 (_, WaitEvent::Stopped(Stop::Exec)) => break,
-                (t, WaitEvent::Stopped(Stop::Syscall)) if t == tid => {
+                (t, WaitEvent::Stopped(Stop::Syscall))
+                    if t == tid && t.syscall_op()? == hindsight_ptrace::thread::SyscallOp::Exit =>
+                {
                     // execve failed here although it succeeded when recorded.
                     return Ok(Some(self.diverged(
                         self.recorded_tid(tid),
