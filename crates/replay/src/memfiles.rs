@@ -140,6 +140,11 @@ impl MemFiles {
         self.grow(identity, min_len)
     }
 
+    /// Whether `identity` has a memory file.
+    pub fn has(&self, identity: FileId) -> bool {
+        self.files.contains_key(&identity)
+    }
+
     /// Makes `identity`'s memory file at least `len` bytes long.
     pub fn grow(&self, identity: FileId, len: u64) -> Result<(), ReplayError> {
         if let Some(m) = self.files.get(&identity) {

@@ -1904,8 +1904,17 @@ impl Replayer {
                     .offset
                     .saturating_add(args[1].saturating_add(4095) & !4095);
                 // Shared mappings, and private ones reaching past the copy's end (the file
-                // grew under them), map the file's memory file (see `memfiles`).
-                let in_memory = shared || extent > copy_len;
+                // grows under them), map the file's memory file (see `memfiles`). Once a
+                // file is mapped from one of the two, its next mappings are too: mappings
+                // of one open file merge into one area as they did when recorded. Program
+                // images (the loader maps them MAP_DENYWRITE, reserving more than the file)
+                // are always the copy: code is patched and found by its file.
+                let image = args[3] & libc::MAP_DENYWRITE as u64 != 0;
+                let in_memory = shared
+                    || (!image
+                        && (self.memfiles.has(m.identity)
+                            || (extent > copy_len
+                                && self.copies.fd(self.live_pid, m.file, &copy).is_none())));
                 let flags = if shared {
                     (args[3] & !0x10_0000 & !0x03) | 0x01 | libc::MAP_FIXED as u64
                 } else {
