@@ -386,3 +386,103 @@ fn output_after_the_main_thread_left_replays() {
     assert_eq!(rec.out, "main thread\nwritten after the main thread left\n");
     replays_the_same(&rec);
 }
+
+#[test]
+fn shared_mappings_of_one_file_alias_and_follow_the_file_in_replay() {
+    let prog = compile("shared_file", &[]);
+    let rec = record(&prog, &[]);
+    let rounds: String = (0..5)
+        .map(|i| format!("round {i} read {}\n", i * 10))
+        .collect();
+    assert_eq!(
+        rec.out,
+        format!(
+            "{rounds}second page: grown under the mapping\nwritten by pwrite: 1234 1234, then 77\n"
+        )
+    );
+    replays_the_same(&rec);
+    // Going back from the end (to checkpoints, forks of the replay sharing the file's
+    // memory) finds each round's bytes in both mappings, and not the later ones.
+    let brk = format!("break {}", marker_line("shared_file.c", "each round"));
+    let end = format!("break {}", marker_line("shared_file.c", "last line"));
+    let r = replay_batch(
+        &rec.trace,
+        &[
+            &brk,
+            &end,
+            "continue",
+            "continue",
+            "checkpoint",
+            "continue",
+            "continue",
+            "continue",
+            "continue",
+            "print r[1]",
+            "reverse-continue",
+            "print x",
+            "print r[0]",
+            "print r[1]",
+            "reverse-continue",
+            "reverse-continue",
+            "print x",
+            "print w[0]",
+            "print r[1]",
+            "continue",
+            "print r[0]",
+            // The checkpoint taken at round 1, by name.
+            "restart 1",
+            "print x",
+            "print r[0]",
+            "print r[1]",
+        ],
+    );
+    r.seq(&[
+        "$1 = 77", "$2 = 40", "$3 = 50", "$4 = 0", "$5 = 20", "$6 = 30", "$7 = 0", "$8 = 40",
+        "$9 = 10", "$10 = 20", "$11 = 0",
+    ]);
+    r.lacks("could not find");
+}
+
+#[test]
+fn a_seccomp_filters_sigsys_replays_as_recorded() {
+    let prog = compile("seccomp_trap", &[]);
+    let rec = record(&prog, &[]);
+    let want: String = (1..=3)
+        .map(|t| format!("getppid answered {} (trap {t})\n", 1000 + libc::SYS_getppid))
+        .collect();
+    assert_eq!(rec.out, want);
+    // As gdb: SIGSYS stops the program unless told otherwise.
+    let r = replay_batch(
+        &rec.trace,
+        &["continue", "continue", "continue", "continue"],
+    );
+    r.seq(&[
+        "Program received signal SIGSYS, Bad system call.",
+        "Program received signal SIGSYS, Bad system call.",
+        "Program received signal SIGSYS, Bad system call.",
+    ])
+    .has("exited normally]");
+    // Told not to stop, the replay runs through and shows what the program printed.
+    let r = hindsight(&[
+        "replay".as_ref(),
+        rec.trace.as_os_str(),
+        "--batch".as_ref(),
+        "-ex".as_ref(),
+        "handle SIGSYS nostop noprint".as_ref(),
+        "-ex".as_ref(),
+        "continue".as_ref(),
+    ]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let got: Vec<&str> = r.stdout.lines().filter(|l| !is_notice(l)).collect();
+    assert_eq!(got, rec.out.lines().collect::<Vec<_>>(), "{}", r.stdout);
+    assert!(r.stdout.contains("exited normally"), "{}", r.stdout);
+}
+
+#[test]
+fn a_program_run_from_a_descriptor_replays() {
+    // fexecve of an open file, then of a memfd no path names.
+    let prog = compile("fexec_self", &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, "stage 0\nstage 1\nstage 2\n");
+    replays_the_same(&rec);
+}

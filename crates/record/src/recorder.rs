@@ -242,9 +242,22 @@ impl Process {
     }
 }
 
+/// The file under a shared mapping made with `flags` of descriptor `fd` at `offset`, opened
+/// for reading its bytes (None for anonymous memory, or when it cannot be opened).
+fn shared_file(pid: i32, flags: u64, fd: i32, offset: u64) -> Option<crate::shared::Backing> {
+    if flags & libc::MAP_ANONYMOUS as u64 != 0 {
+        return None;
+    }
+    let file = std::fs::File::open(format!("/proc/{pid}/fd/{fd}")).ok()?;
+    file.metadata()
+        .ok()?
+        .is_file()
+        .then_some(crate::shared::Backing { file, offset })
+}
+
 /// A file the program's stdout or stderr was when recording started: writes to it are
 /// output that replay shows again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct FileKey {
     dev: u64,
     ino: u64,
@@ -270,6 +283,8 @@ struct Recorder {
     root: i32,
     root_exit: Option<ExitStatus>,
     outputs: [Option<FileKey>; 2],
+    /// Each mapped file's identity in the trace (see `MappedFile::identity`).
+    identities: HashMap<FileKey, hindsight_trace::FileId>,
     threads_seen: u32,
     processes_seen: u32,
     events: u64,
@@ -367,6 +382,7 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
         root: pid,
         root_exit: None,
         outputs,
+        identities: HashMap::new(),
         threads_seen: 1,
         processes_seen: 1,
         events: 0,
@@ -564,10 +580,14 @@ fn siginfo_bytes(si: &libc::siginfo_t) -> Vec<u8> {
 /// Signals that an instruction raises (they recur by themselves in replay) when the kernel
 /// sent them (si_code > 0).
 fn is_synchronous(sig: i32, si_code: i32) -> bool {
-    matches!(
+    const SYS_SECCOMP: i32 = 1;
+    (matches!(
         sig,
         libc::SIGSEGV | libc::SIGBUS | libc::SIGILL | libc::SIGFPE | libc::SIGTRAP
-    ) && si_code > 0
+    ) && si_code > 0)
+        // A seccomp filter's SECCOMP_RET_TRAP: raised by the syscall instruction itself, and
+        // again in replay, where the program's filter is installed for real.
+        || (sig == libc::SIGSYS && si_code == SYS_SECCOMP)
 }
 
 mod agent_stops;
@@ -1109,9 +1129,14 @@ impl Recorder {
                     {
                         match self.writer.add_file(&path) {
                             Ok(file) => {
+                                let identity = match file_key(&path) {
+                                    Some(k) => *self.identities.entry(k).or_insert(file),
+                                    None => file,
+                                };
                                 mapped = Some(MappedFile {
                                     file,
                                     offset: s.args[5],
+                                    identity,
                                 })
                             }
                             Err(e) => failure = Some(e.to_string()),
@@ -1618,7 +1643,16 @@ impl Recorder {
                 .push((Event::KernelWrite { writes: random }, Vec::new()));
         }
         let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
-        let file = self.writer.add_file(&exe)?;
+        // A program run from a descriptor (fexecve of a memfd, of a file since deleted, or
+        // of one whose path means another file in this namespace) is copied through the
+        // process's own link to it.
+        let is_file = std::fs::metadata(&exe).is_ok_and(|m| m.is_file());
+        let file = if is_file {
+            self.writer.add_file(&exe)?
+        } else {
+            self.writer
+                .add_file(Path::new(&format!("/proc/{pid}/exe")))?
+        };
         let (program, args) = process_identity(pid);
         self.writer.note_exec(pid, &program, args)?;
         if let Some(s) = self
@@ -1935,7 +1969,12 @@ impl Recorder {
         match name {
             "mmap"
                 if args[3] & libc::MAP_SHARED as u64 != 0
-                    && !p.shared.add(&p.mem, result, args[1]) =>
+                    && !p.shared.add(
+                        &p.mem,
+                        result,
+                        args[1],
+                        shared_file(pid, args[3], args[4] as i32, args[5]),
+                    ) =>
             {
                 eprintln!(
                     "hindsight: a shared mapping of {} bytes at {result:#x} is not followed \

@@ -7,10 +7,18 @@
 //! thread of the process is about to run user code again, writes down the bytes that
 //! changed since (a `KernelWrite` event, applied by replay at the same point).
 //!
+//! A shared mapping of a file is read from the file itself (its bytes past the file's end
+//! count as zeros): replay backs it with a memory file as long as the mapping, so bytes
+//! written into the file after it grew under the mapping are written down too, where
+//! reading the mapping would fault.
+//!
 //! Changes are seen at those points only: two processes racing on shared memory without a
 //! syscall in between cannot be replayed exactly (a thread reads what was there when it was
 //! last resumed). Mappings beyond [`LIMIT`] bytes in total are not followed (copying them at
 //! every resume would cost more than it is worth); [`SharedMemory::add`] says so.
+
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
 
 use hindsight_ptrace::ProcessMemory;
 use hindsight_trace::MemWrite;
@@ -21,11 +29,48 @@ pub const LIMIT: usize = 8 << 20;
 /// Changed bytes closer than this are written down as one stretch.
 const GAP: usize = 32;
 
+/// The file under a shared mapping, open for reading.
+#[derive(Debug)]
+pub struct Backing {
+    /// The file (opened anew through the program's descriptor).
+    pub file: std::fs::File,
+    /// The mapping's offset in it.
+    pub offset: u64,
+}
+
+impl Backing {
+    /// The mapping's bytes as the file holds them; zeros past its end.
+    fn read(&self, buf: &mut [u8]) -> std::io::Result<()> {
+        let mut done = 0;
+        while done < buf.len() {
+            match self
+                .file
+                .read_at(&mut buf[done..], self.offset + done as u64)?
+            {
+                0 => break,
+                n => done += n,
+            }
+        }
+        buf[done..].fill(0);
+        Ok(())
+    }
+}
+
 /// One shared mapping and what it held at the last look.
 #[derive(Debug, Clone)]
 struct Region {
     addr: u64,
     copy: Vec<u8>,
+    backing: Option<Arc<Backing>>,
+}
+
+impl Region {
+    fn read(&self, mem: &ProcessMemory, buf: &mut [u8]) -> bool {
+        match &self.backing {
+            Some(b) => b.read(buf).is_ok(),
+            None => mem.read(self.addr, buf).is_ok(),
+        }
+    }
 }
 
 /// The shared mappings of one process.
@@ -42,7 +87,14 @@ impl SharedMemory {
 
     /// Follows the shared mapping `[addr, addr + len)` from its present content on. False
     /// when it is not followed (too big, or unreadable).
-    pub fn add(&mut self, mem: &ProcessMemory, addr: u64, len: u64) -> bool {
+    /// `backing`: the file mapped, None for anonymous memory.
+    pub fn add(
+        &mut self,
+        mem: &ProcessMemory,
+        addr: u64,
+        len: u64,
+        backing: Option<Backing>,
+    ) -> bool {
         let total: usize = self.regions.iter().map(|r| r.copy.len()).sum();
         let Ok(len) = usize::try_from(len) else {
             return false;
@@ -50,18 +102,25 @@ impl SharedMemory {
         if total.saturating_add(len) > LIMIT {
             return false;
         }
+        let mut r = Region {
+            addr,
+            copy: vec![0u8; len],
+            backing: backing.map(Arc::new),
+        };
         let mut copy = vec![0u8; len];
-        if mem.read(addr, &mut copy).is_err() {
+        if !r.read(mem, &mut copy) {
             return false;
         }
+        r.copy = copy;
         self.forget(addr, len as u64);
-        self.regions.push(Region { addr, copy });
+        self.regions.push(r);
         true
     }
 
     /// Follows a mapping that `mremap` moved or resized from `[old, old + old_len)` to
     /// `[new, new + new_len)`, with the bytes of the last look (changes since then are still
-    /// to be written down; a grown part starts as zeros, as replay's private copy does).
+    /// to be written down; a grown part starts as zeros, as replay's private copy of
+    /// anonymous memory does — a file's is compared with the file at the next look).
     /// False when the old range was followed but the new one cannot be (too big, or the old
     /// range was only part of a followed mapping).
     pub fn moved(&mut self, old: u64, old_len: u64, new: u64, new_len: u64) -> bool {
@@ -104,7 +163,8 @@ impl SharedMemory {
     /// shared pages as they were — the next look writes their bytes down again.
     pub fn dropped(&mut self, addr: u64, len: u64) {
         let end = addr.saturating_add(len);
-        for r in &mut self.regions {
+        // A file's pages stay as they are (replay maps it shared).
+        for r in self.regions.iter_mut().filter(|r| r.backing.is_none()) {
             let r_end = r.addr + r.copy.len() as u64;
             let (from, to) = (addr.max(r.addr), end.min(r_end));
             if from < to {
@@ -119,7 +179,7 @@ impl SharedMemory {
         let mut writes = Vec::new();
         self.regions.retain_mut(|r| {
             let mut now = vec![0u8; r.copy.len()];
-            if mem.read(r.addr, &mut now).is_err() {
+            if !r.read(mem, &mut now) {
                 return false;
             }
             for (start, end) in changed_runs(&r.copy, &now) {

@@ -52,6 +52,9 @@ pub struct Checkpoint {
     mid: bool,
     /// Ticks that thread counted since the event (0 at the event).
     offset: u64,
+    /// What the memory files behind file mappings held: they are shared with the replay
+    /// that goes on, and put back when the checkpoint is restored.
+    memory: crate::memfiles::Snapshot,
 }
 
 impl Checkpoint {
@@ -81,6 +84,7 @@ impl Checkpoint {
     /// threads recreated (by injected clones, with their registers), stopped where the
     /// checkpoint is, and the replayer driving it. The checkpoint stays.
     pub fn restore(&self) -> Result<(Replayer, Inferior), ReplayError> {
+        self.memory.restore()?;
         let mem = ProcessMemory::open(self.copy.0)?;
         let main = fork_stopped(self.copy, &mem)?;
         let gmem = ProcessMemory::open(main.0)?;
@@ -204,6 +208,7 @@ impl Replayer {
         if restarting(&leader.regs()?) {
             return refuse("the main thread is in a syscall the kernel would restart");
         }
+        let memory = self.memfiles_snapshot()?;
         let copy = inf.fork_copy(leader)?;
         if let Some(regs) = &main_parked {
             // The fork ran through the parked main thread: it goes back to its syscall.
@@ -220,6 +225,7 @@ impl Replayer {
             ticks,
             mid,
             offset,
+            memory,
         })
     }
 }

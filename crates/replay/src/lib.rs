@@ -8,6 +8,7 @@ pub mod copies;
 pub mod divergence;
 pub mod error;
 pub mod gate;
+pub mod memfiles;
 pub mod replayer;
 
 pub use checkpoint::Checkpoint;

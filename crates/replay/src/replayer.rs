@@ -129,6 +129,8 @@ pub struct Replayer {
     gone: HashSet<i32>,
     /// Copies of mapped files open in the process (see `copies`).
     copies: crate::copies::OpenCopies,
+    /// Memory files behind file mappings (see `memfiles`).
+    memfiles: crate::memfiles::MemFiles,
     quiet: bool,
     /// Program path used to start the replay.
     program: PathBuf,
@@ -246,6 +248,7 @@ impl Replayer {
             sigreturn_pending: HashSet::new(),
             gone: HashSet::new(),
             copies: Default::default(),
+            memfiles: Default::default(),
             quiet: opts.quiet,
             program,
             fork_at: None,
@@ -378,6 +381,11 @@ impl Replayer {
 
     /// This replayer's state, driving a copy of the process instead: `threads` maps each
     /// recorded thread to its live thread in the copy (the first is the copy's main thread).
+    /// What the memory files behind file mappings hold now (for a checkpoint).
+    pub(crate) fn memfiles_snapshot(&self) -> Result<crate::memfiles::Snapshot, ReplayError> {
+        self.memfiles.snapshot()
+    }
+
     pub(crate) fn duplicate(&self, threads: &[(i32, Tid)]) -> Result<Replayer, ReplayError> {
         let Some(&(_, main)) = threads.first() else {
             return Err(ReplayError::Unsupported("no thread to copy".into()));
@@ -406,6 +414,7 @@ impl Replayer {
             sigreturn_pending: HashSet::new(),
             gone: self.gone.clone(),
             copies: self.copies.clone(),
+            memfiles: self.memfiles.clone(),
             quiet: self.quiet,
             program: self.program.clone(),
             cpu_mark,
@@ -702,9 +711,54 @@ impl Replayer {
 
     fn write_all(&self, writes: &[MemWrite]) -> Result<(), ReplayError> {
         for w in writes {
-            self.mem.write(w.addr, &w.data)?;
+            if let Err(e) = self.mem.write(w.addr, &w.data) {
+                // A shared mapping without write permission refuses even ptrace's writes:
+                // the bytes go into the memory file behind it.
+                if !self.write_memfile(w.addr, &w.data)? {
+                    return Err(e.into());
+                }
+            }
         }
         Ok(())
+    }
+
+    /// Writes `data` at `addr` into the memory files mapped there (see `memfiles`); false
+    /// when some of that range is not such a mapping.
+    fn write_memfile(&self, addr: u64, data: &[u8]) -> Result<bool, ReplayError> {
+        let Ok(maps) = std::fs::read_to_string(format!("/proc/{}/maps", self.live_pid)) else {
+            return Ok(false);
+        };
+        let end = addr.saturating_add(data.len() as u64);
+        let mut covered = 0u64;
+        for line in maps.lines() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let Some((start, stop)) = f.first().and_then(|r| r.split_once('-')) else {
+                continue;
+            };
+            let (Ok(start), Ok(stop)) = (
+                u64::from_str_radix(start, 16),
+                u64::from_str_radix(stop, 16),
+            ) else {
+                continue;
+            };
+            let (from, to) = (addr.max(start), end.min(stop));
+            if from >= to {
+                continue;
+            }
+            let (Some(offset), Some(ino)) = (
+                f.get(2).and_then(|o| u64::from_str_radix(o, 16).ok()),
+                f.get(4).and_then(|i| i.parse::<u64>().ok()),
+            ) else {
+                return Ok(false);
+            };
+            let Some(id) = self.memfiles.by_inode(ino) else {
+                return Ok(false);
+            };
+            let part = &data[(from - addr) as usize..(to - addr) as usize];
+            self.memfiles.write(id, offset + (from - start), part)?;
+            covered += to - from;
+        }
+        Ok(covered == data.len() as u64)
     }
 
     /// Resumes the replay (`how` as in a live session) and returns at the next stop.
@@ -1434,8 +1488,22 @@ impl Replayer {
                 self.parked.insert(rtid, Parked { nr, args, regs });
                 Ok(None)
             }
-            Event::Exec { tid: t, path, .. } if t == rtid && is_exec(nr) => {
+            Event::Exec {
+                tid: t, path, file, ..
+            } if t == rtid && is_exec(nr) => {
                 self.consume();
+                if let Some(fd) = self.exec_by_descriptor(nr, &args)? {
+                    // fexecve: the descriptor is not open in replay (its open was not run);
+                    // the trace's copy of the program takes its number, then the call runs.
+                    if let Some(stop) = self.open_copy_as(tid, regs, file, fd)? {
+                        return Ok(Some(stop));
+                    }
+                    let mut r = regs;
+                    r.0.rip = regs.0.rip - 2;
+                    r.0.rax = nr;
+                    r.0.orig_rax = u64::MAX;
+                    tid.set_regs(&r)?;
+                }
                 self.exec(inf, tid, &path)
             }
             other => Ok(Some(self.diverged(rtid, describe_event(&other), replayed))),
@@ -1551,6 +1619,9 @@ impl Replayer {
                         format!("{} = {result:#x}", describe_syscall(nr, args)),
                         format!("{} = {actual:#x}", describe_syscall(nr, args)),
                     )));
+                }
+                if name == "mremap" && !hindsight_syscalls::is_error(result) {
+                    self.grow_memfile(result as u64, args[2])?;
                 }
                 r = tid.regs()?;
                 r.0.rax = result as u64;
@@ -1755,6 +1826,31 @@ impl Replayer {
         }
     }
 
+    /// A mapping of a memory file that `mremap` made `len` bytes long at `addr`: the memory
+    /// file grows to its new end, as the recorded file had to (or the grown part faults).
+    fn grow_memfile(&mut self, addr: u64, len: u64) -> Result<(), ReplayError> {
+        let Ok(maps) = std::fs::read_to_string(format!("/proc/{}/maps", self.live_pid)) else {
+            return Ok(());
+        };
+        let prefix = format!("{addr:x}-");
+        let Some(line) = maps.lines().find(|l| l.starts_with(&prefix)) else {
+            return Ok(());
+        };
+        // start-end perms offset dev inode path
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (Some(offset), Some(ino)) = (
+            f.get(2).and_then(|o| u64::from_str_radix(o, 16).ok()),
+            f.get(4).and_then(|i| i.parse::<u64>().ok()),
+        ) else {
+            return Ok(());
+        };
+        if let Some(id) = self.memfiles.by_inode(ino) {
+            self.memfiles
+                .grow(id, offset.saturating_add(len.saturating_add(4095) & !4095))?;
+        }
+        Ok(())
+    }
+
     /// mmap at the recorded address; a file from the trace's copy of it.
     fn execute_mmap(
         &mut self,
@@ -1765,9 +1861,9 @@ impl Replayer {
         mapped: Option<MappedFile>,
     ) -> Result<Option<ReplayStop>, ReplayError> {
         let addr = result as u64;
-        // The copy is mapped privately at the recorded address. A shared mapping becomes a
-        // private one that reserves no swap: it counted for nothing when recorded, and a
-        // large one (a sparse file of 100 GiB) would not fit the commit limit otherwise.
+        // A private file mapping maps the trace's copy at the recorded address; a shared
+        // one maps the file's memory file (`memfiles`), shared. Anonymous shared memory
+        // becomes private and reserves no swap: it counted for nothing when recorded.
         let fixed = |flags: u64| {
             // MAP_SHARED or MAP_SHARED_VALIDATE.
             let shared = flags & 0x03 != libc::MAP_PRIVATE as u64;
@@ -1802,17 +1898,51 @@ impl Replayer {
             }
             Some(m) => 'mapped: {
                 let copy = self.reader.file_path(m.file)?;
-                if let Some(fd) = self.copies.fd(self.live_pid, m.file, &copy) {
-                    // This stop's syscall becomes the mmap of the copy already open.
+                let shared = args[3] & 0x03 != libc::MAP_PRIVATE as u64;
+                let copy_len = std::fs::metadata(&copy).map(|md| md.len()).unwrap_or(0);
+                let extent = m
+                    .offset
+                    .saturating_add(args[1].saturating_add(4095) & !4095);
+                // Shared mappings, and private ones reaching past the copy's end (the file
+                // grows under them), map the file's memory file (see `memfiles`). Once a
+                // file is mapped from one of the two, its next mappings are too: mappings
+                // of one open file merge into one area as they did when recorded. Program
+                // images (the loader maps them MAP_DENYWRITE, reserving more than the file)
+                // are always the copy: code is patched and found by its file.
+                let image = args[3] & libc::MAP_DENYWRITE as u64 != 0;
+                let in_memory = shared
+                    || (!image
+                        && (self.memfiles.has(m.identity)
+                            || (extent > copy_len
+                                && self.copies.fd(self.live_pid, m.file, &copy).is_none())));
+                let flags = if shared {
+                    (args[3] & !0x10_0000 & !0x03) | 0x01 | libc::MAP_FIXED as u64
+                } else {
+                    fixed(args[3])
+                };
+                let (target, open_fd) = if in_memory {
+                    self.memfiles.prepare(m.identity, m.file, &copy, extent)?;
+                    let Some(path) = self.memfiles.path(m.identity) else {
+                        return Err(ReplayError::Unsupported(
+                            "replay's memory file vanished".into(),
+                        ));
+                    };
+                    (path, self.memfiles.tracee_fd(self.live_pid, m.identity))
+                } else {
+                    let fd = self.copies.fd(self.live_pid, m.file, &copy);
+                    (copy.clone(), fd)
+                };
+                if let Some(fd) = open_fd {
+                    // This stop's syscall becomes the mmap of the file already open.
                     let mut r = regs;
                     r.0.rdi = addr;
-                    r.0.r10 = fixed(args[3]);
+                    r.0.r10 = flags;
                     r.0.r8 = fd as u64;
                     r.0.r9 = m.offset;
                     tid.set_regs(&r)?;
                     break 'mapped self.run_to_exit(tid)?;
                 }
-                let mut path = copy.as_os_str().as_bytes().to_vec();
+                let mut path = target.as_os_str().as_bytes().to_vec();
                 path.push(0);
                 // Scratch space for the path: below the red zone, saved and restored.
                 let scratch = (regs.0.rsp - 128 - 4096) & !15;
@@ -1825,7 +1955,12 @@ impl Replayer {
                 r.0.orig_rax = libc::SYS_openat as u64;
                 r.0.rdi = libc::AT_FDCWD as u64;
                 r.0.rsi = scratch;
-                r.0.rdx = (libc::O_RDONLY | libc::O_CLOEXEC) as u64;
+                let mode = if in_memory {
+                    libc::O_RDWR
+                } else {
+                    libc::O_RDONLY
+                };
+                r.0.rdx = (mode | libc::O_CLOEXEC) as u64;
                 tid.set_regs(&r)?;
                 let fd = self.run_to_exit(tid)?;
                 if fd < 0 {
@@ -1840,9 +1975,13 @@ impl Replayer {
                     tid,
                     &regs,
                     libc::SYS_mmap as u64,
-                    [addr, args[1], args[2], fixed(args[3]), fd as u64, m.offset],
+                    [addr, args[1], args[2], flags, fd as u64, m.offset],
                 )?;
-                self.copies.insert(m.file, fd as i32);
+                if in_memory {
+                    self.memfiles.set_tracee_fd(m.identity, fd as i32);
+                } else {
+                    self.copies.insert(m.file, fd as i32);
+                }
                 self.mem.write(scratch, &saved)?;
                 a
             }
@@ -1916,6 +2055,79 @@ impl Replayer {
         }
     }
 
+    /// The descriptor an exec runs the program of: `execveat(fd, "", …, AT_EMPTY_PATH)` or
+    /// `execve("/proc/self/fd/N")` / `execve("/dev/fd/N")` (glibc's fexecve).
+    fn exec_by_descriptor(&self, nr: u64, args: &[u64; 6]) -> Result<Option<i32>, ReplayError> {
+        let mut name = [0u8; 32];
+        let path_at = if nr == libc::SYS_execveat as u64 {
+            args[1]
+        } else {
+            args[0]
+        };
+        if self.mem.read(path_at, &mut name).is_err() {
+            return Ok(None);
+        }
+        let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+        let name = &name[..end];
+        if nr == libc::SYS_execveat as u64 {
+            let empty_path = args[4] & libc::AT_EMPTY_PATH as u64 != 0;
+            return Ok((empty_path && name.is_empty()).then_some(args[0] as i32));
+        }
+        let n = name
+            .strip_prefix(b"/proc/self/fd/")
+            .or_else(|| name.strip_prefix(b"/dev/fd/"));
+        Ok(n.and_then(|n| std::str::from_utf8(n).ok()?.parse().ok()))
+    }
+
+    /// Opens the trace's copy `file` in the process (stopped at a syscall's seccomp stop with
+    /// `regs`) as descriptor `fd`, through injected openat, dup2 and close. Leaves the thread
+    /// at the exit stop of the last.
+    fn open_copy_as(
+        &mut self,
+        tid: Tid,
+        regs: Regs,
+        file: hindsight_trace::FileId,
+        fd: i32,
+    ) -> Result<Option<ReplayStop>, ReplayError> {
+        let copy = self.reader.file_path(file)?;
+        let mut path = copy.as_os_str().as_bytes().to_vec();
+        path.push(0);
+        let scratch = (regs.0.rsp - 128 - 4096) & !15;
+        let mut saved = vec![0u8; path.len()];
+        self.mem.read(scratch, &mut saved)?;
+        self.mem.write(scratch, &path)?;
+        let mut r = regs;
+        r.0.orig_rax = libc::SYS_openat as u64;
+        r.0.rdi = libc::AT_FDCWD as u64;
+        r.0.rsi = scratch;
+        r.0.rdx = (libc::O_RDONLY | libc::O_CLOEXEC) as u64;
+        tid.set_regs(&r)?;
+        let opened = self.run_to_exit(tid)?;
+        self.mem.write(scratch, &saved)?;
+        if opened < 0 {
+            return Ok(Some(self.diverged(
+                self.recorded_tid(tid),
+                format!("exec of {}", copy.display()),
+                format!("cannot open the trace's copy (error {})", -opened),
+            )));
+        }
+        if opened != fd as i64 {
+            self.rerun_syscall(
+                tid,
+                &regs,
+                libc::SYS_dup2 as u64,
+                [opened as u64, fd as u64, 0, 0, 0, 0],
+            )?;
+            self.rerun_syscall(
+                tid,
+                &regs,
+                libc::SYS_close as u64,
+                [opened as u64, 0, 0, 0, 0, 0],
+            )?;
+        }
+        Ok(None)
+    }
+
     /// The program executes a new one, for real (by the recorded path).
     fn exec(
         &mut self,
@@ -1927,7 +2139,9 @@ impl Replayer {
         loop {
             match hindsight_ptrace::wait_any()? {
                 (_, WaitEvent::Stopped(Stop::Exec)) => break,
-                (t, WaitEvent::Stopped(Stop::Syscall)) if t == tid => {
+                (t, WaitEvent::Stopped(Stop::Syscall))
+                    if t == tid && t.syscall_op()? == hindsight_ptrace::thread::SyscallOp::Exit =>
+                {
                     // execve failed here although it succeeded when recorded.
                     return Ok(Some(self.diverged(
                         self.recorded_tid(tid),

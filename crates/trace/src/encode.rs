@@ -49,9 +49,10 @@ impl Enc {
         match m {
             None => self.u64(0),
             Some(m) => {
-                self.u64(1);
+                self.u64(2);
                 self.u64(u64::from(m.file));
                 self.u64(m.offset);
+                self.u64(u64::from(m.identity));
             }
         }
     }
@@ -406,9 +407,19 @@ impl<'a> Dec<'a> {
     fn mapped(&mut self) -> R<Option<MappedFile>> {
         match self.u64()? {
             0 => Ok(None),
-            1 => Ok(Some(MappedFile {
+            // Written before mappings had an identity: each copy is its own file.
+            1 => {
+                let file = self.u32()?;
+                Ok(Some(MappedFile {
+                    file,
+                    offset: self.u64()?,
+                    identity: file,
+                }))
+            }
+            2 => Ok(Some(MappedFile {
                 file: self.u32()?,
                 offset: self.u64()?,
+                identity: self.u32()?,
             })),
             _ => self.err("bad tag"),
         }

@@ -50,6 +50,10 @@ pub struct MappedFile {
     pub file: FileId,
     /// Offset of the mapping in the file.
     pub offset: u64,
+    /// The same for every mapping of one file (device and inode) in the recording, whatever
+    /// its copy: the id of that file's first copy. Replay backs the shared mappings of one
+    /// file with one memory file, so that they alias as they did.
+    pub identity: FileId,
 }
 
 /// How a process ended.

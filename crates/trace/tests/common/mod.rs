@@ -99,6 +99,7 @@ pub fn every_event() -> Vec<Event> {
             mapped: Some(MappedFile {
                 file: 3,
                 offset: 0x1000,
+                identity: 1,
             }),
         },
         Event::SyscallEntry {
@@ -117,6 +118,7 @@ pub fn every_event() -> Vec<Event> {
             mapped: Some(MappedFile {
                 file: u32::MAX,
                 offset: u64::MAX,
+                identity: u32::MAX,
             }),
         },
         Event::Rdtsc {
