@@ -28,6 +28,8 @@ BENCH_FILE=${BENCH_FILE:-BENCHMARKS.md}
 out=bench/out/record
 mkdir -p "$out"
 export HINDSIGHT_DIR="$PWD/$out/traces"   # nothing goes to the home directory
+# The patched-code cache too (best of $RUNS: the first run of each program fills it).
+export HINDSIGHT_CACHE_DIR="$PWD/$out/cache"
 cargo build --release -q -p hindsight
 hs=${CARGO_TARGET_DIR:-target}/release/hindsight
 gcc -O2 -g -o "$out/rec_cpu" bench/programs/rec_cpu.c

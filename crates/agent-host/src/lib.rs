@@ -64,14 +64,27 @@ pub fn disabled_by_env() -> bool {
 /// Whether the agent records or replays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
-    /// Recording: calls run for real and are logged; writes to these files
-    /// ((st_dev, st_ino) of the recording's stdout and stderr) stay traced.
+    /// Recording: calls run for real and are logged; writes to the recording's stdout and
+    /// stderr stay traced.
     Record {
-        /// The outputs.
-        outputs: [Option<(u64, u64)>; 2],
+        /// The outputs (stdout, stderr).
+        outputs: [Option<Output>; 2],
     },
     /// Replay: calls are answered from the buffer.
     Replay,
+}
+
+/// One of the recording's outputs, as the agent tells it apart from other files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Output {
+    /// st_dev of the file.
+    pub dev: u64,
+    /// st_ino of the file.
+    pub ino: u64,
+    /// Only descriptors of hindsight's own open file count (`abi::OUTPUT_SAME_OPEN_FILE`:
+    /// a character device that is not a terminal, like `/dev/null`), not every descriptor
+    /// of the file.
+    pub same_open_file: bool,
 }
 
 /// The agent loaded in one process (a copy serves a forked child: same addresses).
@@ -155,11 +168,17 @@ pub fn load(tid: Tid, mem: &ProcessMemory, mode: Mode) -> Result<Agent, AgentErr
         Mode::Record { outputs } => {
             put(offsets::MODE, abi::MODE_RECORD);
             for (i, o) in outputs.iter().enumerate() {
-                if let Some((dev, ino)) = o {
-                    put(offsets::OUTPUTS + i * 16, *dev);
-                    put(offsets::OUTPUTS + i * 16 + 8, *ino);
+                if let Some(o) = o {
+                    put(offsets::OUTPUTS + i * 24, o.dev);
+                    put(offsets::OUTPUTS + i * 24 + 8, o.ino);
+                    let how = match o.same_open_file {
+                        true => abi::OUTPUT_SAME_OPEN_FILE,
+                        false => abi::OUTPUT_ANY,
+                    };
+                    put(offsets::OUTPUTS + i * 24 + 16, how);
                 }
             }
+            put(offsets::RECORDER_PID, u64::from(std::process::id()));
         }
         Mode::Replay => put(offsets::MODE, abi::MODE_REPLAY),
     }

@@ -11,7 +11,7 @@
 
 /// Version of the agent's protocol (layout, record format, behaviour). A trace recorded
 /// with one version replays only with the same one.
-pub const VERSION: u64 = 1;
+pub const VERSION: u64 = 2;
 
 /// Where the image is loaded.
 pub const BASE: u64 = 0x7a00_0000_0000;
@@ -56,6 +56,16 @@ pub const FD_PLAIN: u8 = 1;
 /// [`Globals::fd_state`]: the recording's stdout or stderr (a terminal, a file, a pipe):
 /// writes to it stay traced, so that replay shows them in the order they were made.
 pub const FD_OUTPUT: u8 = 2;
+
+/// [`Globals::outputs`]' `how`: every descriptor of the file is the output (a terminal,
+/// a pipe, a regular file: what a program writes there, through any descriptor, is what
+/// the user sees, e.g. a write to `/dev/stderr` opened anew).
+pub const OUTPUT_ANY: u64 = 0;
+/// [`Globals::outputs`]' `how`: only descriptors of the same open file as hindsight's own
+/// stdout or stderr (a character device that is not a terminal, e.g. `/dev/null`: a
+/// program's own `open("/dev/null")` is not the recording's output, and its writes are
+/// buffered).
+pub const OUTPUT_SAME_OPEN_FILE: u64 = 1;
 
 /// The signal the desched event sends (rr's "desched" signal): it interrupts a buffered
 /// call that blocks so that hindsight can let another thread run. SIGSTKFLT: no program
@@ -154,8 +164,12 @@ pub struct Globals {
     /// Recording: how many other threads the process has (written by hindsight). With
     /// none, a call that blocks starves no one and the desched event is not armed.
     pub others: u64,
-    /// Recording: (st_dev, st_ino) of the recording's stdout and stderr (0, 0: none).
-    pub outputs: [[u64; 2]; 2],
+    /// Recording: (st_dev, st_ino, how) of the recording's stdout and stderr ((0, 0, _):
+    /// none); `how` is [`OUTPUT_ANY`] or [`OUTPUT_SAME_OPEN_FILE`].
+    pub outputs: [[u64; 3]; 2],
+    /// Recording: hindsight's process id: an output of kind [`OUTPUT_SAME_OPEN_FILE`] is
+    /// descriptor 1 (stdout) or 2 (stderr) of this process, compared with `kcmp`.
+    pub recorder_pid: u64,
     /// Recording: (st_dev, st_ino) of files the process maps shared: a write to one changes
     /// the program's memory, which hindsight sees only at a stop, so those writes stay
     /// traced.
@@ -194,7 +208,8 @@ impl Globals {
             stale_fd: 0,
             tid: 0,
             others: 0,
-            outputs: [[0; 2]; 2],
+            outputs: [[0; 3]; 2],
+            recorder_pid: 0,
             shared_files: [[0; 2]; MAX_SHARED_FILES],
             shared_count: 0,
             report: 0,
@@ -252,6 +267,8 @@ pub mod offsets {
     pub const OTHERS: usize = offset_of!(Globals, others);
     /// [`Globals::outputs`].
     pub const OUTPUTS: usize = offset_of!(Globals, outputs);
+    /// [`Globals::recorder_pid`].
+    pub const RECORDER_PID: usize = offset_of!(Globals, recorder_pid);
     /// [`Globals::shared_files`].
     pub const SHARED_FILES: usize = offset_of!(Globals, shared_files);
     /// [`Globals::shared_count`].

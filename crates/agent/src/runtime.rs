@@ -268,13 +268,14 @@ fn plain_fd(fd: u64) -> bool {
         // The write will fail the same way: buffer its error, remember nothing.
         return true;
     }
+    let same = |o: &[u64]| (o[0] | o[1]) != 0 && o[0] == st[0] && o[1] == st[1];
     let outputs = get!(outputs);
     let shared = get!(shared_files);
     let count = get!(shared_count) as usize;
-    let output = outputs
-        .iter()
-        .chain(shared.iter().take(count))
-        .any(|o| (o[0] | o[1]) != 0 && o[0] == st[0] && o[1] == st[1]);
+    let output = shared.iter().take(count).any(|o| same(o))
+        || outputs.iter().enumerate().any(|(i, o)| {
+            same(o) && (o[2] != OUTPUT_SAME_OPEN_FILE || same_open_file(fd, i as u64 + 1))
+        });
     if slot {
         // SAFETY: as above.
         unsafe { (*g).fd_state[fd as usize] = if output { FD_OUTPUT } else { FD_PLAIN } };
@@ -282,6 +283,19 @@ fn plain_fd(fd: u64) -> bool {
     !output
 }
 
+/// Whether the program's `fd` is the same open file as descriptor `theirs` of hindsight's
+/// process (`kcmp`); when it cannot tell (a seccomp filter of the program's refused it,
+/// hindsight is gone), it says yes: the write then stays traced, as an output's would.
+fn same_open_file(fd: u64, theirs: u64) -> bool {
+    let me = untraced(nr::GETPID, &[0; 6]);
+    let them = get!(recorder_pid);
+    // 0: the same; 1, 2, 3: not (ordered or not); negative: an error.
+    let r = untraced(KCMP, &[me as u64, them, KCMP_FILE, fd, theirs, 0]);
+    r <= 0
+}
+
+const KCMP: u64 = 312;
+const KCMP_FILE: u64 = 0;
 const IOCTL: u64 = 16;
 const FCNTL: u64 = 72;
 const PERF_EVENT_OPEN: u64 = 298;

@@ -1811,6 +1811,152 @@ fn agent_in_a_static_program() {
 }
 
 #[test]
+fn agent_buffers_writes_to_the_programs_own_dev_null() {
+    // The program writes 300 lines to its own /dev/null and prints two lines to its stdout.
+    // With hindsight's stdout a pipe, or /dev/null itself (the same device: only the open
+    // file tells the program's /dev/null from the recording's output), the /dev/null writes
+    // run in the agent and the stdout ones stay the recording's output, shown by replay.
+    let (a, _) = round_trip("agent_devnull", &[], End::Exit(0), &["sum"]);
+    let writes = buffered_count(&event_lines(&a), "write");
+    assert!(writes >= 300, "only {writes} buffered writes");
+
+    let prog = compile("agent_devnull", &[]);
+    let dir = workdir("agent_devnull_quiet");
+    let trace = dir.join("quiet");
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", "exec \"$0\" \"$@\" >/dev/null"])
+        .arg(env!("CARGO_BIN_EXE_hindsight"))
+        .args([
+            os("record"),
+            os("-o"),
+            trace.as_os_str(),
+            os("--"),
+            prog.as_os_str(),
+        ])
+        .current_dir(&dir)
+        .env("HINDSIGHT_DIR", dir.join("root"))
+        .stdin(Stdio::null());
+    let (run, finished) = collect_with_timeout(&mut cmd);
+    assert!(finished && run.code == 0, "record failed{}", run.dump());
+    assert_eq!(run.stdout, "", "the program's stdout went to /dev/null");
+    let rec = Recorded { run, trace };
+    let lines = event_lines(&rec);
+    let writes = buffered_count(&lines, "write");
+    assert!(
+        writes >= 300,
+        "only {writes} buffered writes\n{}",
+        lines.join("\n")
+    );
+    // Its stdout's writes are still output: replay prints them, and the sum it printed is
+    // the one replay computes from the buffered clock values.
+    let r = replay(&rec.trace, &["continue"]);
+    r.code(0);
+    let printed = value_of(&r.stdout, "sum");
+    assert_eq!(value_of(&r.stdout, "rounds"), "300");
+    let cmds = break_cmds("agent_devnull", "", &["sum"]);
+    let cmds: Vec<&str> = cmds.iter().map(String::as_str).collect();
+    let r = replay(&rec.trace, &cmds);
+    r.code(0);
+    r.line(&format!("$1 = {printed}"));
+}
+
+#[test]
+fn patched_code_is_cached_between_runs_and_a_damaged_entry_is_made_again() {
+    // Planning and patching a library's code is kept on disk (HINDSIGHT_CACHE_DIR): a
+    // second recording reuses the entries the first made, replays of both are exact, and
+    // entries damaged on disk are ignored and written again.
+    let prog = compile("agent_devnull", &[]);
+    let dir = workdir("code_cache");
+    let cache = dir.join("cache");
+    let env = [("HINDSIGHT_CACHE_DIR", cache.to_str().expect("utf-8 path"))];
+    let entries = || -> Vec<(String, Vec<u8>)> {
+        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(cache.join("code"))
+            .map(|d| {
+                d.flatten()
+                    .map(|e| {
+                        let bytes = std::fs::read(e.path()).expect("entry");
+                        (e.file_name().to_string_lossy().into_owned(), bytes)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    let record = |name: &str| -> Recorded {
+        let trace = dir.join(name);
+        let run = hs_env(
+            &dir.join("root"),
+            &dir,
+            None,
+            &env,
+            &[
+                os("record"),
+                os("-o"),
+                trace.as_os_str(),
+                os("--"),
+                prog.as_os_str(),
+            ],
+        );
+        run.code(0);
+        Recorded { run, trace }
+    };
+    let check = |rec: &Recorded| {
+        let cmds = break_cmds("agent_devnull", "", &["sum"]);
+        let mut v: Vec<&OsStr> = vec![os("replay"), rec.trace.as_os_str(), os("--batch")];
+        for c in &cmds {
+            v.extend([os("-ex"), os(c)]);
+        }
+        let r = hs_env(&dir.join("root"), &dir, None, &env, &v);
+        r.code(0);
+        r.line(&format!("$1 = {}", rec.value("sum")));
+    };
+
+    let names = |v: &[(String, Vec<u8>)]| v.iter().map(|e| e.0.clone()).collect::<Vec<_>>();
+    let a = record("a");
+    let first = entries();
+    // The program, libc and the loader: a summary and the patches of each.
+    assert!(first.len() >= 6, "{} cache entries", first.len());
+    assert!(first.iter().all(|e| !e.0.starts_with(".tmp")));
+    let b = record("b");
+    let now = entries();
+    assert_eq!(
+        names(&now),
+        names(&first),
+        "the second recording made entries"
+    );
+    assert!(now == first, "the second recording changed entries");
+    assert_ne!(a.value("sum"), b.value("sum"));
+    check(&a);
+    check(&b);
+    // Replay patches the same code (the trace's copies of the files) at the same places: it
+    // finds what recording kept.
+    let now = entries();
+    assert_eq!(
+        names(&now),
+        names(&first),
+        "replay made other cache entries"
+    );
+
+    // Damage every entry (a byte in the middle of each): the next recording is the same.
+    for (name, bytes) in &first {
+        let mut bad = bytes.clone();
+        let mid = bad.len() / 2;
+        bad[mid] ^= 0x5a;
+        std::fs::write(cache.join("code").join(name), &bad).expect("damage");
+    }
+    let c = record("c");
+    check(&c);
+    let now = entries();
+    assert_eq!(
+        names(&now),
+        names(&first),
+        "the third recording made other entries"
+    );
+    assert!(now == first, "damaged entries were not made again");
+}
+
+#[test]
 fn a_program_that_overwrites_the_agent_is_stopped_with_an_error() {
     let prog = compile("agent_scribble", &[]);
     let dir = workdir("agent_scribble");

@@ -34,7 +34,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -271,6 +271,68 @@ fn file_key(path: impl AsRef<Path>) -> Option<FileKey> {
     })
 }
 
+/// One of the recording's outputs: hindsight's own stdout (`fd` 1) or stderr (2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct OutputFile {
+    key: FileKey,
+    /// Hindsight's descriptor of it.
+    fd: i32,
+    /// A character device that is not a terminal (`/dev/null`): only descriptors of
+    /// hindsight's own open file are the output, not a program's own `open` of the
+    /// device (whose writes nobody sees, and which the agent then buffers). For anything
+    /// else every descriptor of the file counts (a `/dev/stderr` opened anew is the output).
+    same_open_file: bool,
+}
+
+impl OutputFile {
+    /// Hindsight's descriptor `fd` as an output (None: it is not open).
+    fn of(fd: i32) -> Option<OutputFile> {
+        let m = std::fs::metadata(format!("/proc/self/fd/{fd}")).ok()?;
+        // SAFETY: isatty only looks at the descriptor.
+        let tty = unsafe { libc::isatty(fd) } == 1;
+        Some(OutputFile {
+            key: FileKey {
+                dev: m.dev(),
+                ino: m.ino(),
+            },
+            fd,
+            same_open_file: m.file_type().is_char_device() && !tty,
+        })
+    }
+
+    /// Whether descriptor `fd` of thread `tid` is this output.
+    fn is(&self, tid: i32, fd: i32) -> bool {
+        if file_key(format!("/proc/{tid}/fd/{fd}")) != Some(self.key) {
+            return false;
+        }
+        if !self.same_open_file {
+            return true;
+        }
+        // SAFETY: kcmp only compares; 0 means the same open file. When it cannot tell
+        // (an error), the write counts as output, as it did before.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_kcmp,
+                std::process::id() as libc::pid_t,
+                tid,
+                0, // KCMP_FILE
+                self.fd as libc::c_ulong,
+                fd as libc::c_ulong,
+            )
+        };
+        r <= 0
+    }
+
+    /// What the agent is told of it.
+    fn for_agent(&self) -> hindsight_agent_host::Output {
+        hindsight_agent_host::Output {
+            dev: self.key.dev,
+            ino: self.key.ino,
+            same_open_file: self.same_open_file,
+        }
+    }
+}
+
 struct Recorder {
     writer: TraceWriter,
     procs: HashMap<i32, Process>,
@@ -282,7 +344,7 @@ struct Recorder {
     early: HashSet<i32>,
     root: i32,
     root_exit: Option<ExitStatus>,
-    outputs: [Option<FileKey>; 2],
+    outputs: [Option<OutputFile>; 2],
     /// Each mapped file's identity in the trace (see `MappedFile::identity`).
     identities: HashMap<FileKey, hindsight_trace::FileId>,
     threads_seen: u32,
@@ -341,7 +403,7 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
         },
     };
     let writer = TraceWriter::create(&opts.trace_dir, header, &opts.program)?;
-    let outputs = [file_key("/proc/self/fd/1"), file_key("/proc/self/fd/2")];
+    let outputs = [OutputFile::of(1), OutputFile::of(2)];
 
     let spawn = hindsight_ptrace::SpawnOptions {
         disable_aslr: true,
@@ -494,12 +556,12 @@ fn agent_enabled() -> bool {
 fn load_agent(
     tid: Tid,
     mem: &ProcessMemory,
-    outputs: [Option<FileKey>; 2],
+    outputs: [Option<OutputFile>; 2],
 ) -> Result<Option<Agent>, RecordError> {
     if !agent_enabled() {
         return Ok(None);
     }
-    let outputs = outputs.map(|o| o.map(|k| (k.dev, k.ino)));
+    let outputs = outputs.map(|o| o.map(|o| o.for_agent()));
     Ok(Some(hindsight_agent_host::load(
         tid,
         mem,
@@ -1360,8 +1422,11 @@ impl Recorder {
         matches!(
             hindsight_syscalls::name(nr),
             Some("write" | "writev" | "pwrite64" | "pwritev" | "pwritev2")
-        ) && file_key(format!("/proc/{tid}/fd/{}", args[0] as i32))
-            .is_some_and(|k| self.outputs.contains(&Some(k)))
+        ) && self
+            .outputs
+            .iter()
+            .flatten()
+            .any(|o| o.is(tid, args[0] as i32))
     }
 
     /// The `Output` events of a write to the terminal outputs (in the writer's stream and its
@@ -1381,14 +1446,13 @@ impl Recorder {
             return Vec::new();
         }
         let fd = args[0] as i32;
-        let Some(key) = file_key(format!("/proc/{tid}/fd/{fd}")) else {
-            return Vec::new();
-        };
-        let which = if Some(key) == self.outputs[0] {
-            1
-        } else if Some(key) == self.outputs[1] {
-            2
-        } else {
+        let Some(which) = self
+            .outputs
+            .iter()
+            .flatten()
+            .find(|o| o.is(tid, fd))
+            .map(|o| o.fd)
+        else {
             return Vec::new();
         };
         let Some(p) = self.procs.get(&pid) else {

@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use hindsight_ptrace::{inject::inject_syscall, ProcessMemory, Tid};
 
 use crate::assemble::{assemble, Patched, Trap, MAX_TRAMPOLINE, TICK};
+use crate::cache::{FileId, Summary};
 use crate::code::ModuleCode;
 use crate::plan::plan;
 use crate::scan::Scan;
@@ -201,14 +202,15 @@ impl Counter {
         r: &MapRow,
     ) -> Result<Module, TicksError> {
         let path = Path::new(&r.path);
-        let analysis = analysis_of(path)?;
-        let (code, scan, plan) = (&analysis.code, &analysis.scan, &analysis.plan);
-        let bias = bias_of(&analysis.loads, r)?;
+        let file = crate::cache::file_id(path)
+            .map_err(|e| TicksError::Unpatchable(format!("cannot read {}: {e}", path.display())))?;
+        let summary = summary_of(path, &file)?;
+        let bias = bias_of(&summary.loads, r)?;
         // Every executable section of the file must lie in this mapping.
-        if code
+        if summary
             .sections
             .iter()
-            .any(|s| s.addr + bias < r.start || s.end() + bias > r.end)
+            .any(|s| s.0 + bias < r.start || s.1 + bias > r.end)
         {
             return Err(TicksError::Unpatchable(
                 "its code is not mapped in one piece".into(),
@@ -224,16 +226,16 @@ impl Counter {
         // Room for the syscall sites' stubs only with the agent: without it the trampolines
         // go where they always went.
         let syscalls = if self.agent.is_some() {
-            plan.syscalls.len() as u64
+            summary.syscalls
         } else {
             0
         };
-        let reserve = (MAX_TRAMPOLINE * (plan.sites.len() as u64 + syscalls + 1) + 0xffff) & !0xfff;
+        let reserve = (MAX_TRAMPOLINE * (summary.sites + syscalls + 1) + 0xffff) & !0xfff;
         let Some(mut base) = low.checked_sub(reserve + 0x1000) else {
             return Err(TicksError::Unpatchable("no room below it".into()));
         };
         base &= !0xfff;
-        let patched = patched_at(&analysis, path, bias, base, self.agent.map(|a| a.entry));
+        let patched = patched_at(path, &file, bias, base, self.agent.map(|a| a.entry))?;
         let len = (patched.code.len() as u64 + 0xfff) & !0xfff;
         if len == 0 {
             return Ok(Module {
@@ -286,8 +288,6 @@ impl Counter {
             text[at..at + w.bytes.len()].copy_from_slice(&w.bytes);
         }
         mem.write(r.start, &text)?;
-        let _ = code;
-        let _ = scan;
         Ok(Module {
             path: path.to_path_buf(),
             text: (r.start, r.end),
@@ -686,22 +686,12 @@ struct Analysis {
     loads: Vec<(u64, u64)>,
 }
 
-/// Identity of a file's contents for the caches: device, inode, size, modification time.
-type FileKey = (u64, u64, u64, i64);
-
-fn file_key(path: &Path) -> Result<FileKey, TicksError> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(path)
-        .map_err(|e| TicksError::Unpatchable(format!("cannot read {}: {e}", path.display())))?;
-    Ok((m.dev(), m.ino(), m.size(), m.mtime()))
-}
-
-/// The analysis of the file at `path`, made once per file per hindsight process.
-fn analysis_of(path: &Path) -> Result<Arc<Analysis>, TicksError> {
-    static CACHE: OnceLock<Mutex<HashMap<FileKey, Arc<Analysis>>>> = OnceLock::new();
-    let key = file_key(path)?;
+/// The analysis of the file at `path` (identity `file`), made once per file per hindsight
+/// process.
+fn analysis_of(path: &Path, file: &FileId) -> Result<Arc<Analysis>, TicksError> {
+    static CACHE: OnceLock<Mutex<HashMap<FileId, Arc<Analysis>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
-    if let Some(a) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+    if let Some(a) = cache.lock().ok().and_then(|c| c.get(file).cloned()) {
         return Ok(a);
     }
     let bytes = std::fs::read(path)
@@ -729,29 +719,69 @@ fn analysis_of(path: &Path) -> Result<Arc<Analysis>, TicksError> {
         loads,
     });
     if let Ok(mut c) = cache.lock() {
-        c.insert(key, a.clone());
+        c.insert(*file, a.clone());
     }
     Ok(a)
 }
 
+/// What placing the file's trampolines needs: from this process's analysis, else from the
+/// disk cache, else from a new analysis (which the disk cache then keeps).
+fn summary_of(path: &Path, file: &FileId) -> Result<Summary, TicksError> {
+    static CACHE: OnceLock<Mutex<HashMap<FileId, Summary>>> = OnceLock::new();
+    let mem = CACHE.get_or_init(Default::default);
+    if let Some(s) = mem.lock().ok().and_then(|c| c.get(file).cloned()) {
+        return Ok(s);
+    }
+    let s = match crate::cache::summary(file) {
+        Some(s) => s,
+        None => {
+            let a = analysis_of(path, file)?;
+            let s = Summary {
+                sections: a.code.sections.iter().map(|s| (s.addr, s.end())).collect(),
+                loads: a.loads.clone(),
+                sites: a.plan.sites.len() as u64,
+                syscalls: a.plan.syscalls.len() as u64,
+            };
+            crate::cache::keep_summary(file, &s);
+            s
+        }
+    };
+    if let Ok(mut c) = mem.lock() {
+        c.insert(*file, s.clone());
+    }
+    Ok(s)
+}
+
 /// The module patched for load bias `bias` with trampolines at `base` (and its syscalls sent
-/// to `agent`), made once per (file, bias, base, agent) per hindsight process.
-fn patched_at(a: &Analysis, path: &Path, bias: u64, base: u64, agent: Option<u64>) -> Arc<Patched> {
-    type Key = (FileKey, u64, u64, Option<u64>);
+/// to `agent`), made once per (file, bias, base, agent) per hindsight process, and kept on
+/// disk between runs (see `cache`).
+fn patched_at(
+    path: &Path,
+    file: &FileId,
+    bias: u64,
+    base: u64,
+    agent: Option<u64>,
+) -> Result<Arc<Patched>, TicksError> {
+    type Key = (FileId, u64, u64, Option<u64>);
     static CACHE: OnceLock<Mutex<HashMap<Key, Arc<Patched>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
-    let key = file_key(path).ok().map(|k| (k, bias, base, agent));
-    if let Some(p) = key
-        .as_ref()
-        .and_then(|k| cache.lock().ok().and_then(|c| c.get(k).cloned()))
-    {
-        return p;
+    let key = (*file, bias, base, agent);
+    if let Some(p) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return Ok(p);
     }
-    let p = Arc::new(assemble(&a.code, &a.scan, &a.plan, bias, base, agent));
-    if let (Some(k), Ok(mut c)) = (key, cache.lock()) {
-        c.insert(k, p.clone());
+    let p = match crate::cache::patched(file, bias, base, agent) {
+        Some(p) => Arc::new(p),
+        None => {
+            let a = analysis_of(path, file)?;
+            let p = assemble(&a.code, &a.scan, &a.plan, bias, base, agent);
+            crate::cache::keep_patched(file, bias, base, agent, &p);
+            Arc::new(p)
+        }
+    };
+    if let Ok(mut c) = cache.lock() {
+        c.insert(key, p.clone());
     }
-    p
+    Ok(p)
 }
 
 /// (p_offset, p_vaddr) of the PT_LOAD segments of an ELF file.

@@ -40,6 +40,7 @@
 //! address in the trampoline in its frame, also the same in recording and replay.
 
 pub mod assemble;
+mod cache;
 pub mod code;
 pub mod counter;
 pub mod error;
