@@ -634,3 +634,41 @@ fn a_unix_socket_client_and_server_replayed_together() {
         "$1 = 1",
     ]);
 }
+
+#[test]
+fn a_shell_pipeline_of_installed_programs_replayed_together() {
+    // `sh -c 'echo hello | cat'`: the shell forks a child that writes (the builtin echo) and
+    // one that executes cat. Inferiors in the order they were created.
+    let sh = Path::new("/bin/sh");
+    let (trace, rec) = record_unbuffered(sh, &["-c", "echo hello | cat"]);
+    rec.has("hello");
+    let r = replay_tree(
+        &trace,
+        &[
+            "break message 2 3 1".into(),
+            "continue".into(),
+            "info inferiors".into(),
+            "info messages".into(),
+            "inferior 2".into(),
+            "inferior 1".into(),
+            "info inferiors".into(),
+        ],
+    );
+    // cat stops before it reads what the echo wrote: the echo has ended (nothing it did
+    // waited for cat), the shell waits for its children, the line is in the pipe.
+    r.code(0).seq(&[
+        "Quantum event 1: stop before process {n} receives message 1 from process {n} (its event {n})",
+        "[Switching to inferior 3 [process {n}] ({*}/cat)]",
+        "  1    process {n}{*} before event {n} of {n}",
+        "  2    process {n}{*} at its end ({n} events)",
+        "* 3    process {n}{*}/cat{*} before event {n} of {n}, stopped here",
+        "  process {n}: at its end ({n} events): sent 1 (6 bytes) on pipe pipe:[{n}]{*}",
+        "Messages in flight: 1",
+        "[Switching to inferior 2 [process {n}] {*}",
+        "[Process {n} placed at its end ({n} events): the latest state consistent with the stop]",
+        "[Switching to inferior 1 [process {n}] {*}",
+        "[Process {n} placed before event {n} of {n}: the latest state consistent with the stop]",
+        "* 1    process {n}{*} before event {n} of {n}",
+        "  3    process {n}{*}/cat{*} before event {n} of {n}, stopped here",
+    ]);
+}
