@@ -5,6 +5,8 @@
 //   DAP_PROGRAM       tests/programs/dap.c, compiled with -g
 //   DAP_PROGRAM_ELSEWHERE  the same, compiled from tests/dap as ../programs/dap.c
 //   DAP_SOURCE        that source file (lines are found by their `// @name` markers)
+//   DAP_CPP_PROGRAM   tests/programs/cpp_values.cpp, compiled with -g (C++ containers)
+//   DAP_CPP_SOURCE    that source file
 //   HINDSIGHT_DIR     where recordings go
 'use strict';
 
@@ -543,6 +545,46 @@ test('a program compiled from another directory: breakpoints by the path the edi
     const f = await topFrame(dc, stopped);
     assert.equal(f.source.path, SOURCE);
     assert.equal(f.line, line('bump3'));
+  } finally {
+    await dc.stop();
+  }
+});
+
+test('C++ containers expand into their elements and entries, as the formatters show them', async () => {
+  const cppSource = process.env.DAP_CPP_SOURCE;
+  const stopLine = fs.readFileSync(cppSource, 'utf8').split('\n').findIndex((l) => l.includes('// stop')) + 1;
+  assert.ok(stopLine > 0, 'no // stop line');
+  const dc = await adapter();
+  try {
+    await launch(dc, { mode: 'record', program: process.env.DAP_CPP_PROGRAM });
+    await dc.setBreakpointsRequest({ source: { path: cppSource }, breakpoints: [{ line: stopLine }] });
+    const stopped = await stopAfter(dc, () => dc.configurationDoneRequest());
+    const frame = await topFrame(dc, stopped);
+    const locals = await scope(dc, frame.id, 'Locals');
+
+    assert.equal(locals.v.value, 'std::vector of length 5, capacity 5 = {0, 7, 14, 21, 28}');
+    const v = await children(dc, locals.v.variablesReference);
+    assert.deepEqual(Object.entries(v).map(([n, x]) => [n, x.value]), [
+      ['[0]', '0'], ['[1]', '7'], ['[2]', '14'], ['[3]', '21'], ['[4]', '28'],
+    ]);
+    // An element is a variable of its own: typed, named by an expression the console takes.
+    assert.equal(v['[3]'].type, 'int');
+    assert.equal((await repl(dc, `print ${v['[3]'].evaluateName}`, frame.id)).trim(), '$1 = 21');
+
+    // Every one of a thousand elements, not the 200 of `print`.
+    const big = await children(dc, locals.big.variablesReference);
+    assert.equal(Object.keys(big).length, 1000);
+    assert.equal(big['[999]'].value, '6993');
+
+    // Elements that are containers themselves expand in turn.
+    const words = await children(dc, locals.words.variablesReference);
+    assert.equal(words['[1]'].value, '"beta"');
+
+    // A map's entries are named by their keys.
+    const m = await children(dc, locals.m.variablesReference);
+    assert.deepEqual(Object.entries(m).map(([n, x]) => [n, x.value]), [['["one"]', '1'], ['["two"]', '2']]);
+    const lst = await children(dc, locals.lst.variablesReference);
+    assert.deepEqual(Object.values(lst).map((x) => x.value), ['7', '8']);
   } finally {
     await dc.stop();
   }

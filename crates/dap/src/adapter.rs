@@ -582,7 +582,7 @@ impl Adapter {
             value: v.text.clone(),
             ty: (!v.type_name.is_empty()).then(|| v.type_name.clone()),
             variables_reference: reference,
-            evaluate_name: Some(v.expression.clone()),
+            evaluate_name: (!v.expression.is_empty()).then(|| v.expression.clone()),
             indexed_variables: indexed,
         }
     }
@@ -675,6 +675,12 @@ impl Adapter {
                     .into_iter()
                     .find(|c| c.name == a.name)
                     .ok_or_else(|| format!("No member {} in {expression}.", a.name))?;
+                if child.expression.is_empty() {
+                    return Err(format!(
+                        "{} of {expression} is shown by a formatter and no expression names it; change it from the debug console.",
+                        a.name
+                    ));
+                }
                 (frame, child.expression)
             }
             Ref::Registers(_) => {

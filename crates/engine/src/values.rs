@@ -11,6 +11,7 @@
 use anyhow::bail;
 use hindsight_symbols::expr::{self, TypeHandle};
 use hindsight_symbols::format;
+use hindsight_symbols::shown::{render, Label, Shown};
 use hindsight_symbols::types::Type;
 use hindsight_symbols::value::{Shape, Value};
 
@@ -25,9 +26,10 @@ pub const MAX_ELEMENTS: u64 = 1000;
 pub struct Variable {
     /// Its name as shown (`x`, `next`, `[3]`, `*p`).
     pub name: String,
-    /// The expression that evaluates to it in its frame (`x`, `(p)->next`, `(a)[3]`).
+    /// The expression that evaluates to it in its frame (`x`, `(p)->next`, `(a)[3]`); empty
+    /// for a formatter's child that no expression names (a map's entry).
     pub expression: String,
-    /// Its value, or why it could not be read.
+    /// Its value, or why it could not be read (or that only its text is known).
     pub value: Result<Value, String>,
     /// Its value in gdb's syntax without pointer types (`0x4005d0`, `{x = 1, y = 2}`), or
     /// `<error: …>`.
@@ -85,6 +87,22 @@ impl Variable {
             aggregate,
             frame_text,
             has_children,
+        }
+    }
+}
+
+impl Variable {
+    /// A formatter's child that no expression names: its text, no type, no children.
+    fn text_only(name: String, text: String) -> Variable {
+        Variable {
+            name,
+            expression: String::new(),
+            value: Err("shown by a formatter only".to_string()),
+            frame_text: text.clone(),
+            text,
+            type_name: String::new(),
+            aggregate: false,
+            has_children: false,
         }
     }
 }
@@ -257,6 +275,9 @@ impl Session {
         } else {
             format!("({expression})")
         };
+        if let Some(shown) = self.formatter_children(&parent, &e)? {
+            return Ok(shown);
+        }
         let names: Vec<(String, String)> = match parent.ty.shape() {
             Shape::Struct(_) => struct_members(&parent.ty)
                 .unwrap_or_default()
@@ -286,6 +307,82 @@ impl Session {
             out.push(Variable::new(&sc, name, child, value));
         }
         Ok(out)
+    }
+
+    /// The children a built-in formatter gives `parent` (a container's elements, a map's
+    /// entries, what a smart pointer owns), as gdb's pretty-printers show them to an editor;
+    /// None when no formatter shows it (its members are its children). `e` is the parent's
+    /// expression, parenthesised if needed. An element that an expression can name again
+    /// (`v[3]` of a vector, array or deque) is a variable like any other, expandable in
+    /// turn; any other child (a map entry, a list element) is known by its text only.
+    fn formatter_children(
+        &mut self,
+        parent: &Value,
+        e: &str,
+    ) -> anyhow::Result<Option<Vec<Variable>>> {
+        if !matches!(parent.ty.shape(), Shape::Struct(_)) {
+            return Ok(None);
+        }
+        let opts = hindsight_symbols::show::PrintOptions {
+            elements: Some(MAX_ELEMENTS),
+            // Every element a child of its own: no `<repeats N times>` runs.
+            repeats: u64::MAX,
+            pretty: false,
+            ..self.print
+        };
+        // (label, expression, text) of each child, read while the scope borrows the session.
+        let children: Vec<(String, Option<String>, String)> = {
+            let sc = context::scope(self)?;
+            let shown = format::show_value(parent, &sc, &opts, hindsight_symbols::show::At::Bare);
+            let Shown::Composite {
+                summary: Some(summary),
+                children,
+                ..
+            } = shown
+            else {
+                return Ok(None);
+            };
+            if summary.ends_with(':') {
+                // A reference's `(T &) @0x…:`, not a formatter.
+                return Ok(None);
+            }
+            let style = format::style(&sc, &opts);
+            // A sequence's elements are unlabelled (`{0, 7, 14}`): their place is their index.
+            let index = |i: i64| (format!("[{i}]"), Some(format!("{e}[{i}]")));
+            let mut at = 0i64;
+            children
+                .iter()
+                .map(|c| {
+                    let text = render(&c.value, &style);
+                    let place = at;
+                    at += c.repeats.max(1) as i64;
+                    let (name, expression) = match &c.label {
+                        Label::Index(i) => index(*i),
+                        Label::Positional => index(place),
+                        Label::Key(k) => (format!("[{}]", render(k, &style)), None),
+                        Label::Field(n) | Label::Static(n) | Label::Section(n) => (n.clone(), None),
+                        Label::Base(n) => (format!("<{n}>"), None),
+                    };
+                    (name, expression, text)
+                })
+                .collect()
+        };
+        let mut out = Vec::with_capacity(children.len());
+        for (name, expression, text) in children {
+            // An element the expression names again, if it does (it must show the same).
+            if let Some(x) = expression {
+                if let Ok(v) = context::evaluate(self, &x) {
+                    let sc = context::scope(self)?;
+                    let var = Variable::new(&sc, name.clone(), x, Ok(v));
+                    if var.text == text {
+                        out.push(var);
+                        continue;
+                    }
+                }
+            }
+            out.push(Variable::text_only(name, text));
+        }
+        Ok(Some(out))
     }
 
     /// Assigns `value` (an expression) to what `expression` names in the selected frame and

@@ -59,6 +59,10 @@ fn microsofts_test_client_drives_the_adapter() {
         String::from_utf8_lossy(&built.stderr)
     );
     let source = std::fs::canonicalize(programs().join("dap.c")).expect("tests/programs/dap.c");
+    // C++ containers, whose children come from hindsight's libstdc++ formatters.
+    let cpp = compile_cpp("cpp_values", &[]);
+    let cpp_source = std::fs::canonicalize(programs().join("cpp_values.cpp"))
+        .expect("tests/programs/cpp_values.cpp");
     let mut cmd = Command::new("node");
     // Its own process group: a run that overstays is killed with the adapters it started.
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
@@ -69,6 +73,8 @@ fn microsofts_test_client_drives_the_adapter() {
         .env("DAP_PROGRAM", &program)
         .env("DAP_PROGRAM_ELSEWHERE", &elsewhere)
         .env("DAP_SOURCE", &source)
+        .env("DAP_CPP_PROGRAM", &cpp)
+        .env("DAP_CPP_SOURCE", &cpp_source)
         .env("HINDSIGHT_DIR", scratch().join("dap-traces"))
         .stdin(std::process::Stdio::null());
     // Thirteen sessions, each recording and replaying: more than one hindsight run's time.

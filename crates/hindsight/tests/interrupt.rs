@@ -40,6 +40,17 @@ fn wait_for(text: &Arc<Mutex<String>>, from: usize, pattern: &str) -> usize {
     }
 }
 
+/// Kills the hindsight it names when the test ends, failed or not (its tracees die with it:
+/// PTRACE_O_EXITKILL), so that a failure leaves no replay spinning.
+struct KillOnDrop(i32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        // SAFETY: a signal to the child this test started (already reaped: harmless ESRCH).
+        unsafe { libc::kill(self.0, libc::SIGKILL) };
+    }
+}
+
 #[test]
 fn ctrl_c_at_the_prompt_stops_a_long_continue_and_a_long_reverse_continue() {
     let prog = compile("dap", &[]);
@@ -57,6 +68,7 @@ fn ctrl_c_at_the_prompt_stops_a_long_continue_and_a_long_reverse_continue() {
         .spawn()
         .expect("hindsight runs");
     let pid = child.id() as i32;
+    let _reaper = KillOnDrop(pid);
     let out = Arc::new(Mutex::new(String::new()));
     for stream in [
         Box::new(child.stdout.take().expect("stdout")) as Box<dyn std::io::Read + Send>,
@@ -184,6 +196,7 @@ fn gdbs_interrupt_stops_a_long_continue_and_a_long_reverse_continue() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("the server starts");
+    let _reaper = KillOnDrop(child.id() as i32);
     let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
     let port: u16 = loop {
         let line = lines

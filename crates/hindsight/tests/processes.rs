@@ -672,3 +672,36 @@ fn a_shell_pipeline_of_installed_programs_replayed_together() {
         "  3    process {n}{*}/cat{*} before event {n} of {n}, stopped here",
     ]);
 }
+
+#[test]
+fn a_client_that_sends_before_the_server_accepts_is_matched_from_its_first_byte() {
+    // The client's socket has no peer inode until the accept: its first sends used to be
+    // left out, its later ones counted from 0, and the links made a cycle.
+    let prog = compile("mp_late_accept", &[]);
+    let sock = scratch().join("mp_late_accept.sock");
+    let sock = sock.to_str().expect("a text path");
+    let (trace, rec) = record_unbuffered(&prog, &[sock]);
+    let server = word_after(&rec, "server ", "server ");
+    let client = word_after(&rec, "client ", "client ");
+    let info = hindsight(&[
+        OsStr::new("info"),
+        OsStr::new("--messages"),
+        trace.as_os_str(),
+    ]);
+    info.code(0)
+        .line(&format!(
+            "  channel {{n}}: unix stream socket socket:[{{n}}] -> socket:[{{n}}] ({sock})"
+        ))
+        .line("Messages:   5");
+    for k in 0..3 {
+        info.line(&format!(
+            "  channel {{n}} bytes {}..{}: process {client} event {{n}} -> process {server} event {{n}}",
+            3 * k,
+            3 * k + 3
+        ));
+    }
+    info.line(&format!(
+        "  channel {{n}} bytes 0..3: process {server} event {{n}} -> process {client} event {{n}}"
+    ));
+    assert!(!info.stdout.contains("socket:[?]"), "{}", info.stdout);
+}

@@ -147,7 +147,7 @@ fn threads_racing_without_syscalls_replay_their_lost_updates_exactly() {
             &["2000000"],
             &["--time-slice", "1"],
             "shared",
-            10,
+            20,
         );
         varied(&lines, "tick_racers");
     }
@@ -174,14 +174,7 @@ fn chaos_mode_recordings_replay_exactly() {
 fn timer_signals_in_a_loop_whose_state_is_in_memory_replay_on_the_same_iteration() {
     for (opt, args) in [("-O0", vec![]), ("-O2", vec![]), ("-O2", vec!["prof"])] {
         let prog = compile("tick_alarms", &[opt]);
-        let lines = replays_are_exact(
-            &format!("alarms{opt}"),
-            &prog,
-            &args,
-            &[],
-            "at",
-            if args.is_empty() { 10 } else { 6 },
-        );
+        let lines = replays_are_exact(&format!("alarms{opt}"), &prog, &args, &[], "at", 20);
         varied(&lines, "tick_alarms");
     }
 }

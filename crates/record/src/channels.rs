@@ -18,7 +18,12 @@
 //!   are not written. Negative answers are forgotten at every `connect`, which may make one.
 //!
 //! Kernel surprises: an accepted Unix socket carries the name of the listening socket; a
-//! connected datagram socket's peer is reported like a stream socket's.
+//! connected datagram socket's peer is reported like a stream socket's. Until the server
+//! accepts a connection, the socket at its end has no inode: the client's socket reports
+//! peer 0 (Unix), and the server's end is listed with inode 0 (TCP). A client may send
+//! before that: its Unix channels get provisional names (`socket:[?]` for the other end),
+//! renamed in the trace once the other end is known, so that both ends' units are counted
+//! on the same channels from the first byte.
 
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -88,6 +93,11 @@ pub(crate) struct Channels {
     fifos: HashMap<(u64, u64), String>,
     /// Units that went each way through each channel so far.
     counts: HashMap<(u32, Direction), u64>,
+    /// Client sockets of Unix connections not accepted yet when first used → the
+    /// provisional (outgoing, incoming) names their channels were listed with.
+    unaccepted: HashMap<u64, (String, String)>,
+    /// Channels to rename in the trace before the next is asked for: (kind, old, new).
+    renames: Vec<(ChannelKind, String, String)>,
 }
 
 /// How a data syscall moves units, by descriptor: (argument index of the descriptor, which
@@ -157,6 +167,9 @@ impl Channels {
             } else {
                 1
             };
+            for (kind, old, new) in std::mem::take(&mut self.renames) {
+                writer.rename_channel(kind, &old, &new)?;
+            }
             let channel_name = match direction {
                 Direction::Send => &end.outgoing,
                 Direction::Receive => &end.incoming,
@@ -224,6 +237,16 @@ impl Channels {
                 let s = self.socket(ino)?;
                 let (outgoing, incoming) = match &s.tcp {
                     Some((mine, theirs)) => (mine.clone(), theirs.clone()),
+                    None if s.peer == 0 => {
+                        // Connected to a socket the server has not accepted yet.
+                        let on = s.label.map(|l| format!(" ({l})")).unwrap_or_default();
+                        let names = (
+                            format!("socket:[{ino}] -> socket:[?]{on}"),
+                            format!("socket:[?] -> socket:[{ino}]{on}"),
+                        );
+                        self.unaccepted.insert(ino, names.clone());
+                        names
+                    }
                     None => {
                         // Both ends must name the channel alike: by the two inodes, and the
                         // path that one of them is bound to (the lower inode's first).
@@ -239,10 +262,20 @@ impl Channels {
                             peer_label.or(s.label.clone())
                         };
                         let on = label.map(|l| format!(" ({l})")).unwrap_or_default();
-                        (
+                        let names = (
                             format!("socket:[{ino}] -> socket:[{peer}]{on}"),
                             format!("socket:[{peer}] -> socket:[{ino}]{on}"),
-                        )
+                        );
+                        // A client that sent before the accept: its channels get these names.
+                        if let Some((out, inc)) = self.unaccepted.remove(&ino) {
+                            self.renames.push((s.kind, out, names.0.clone()));
+                            self.renames.push((s.kind, inc, names.1.clone()));
+                        }
+                        if let Some((out, inc)) = self.unaccepted.remove(&peer) {
+                            self.renames.push((s.kind, out, names.1.clone()));
+                            self.renames.push((s.kind, inc, names.0.clone()));
+                        }
+                        names
                     }
                 };
                 Some(Endpoint {
@@ -262,8 +295,12 @@ impl Channels {
             return s.clone();
         }
         let s = self.ask_socket(ino);
-        self.sockets.insert(ino, s.clone());
-        if let Some(s) = &s {
+        // A Unix client whose server has not accepted yet is asked again next time.
+        let unaccepted = s.as_ref().is_some_and(|s| s.peer == 0 && s.tcp.is_none());
+        if !unaccepted {
+            self.sockets.insert(ino, s.clone());
+        }
+        if let Some(s) = s.as_ref().filter(|s| s.peer != 0) {
             if !matches!(self.sockets.get(&s.peer), Some(Some(_))) {
                 let asked = match s.kind {
                     ChannelKind::Tcp => None,
@@ -318,12 +355,20 @@ impl Channels {
             libc::SOCK_SEQPACKET => ChannelKind::UnixSeqpacket,
             _ => return Some(None),
         };
-        Some(reply.peer.filter(|p| *p != 0).map(|peer| Socket {
-            kind,
-            peer: u64::from(peer),
-            label: reply.name,
-            tcp: None,
-        }))
+        // Peer 0: connected to a socket not accepted yet (it has no inode): a channel all
+        // the same (see the module's header).
+        let connecting = reply.peer == Some(0) && kind != ChannelKind::UnixDatagram;
+        Some(
+            reply
+                .peer
+                .filter(|p| *p != 0 || connecting)
+                .map(|peer| Socket {
+                    kind,
+                    peer: u64::from(peer),
+                    label: reply.name,
+                    tcp: None,
+                }),
+        )
     }
 }
 
@@ -441,9 +486,15 @@ fn tcp_socket(ino: u64) -> Option<Socket> {
         let Some(&(local, remote, _)) = rows.iter().find(|r| r.2 == ino) else {
             continue;
         };
-        let &(_, _, peer) = rows
-            .iter()
-            .find(|r| r.0 == remote && r.1 == local && r.2 != 0)?;
+        // The other end; inode 0 while the server has not accepted it (the names are the
+        // addresses: known all the same).
+        let mut ends = rows.iter().filter(|r| r.0 == remote && r.1 == local);
+        let first = ends.next()?;
+        let &(_, _, peer) = if first.2 == 0 {
+            ends.find(|r| r.2 != 0).unwrap_or(first)
+        } else {
+            first
+        };
         let (l, r) = (address(local)?, address(remote)?);
         return Some(Socket {
             kind: ChannelKind::Tcp,
@@ -492,6 +543,57 @@ mod tests {
             Some("[::1]:80")
         );
         assert_eq!(address("zz:1"), None);
+    }
+
+    #[test]
+    fn a_client_that_sends_before_the_accept_is_on_the_servers_channels() {
+        use std::os::unix::net::{UnixListener, UnixStream};
+        let pid = std::process::id() as i32;
+        let dir = std::env::temp_dir().join(format!("hindsight-channels-{pid}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("sock");
+        let listener = UnixListener::bind(&path).unwrap();
+        let client = UnixStream::connect(&path).unwrap();
+        let mut c = Channels::default();
+        // Before the accept the client's peer has no inode: provisional names.
+        let early = c
+            .endpoint(pid, client.as_raw_fd())
+            .expect("a channel already");
+        assert!(early.outgoing.ends_with("-> socket:[?]"), "{early:?}");
+        let (server, _) = listener.accept().unwrap();
+        let s = c
+            .endpoint(pid, server.as_raw_fd())
+            .expect("the server's end");
+        // The client's channels are renamed to the names both ends use from now on.
+        assert_eq!(
+            c.renames,
+            vec![
+                (
+                    ChannelKind::UnixStream,
+                    early.outgoing.clone(),
+                    s.incoming.clone()
+                ),
+                (
+                    ChannelKind::UnixStream,
+                    early.incoming.clone(),
+                    s.outgoing.clone()
+                ),
+            ]
+        );
+        let late = c.endpoint(pid, client.as_raw_fd()).unwrap();
+        assert_eq!((late.outgoing, late.incoming), (s.incoming, s.outgoing));
+
+        // TCP: the addresses name the channels before the accept too.
+        let tl = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let tc = std::net::TcpStream::connect(tl.local_addr().unwrap()).unwrap();
+        let early = c
+            .endpoint(pid, tc.as_raw_fd())
+            .expect("a TCP channel already");
+        let (ts, _) = tl.accept().unwrap();
+        let s = c.endpoint(pid, ts.as_raw_fd()).expect("the server's end");
+        assert_eq!((early.outgoing, early.incoming), (s.incoming, s.outgoing));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

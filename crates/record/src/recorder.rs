@@ -284,6 +284,8 @@ struct Recorder {
     channels: Channels,
     /// Children created by vfork whose parent waits for their exec or end: child → parent.
     vforks: HashMap<i32, i32>,
+    /// A recording being ended by a signal to the recorder (see [`ending`]).
+    ending: Option<ending::Ending>,
 }
 
 /// Records `opts.program` into a new trace. The program's stdin, stdout and stderr are
@@ -375,6 +377,7 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
         disguise: Disguise::default(),
         channels: Channels::default(),
         vforks: HashMap::new(),
+        ending: None,
     };
     rec.writer.add_process(ProcessInfo {
         pid,
@@ -568,12 +571,20 @@ fn is_synchronous(sig: i32, si_code: i32) -> bool {
 }
 
 mod agent_stops;
+mod ending;
 
 impl Recorder {
     fn run(&mut self) -> Result<(), RecordError> {
         loop {
             if let Some(sig) = crate::stop::requested() {
-                self.failure.get_or_insert_with(|| crate::stop::reason(sig));
+                if self.failure.is_none() && self.ending.is_none() {
+                    self.begin_ending(sig);
+                }
+            }
+            if self.ending_finished() {
+                if let Some(e) = &self.ending {
+                    self.failure = Some(crate::stop::reason(e.signal));
+                }
             }
             if self.procs.is_empty() || self.failure.is_some() {
                 return Ok(());
@@ -619,6 +630,9 @@ impl Recorder {
     /// A periodic timer runs while some process has a ready thread waiting behind a running
     /// or syscall-bound one.
     fn update_timer(&mut self) {
+        if self.ending.is_some() {
+            return;
+        }
         let needed = self.procs.values().any(|p| !p.ready.is_empty());
         if needed != self.timer_armed {
             let period = if self.chaos.is_some() { 100 } else { 500 };
@@ -629,6 +643,9 @@ impl Recorder {
 
     /// Time slices and syscall patience that ran out.
     fn deadlines(&mut self) -> Result<(), RecordError> {
+        if self.ending.is_some() {
+            return Ok(());
+        }
         let now = Instant::now();
         let slice = self.slice;
         let mut to_interrupt = Vec::new();
@@ -742,6 +759,10 @@ impl Recorder {
     }
 
     fn schedule(&mut self, pid: i32) -> Result<(), RecordError> {
+        if self.ending.is_some() {
+            // No new turns while ending.
+            return Ok(());
+        }
         let Some(p) = self.procs.get_mut(&pid) else {
             return Ok(());
         };
@@ -791,6 +812,9 @@ impl Recorder {
 
     /// Makes `tid` the current thread of `pid` and lets it execute user code.
     fn run_user(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
+        if self.park(tid) {
+            return Ok(());
+        }
         let Some(p) = self.procs.get_mut(&pid) else {
             return Ok(());
         };
@@ -1016,6 +1040,12 @@ impl Recorder {
             return Ok(());
         };
         let result = regs.0.rax as i64;
+        if self.ending.is_some() && (-516..=-512).contains(&result) {
+            // Cut by the ending's own interrupt (-ERESTART…): the program never sees this
+            // result, the trace ends inside the call.
+            self.park(tid);
+            return Ok(());
+        }
         let name = hindsight_syscalls::name(s.nr).unwrap_or("");
         // restart_syscall resumes the call that returned -ERESTART_RESTARTBLOCK (a poll or
         // nanosleep interrupted by a signal without handler) and writes what it writes.
@@ -1780,6 +1810,9 @@ impl Recorder {
     }
 
     fn on_event_stop(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
+        if self.ending.is_some() {
+            return self.ending_event_stop(pid, tid);
+        }
         let Some(p) = self.procs.get_mut(&pid) else {
             return Ok(());
         };
@@ -1817,6 +1850,7 @@ impl Recorder {
 
     fn on_gone(&mut self, pid: i32, tid: i32, status: ExitStatus) -> Result<(), RecordError> {
         self.owner.remove(&tid);
+        self.park(tid);
         if tid == pid {
             // The leader is reported last: the process is over.
             if let Some(p) = self.procs.remove(&pid) {

@@ -1,8 +1,10 @@
 //! Signals to the recorder itself, and what they do to a recording.
 //!
 //! - SIGTERM and SIGHUP end the recording cleanly: the recorder notices them at its next
-//!   wait (the handlers interrupt it: no `SA_RESTART`), kills the program, writes everything
-//!   out and ends the trace saying which signal ended it.
+//!   wait (the handlers interrupt it: no `SA_RESTART`), stops the threads that run and
+//!   records what they had done (a syscall that completed, calls in the agent's buffer: see
+//!   `recorder/ending.rs`), kills the program, writes everything out and ends the trace
+//!   saying which signal ended it.
 //! - SIGINT is not for the recorder: a ^C at the terminal reaches the program too (it is in
 //!   the same process group) and is recorded like any signal, as rr does. A handler that does
 //!   nothing is installed rather than `SIG_IGN`, which the program would inherit through exec.

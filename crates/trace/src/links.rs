@@ -11,7 +11,10 @@
 //! - The turns, concatenated, list every event of every process once, in the order the
 //!   recorder wrote them: the k-th event of process P is the k-th event the turns give P.
 //!   Two consecutive turns of the same process are one run.
-//! - A channel is listed before the first transfer that names it.
+//! - A channel is listed before the first transfer that names it. A later channel record
+//!   with an id already listed renames that channel (a Unix connection sends before the
+//!   server has accepted it: its channels get their final names, the server's socket
+//!   among them, once that socket exists).
 //! - The transfers of one channel and one direction are written in the order their units
 //!   (bytes of a byte stream, datagrams of a datagram socket, the one unit of an exit) went
 //!   through the channel: `start` is the number of units that went that way before.
@@ -246,7 +249,10 @@ impl Links {
                 Some((p, n)) if *p == pid => *n += events,
                 _ => self.turns.push((pid, events)),
             },
-            Link::Channel(c) => self.channels.push(c),
+            Link::Channel(c) => match self.channels.get_mut(c.id as usize) {
+                Some(known) if known.id == c.id => known.name = c.name,
+                _ => self.channels.push(c),
+            },
             Link::Transfer(t) => self.transfers.push(t),
         }
     }
@@ -291,6 +297,23 @@ mod tests {
             assert_eq!(&Link::decode(&mut d).unwrap(), l);
         }
         assert!(d.done());
+    }
+
+    #[test]
+    fn a_channel_record_with_a_listed_id_renames_it() {
+        let mut links = Links::default();
+        for name in ["socket:[5] -> socket:[?]", "socket:[5] -> socket:[6] (/s)"] {
+            links.push(Link::Channel(Channel {
+                id: 0,
+                kind: ChannelKind::UnixStream,
+                name: name.into(),
+            }));
+        }
+        assert_eq!(links.channels.len(), 1);
+        assert_eq!(
+            links.channel(0).map(|c| c.name.as_str()),
+            Some("socket:[5] -> socket:[6] (/s)")
+        );
     }
 
     #[test]

@@ -489,6 +489,31 @@ impl TraceWriter {
         Ok(id)
     }
 
+    /// Gives the channel of `kind` named `old` the name `new` from now on (and in the
+    /// `links` file: a channel record with its id). Nothing happens if `old` was never
+    /// listed or `new` already names a channel.
+    pub fn rename_channel(
+        &mut self,
+        kind: ChannelKind,
+        old: &str,
+        new: &str,
+    ) -> Result<(), TraceError> {
+        let mut g = lock(&self.inner);
+        g.check()?;
+        if g.channels.contains_key(&(kind, new.to_string())) {
+            return Ok(());
+        }
+        let Some(id) = g.channels.remove(&(kind, old.to_string())) else {
+            return Ok(());
+        };
+        g.channels.insert((kind, new.to_string()), id);
+        g.link(&Link::Channel(Channel {
+            id,
+            kind,
+            name: new.to_string(),
+        }))
+    }
+
     /// Writes down a send or a receive (see [`crate::links`]). Its event is written before
     /// or after, as the recorder sees fit: the transfer names it by index.
     pub fn transfer(&mut self, t: Transfer) -> Result<(), TraceError> {
