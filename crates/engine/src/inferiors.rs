@@ -20,7 +20,11 @@
 //!   not sent yet. A process's replay is moved there (a `goto event`) only when the user
 //!   switches to it; until then the cut alone says where it stands.
 //! - A process not created yet at the cut (its parent has not run the fork) is shown at its
-//!   creation, and said to be so.
+//!   creation, and said to be so; one at its end has no process (gdb's exited inferior).
+//! - A process is placed at the latest instant of the cut: at the instruction that makes its
+//!   next event. A replay that went past an exec cannot travel back: it starts again from the
+//!   process's creation (and stands right after its previous event when an exec lies
+//!   between).
 //! - Every session of the tree shares the outer one's interrupter (^C stops whichever runs).
 
 use std::path::PathBuf;
@@ -160,7 +164,7 @@ impl Session {
     /// inferior's place, unless it still stands where the last placement put it (then the
     /// anchor stays).
     pub(crate) fn anchor(&mut self) -> anyhow::Result<(i32, u64)> {
-        let here = self.position()?.event;
+        let here = self.event_now()?;
         let pid = self.user_pid();
         let Some(inf) = self.inferiors.as_mut() else {
             return Ok((pid, here));
@@ -175,6 +179,18 @@ impl Session {
                 inf.slots[cur].placed = Some(here);
                 Ok((pid, here))
             }
+        }
+    }
+
+    /// The event the replay stands before: its position's, or (when the position cannot be
+    /// named: after an exec, time travel is refused) the count of events it replayed.
+    pub(crate) fn event_now(&mut self) -> anyhow::Result<u64> {
+        if let Some(p) = self.travel.here {
+            return Ok(p.event);
+        }
+        match self.position() {
+            Ok(p) => Ok(p.event),
+            Err(e) => self.replay.as_ref().map(|r| r.events_replayed()).ok_or(e),
         }
     }
 
@@ -253,10 +269,17 @@ impl Session {
         if !stopped_here {
             let placed = self.inferiors.as_ref().and_then(|i| i.slots[target].placed);
             if placed.is_none() || placed != goal_event(place) {
-                let at = place_session(self, place)?;
+                let placing = place_session(self, place);
+                // Wherever it stands now, it is not a new stop (the anchor stays).
+                let at = match &placing {
+                    Ok(at) => Some(*at),
+                    Err(_) => self.event_now().ok(),
+                };
                 if let Some(i) = self.inferiors.as_mut() {
-                    i.slots[target].placed = Some(at);
+                    i.slots[target].placed = at;
                 }
+                placing
+                    .map_err(|e| anyhow!("Process {pid} could not be placed at this stop: {e}"))?;
             }
         }
         let s = &self.inferiors.as_ref().context("no inferiors")?.slots[target];
@@ -445,7 +468,7 @@ impl Session {
             back_to_hit(self, causality, cur_pid, limit, cur_pid == anchor_pid)?
         } else {
             let stop = self.resume_alone(obs)?;
-            let event = self.position().map(|p| p.event).unwrap_or(u64::MAX);
+            let event = self.event_now().unwrap_or(u64::MAX);
             let rank = causality.recorded_rank(cur_pid, event).unwrap_or(u64::MAX);
             Some((rank, event, stop))
         };
@@ -486,7 +509,7 @@ impl Session {
             } else {
                 let stop = s.resume_alone(obs)?;
                 if is_hit(&stop) {
-                    let event = s.position()?.event;
+                    let event = s.event_now()?;
                     let rank = causality.recorded_rank(pid, event).unwrap_or(u64::MAX);
                     Some((rank, event, stop))
                 } else {
@@ -506,7 +529,7 @@ impl Session {
         match (best, fallback) {
             (Some((_, slot, event, stop)), _) => Ok((slot, event, stop)),
             (None, Some(Some(stop))) => {
-                let event = self.position().map(|p| p.event).unwrap_or(0);
+                let event = self.event_now().unwrap_or(0);
                 Ok((cur, event, stop))
             }
             (None, _) => bail!("No more reverse-execution history."),
@@ -542,21 +565,40 @@ fn goal_event(place: InferiorPlace) -> Option<u64> {
 /// event `e - 1` has run: it is part of the consistent state), reached by going to the end
 /// of event `e` and one instruction back. Returns the event it stands before.
 fn place_session(s: &mut Session, place: InferiorPlace) -> anyhow::Result<u64> {
+    // A replay that went past an exec cannot go back (time travel refuses): it starts again
+    // from the process's creation.
+    let fresh = |s: &mut Session| -> anyhow::Result<()> {
+        if s.travel.exec_at.is_some() {
+            s.restart()?;
+        }
+        Ok(())
+    };
     match place {
         InferiorPlace::NotCreated => {
-            if s.started {
+            if s.travel.exec_at.is_some() {
+                s.restart()?;
+            } else if s.started {
                 s.goto(&Place::Start)?;
             }
         }
         InferiorPlace::Before { event, .. } => {
-            s.goto(&Place::Event(event + 1))?;
-            s.reverse_step_instruction(false)?;
+            fresh(s)?;
+            let latest = s
+                .goto(&Place::Event(event + 1))
+                .and_then(|_| s.reverse_step_instruction(false));
+            if latest.is_err() {
+                // An exec in between (no way back over it): right after the event before.
+                fresh(s)?;
+                s.goto(&Place::Event(event))?;
+            }
         }
-        InferiorPlace::End { total } => {
-            s.goto(&Place::Event(total))?;
+        InferiorPlace::End { .. } => {
+            // Its process has ended there: none to show (gdb's exited inferior); going back
+            // from it starts from the end of its replay.
+            s.kill();
         }
     }
-    Ok(s.position()?.event)
+    s.event_now()
 }
 
 /// Whether a stop of a process other than the current one is one a motion across processes
@@ -589,7 +631,7 @@ fn back_to_hit(
         if !is_hit(&stop) {
             return Ok(None);
         }
-        let event = s.position()?.event;
+        let event = s.event_now()?;
         let rank = c.recorded_rank(pid, event).unwrap_or(u64::MAX);
         if rank < limit || (inclusive && rank == limit) {
             return Ok(Some((rank, event, stop)));

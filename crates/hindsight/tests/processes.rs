@@ -318,39 +318,6 @@ fn a_loopback_tcp_connection_is_two_channels() {
     }
 }
 
-#[test]
-fn a_client_that_sends_before_the_server_accepts_is_matched_from_its_first_byte() {
-    // The client's socket has no peer inode until the accept: its first sends used to be
-    // left out, its later ones counted from 0, and the links made a cycle.
-    let prog = compile("mp_late_accept", &[]);
-    let sock = scratch().join("mp_late_accept.sock");
-    let sock = sock.to_str().expect("a text path");
-    let (trace, rec) = record_unbuffered(&prog, &[sock]);
-    let server = word_after(&rec, "server ", "server ");
-    let client = word_after(&rec, "client ", "client ");
-    let info = hindsight(&[
-        OsStr::new("info"),
-        OsStr::new("--messages"),
-        trace.as_os_str(),
-    ]);
-    info.code(0)
-        .line(&format!(
-            "  channel {{n}}: unix stream socket socket:[{{n}}] -> socket:[{{n}}] ({sock})"
-        ))
-        .line("Messages:   5");
-    for k in 0..3 {
-        info.line(&format!(
-            "  channel {{n}} bytes {}..{}: process {client} event {{n}} -> process {server} event {{n}}",
-            3 * k,
-            3 * k + 3
-        ));
-    }
-    info.line(&format!(
-        "  channel {{n}} bytes 0..3: process {server} event {{n}} -> process {client} event {{n}}"
-    ));
-    assert!(!info.stdout.contains("socket:[?]"), "{}", info.stdout);
-}
-
 /// `hindsight replay TRACE --batch -ex CMD…`: every process of the trace together.
 fn replay_tree(trace: &Path, cmds: &[String]) -> Run {
     let mut args: Vec<&OsStr> = vec![
@@ -666,4 +633,75 @@ fn a_unix_socket_client_and_server_replayed_together() {
         "Breakpoint 1, main {*}",
         "$1 = 1",
     ]);
+}
+
+#[test]
+fn a_shell_pipeline_of_installed_programs_replayed_together() {
+    // `sh -c 'echo hello | cat'`: the shell forks a child that writes (the builtin echo) and
+    // one that executes cat. Inferiors in the order they were created.
+    let sh = Path::new("/bin/sh");
+    let (trace, rec) = record_unbuffered(sh, &["-c", "echo hello | cat"]);
+    rec.has("hello");
+    let r = replay_tree(
+        &trace,
+        &[
+            "break message 2 3 1".into(),
+            "continue".into(),
+            "info inferiors".into(),
+            "info messages".into(),
+            "inferior 2".into(),
+            "inferior 1".into(),
+            "info inferiors".into(),
+        ],
+    );
+    // cat stops before it reads what the echo wrote: the echo has ended (nothing it did
+    // waited for cat), the shell waits for its children, the line is in the pipe.
+    r.code(0).seq(&[
+        "Quantum event 1: stop before process {n} receives message 1 from process {n} (its event {n})",
+        "[Switching to inferior 3 [process {n}] ({*}/cat)]",
+        "  1    process {n}{*} before event {n} of {n}",
+        "  2    process {n}{*} at its end ({n} events)",
+        "* 3    process {n}{*}/cat{*} before event {n} of {n}, stopped here",
+        "  process {n}: at its end ({n} events): sent 1 (6 bytes) on pipe pipe:[{n}]{*}",
+        "Messages in flight: 1",
+        "[Switching to inferior 2 [process {n}] {*}",
+        "[Process {n} placed at its end ({n} events): the latest state consistent with the stop]",
+        "[Switching to inferior 1 [process {n}] {*}",
+        "[Process {n} placed before event {n} of {n}: the latest state consistent with the stop]",
+        "* 1    process {n}{*} before event {n} of {n}",
+        "  3    process {n}{*}/cat{*} before event {n} of {n}, stopped here",
+    ]);
+}
+
+#[test]
+fn a_client_that_sends_before_the_server_accepts_is_matched_from_its_first_byte() {
+    // The client's socket has no peer inode until the accept: its first sends used to be
+    // left out, its later ones counted from 0, and the links made a cycle.
+    let prog = compile("mp_late_accept", &[]);
+    let sock = scratch().join("mp_late_accept.sock");
+    let sock = sock.to_str().expect("a text path");
+    let (trace, rec) = record_unbuffered(&prog, &[sock]);
+    let server = word_after(&rec, "server ", "server ");
+    let client = word_after(&rec, "client ", "client ");
+    let info = hindsight(&[
+        OsStr::new("info"),
+        OsStr::new("--messages"),
+        trace.as_os_str(),
+    ]);
+    info.code(0)
+        .line(&format!(
+            "  channel {{n}}: unix stream socket socket:[{{n}}] -> socket:[{{n}}] ({sock})"
+        ))
+        .line("Messages:   5");
+    for k in 0..3 {
+        info.line(&format!(
+            "  channel {{n}} bytes {}..{}: process {client} event {{n}} -> process {server} event {{n}}",
+            3 * k,
+            3 * k + 3
+        ));
+    }
+    info.line(&format!(
+        "  channel {{n}} bytes 0..3: process {server} event {{n}} -> process {client} event {{n}}"
+    ));
+    assert!(!info.stdout.contains("socket:[?]"), "{}", info.stdout);
 }

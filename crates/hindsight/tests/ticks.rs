@@ -174,14 +174,7 @@ fn chaos_mode_recordings_replay_exactly() {
 fn timer_signals_in_a_loop_whose_state_is_in_memory_replay_on_the_same_iteration() {
     for (opt, args) in [("-O0", vec![]), ("-O2", vec![]), ("-O2", vec!["prof"])] {
         let prog = compile("tick_alarms", &[opt]);
-        let lines = replays_are_exact(
-            &format!("alarms{opt}"),
-            &prog,
-            &args,
-            &[],
-            "at",
-            20,
-        );
+        let lines = replays_are_exact(&format!("alarms{opt}"), &prog, &args, &[], "at", 20);
         varied(&lines, "tick_alarms");
     }
 }
