@@ -21,8 +21,10 @@
 //!
 //! Kernel surprises handled here:
 //! - A syscall skipped at its seccomp stop (orig_rax = -1) is not "in a syscall" for the
-//!   kernel's restart logic: a recorded -ERESTART… result followed by a signal is applied at the
-//!   syscall's exit stop with orig_rax restored, so that the kernel restarts it as it did.
+//!   kernel's restart logic: a recorded -ERESTART… result is applied at the syscall's exit stop
+//!   with orig_rax restored, so that a signal delivered next restarts it as the kernel did;
+//!   when the thread runs on without one (a ptrace stop interrupted the call), the replayer
+//!   restarts it itself, as the kernel did then.
 //! - A signal can only be injected at a signal-delivery stop: the replayer queues it with
 //!   tgkill, lets the thread reach that stop before any instruction runs, and sets the
 //!   recorded siginfo there.
