@@ -345,6 +345,7 @@ pub(crate) fn resume_raw(
             .filter(|i| i.is_alive())
             .ok_or_else(|| anyhow::anyhow!("The program is not being run."))?;
         let checkpoint_at = s.replay.as_ref().map(|_| s.travel.checkpoint_deadline());
+        let spacing = s.travel.checkpoint_spacing();
         // Through a long stretch without events, stops now and then for checkpoints.
         if let Some(r) = s.replay.as_mut() {
             let alarm = if how == Resume::Continue {
@@ -431,7 +432,7 @@ pub(crate) fn resume_raw(
                             (StopEvent::Interrupted, Some(Reason::Interrupted))
                         }
                         _ => {
-                            s.travel.alarm.rang();
+                            s.travel.alarm.rang(spacing);
                             (StopEvent::Interrupted, Some(Reason::Checkpoint))
                         }
                     }

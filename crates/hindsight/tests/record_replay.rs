@@ -658,6 +658,49 @@ fn job_control_signals_are_named_and_sigcont_is_replayed() {
 }
 
 #[test]
+fn calls_that_a_stop_interrupted_are_restarted_as_the_kernel_did() {
+    // A thread blocked in a read and one in a condition wait when the process is stopped
+    // (SIGSTOP, then a child's SIGCONT): a call the stop reaches ends with -ERESTARTSYS, no
+    // signal of that thread follows, and the kernel restarts it. A replay that let the
+    // program see the code would take the error path; a position recorded there would be out
+    // of reach. Whether the stop reaches a call before the data does varies from run to run:
+    // round trips (each replayed exactly) until a recording has such a call.
+    let quiet = [
+        "handle SIGSTOP nostop noprint",
+        "handle SIGCONT nostop noprint",
+    ];
+    let interrupted = |rec: &Recorded| {
+        let dir = rec.trace.parent().expect("trace dir");
+        let events = hs_in(
+            &dir.join("root"),
+            dir,
+            None,
+            &[os("info"), os("--events"), rec.trace.as_os_str()],
+        );
+        events.code(0);
+        ["read", "futex"].iter().any(|call| {
+            events
+                .stdout
+                .contains(&format!("the return of {call} = 0xfffffffffffffe00"))
+        })
+    };
+    let found = (0..6).any(|_| {
+        let (a, b) = round_trip_with(
+            "restart_stopped",
+            &[],
+            End::Exit(0),
+            &["got", "woke"],
+            &quiet,
+        );
+        interrupted(&a) || interrupted(&b)
+    });
+    assert!(
+        found,
+        "no recording had a read or futex interrupted by the stop (-ERESTARTSYS)"
+    );
+}
+
+#[test]
 fn two_signals_pending_at_once_for_a_blocked_thread() {
     let quiet = [
         "handle SIGUSR1 nostop noprint",

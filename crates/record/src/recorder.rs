@@ -571,6 +571,12 @@ fn load_agent(
 
 extern "C" fn on_alarm(_: libc::c_int) {}
 
+/// Whether a thread stopped with `regs` is at the end of a syscall that the kernel restarts
+/// when the thread resumes (its result a restart code: -ERESTARTSYS … -ERESTART_RESTARTBLOCK).
+fn restarts(regs: &hindsight_ptrace::Regs) -> bool {
+    regs.0.orig_rax != u64::MAX && (-516..=-512).contains(&(regs.0.rax as i64))
+}
+
 /// SIGALRM interrupts the recorder's wait (no SA_RESTART): that is how time slices end.
 fn install_alarm_handler() {
     // SAFETY: an empty handler is async-signal-safe; the struct is fully initialised.
@@ -1924,6 +1930,14 @@ impl Recorder {
             return Ok(());
         }
         match state {
+            // Stopped right after a syscall that ended with a restart code (the stop
+            // interrupted it): the kernel restarts the call as the thread goes on. It is not
+            // preempted there: a step towards a position would enter the restarted call
+            // unseen. It goes on into the call, whose syscall stop comes at once.
+            State::User if others_ready && restarts(&Tid(tid).regs()?) => {
+                let _ = Tid(tid).cont(0);
+                Ok(())
+            }
             State::User if others_ready => match self.async_point(pid, tid)? {
                 Ok(point) => self.preempt(pid, tid, point),
                 Err(ev) => self.handle(tid, ev),

@@ -21,8 +21,10 @@
 //!
 //! Kernel surprises handled here:
 //! - A syscall skipped at its seccomp stop (orig_rax = -1) is not "in a syscall" for the
-//!   kernel's restart logic: a recorded -ERESTART… result followed by a signal is applied at the
-//!   syscall's exit stop with orig_rax restored, so that the kernel restarts it as it did.
+//!   kernel's restart logic: a recorded -ERESTART… result is applied at the syscall's exit stop
+//!   with orig_rax restored, so that a signal delivered next restarts it as the kernel did;
+//!   when the thread runs on without one (a ptrace stop interrupted the call), the replayer
+//!   restarts it itself, as the kernel did then.
 //! - A signal can only be injected at a signal-delivery stop: the replayer queues it with
 //!   tgkill, lets the thread reach that stop before any instruction runs, and sets the
 //!   recorded siginfo there.
@@ -122,6 +124,11 @@ pub struct Replayer {
     gates: crate::gate::Gates,
     /// Threads left at the seccomp stop of their rt_sigreturn, which runs when they resume.
     sigreturn_pending: HashSet<Tid>,
+    /// Recorded threads whose last syscall ended with a restart code (-ERESTART…) and that
+    /// have not run since: the kernel restarts the call when the thread next runs, through
+    /// the handler of a signal it gets first, or at once without one (see
+    /// [`Replayer::restart_now`]).
+    restart_pending: HashSet<i32>,
     /// A thread and the signal already made pending for it (by
     /// [`Replayer::interrupt_for_real`]): its signal event does not send it again.
     presignalled: Option<(Tid, i32)>,
@@ -246,6 +253,7 @@ impl Replayer {
             gates: Default::default(),
             presignalled: None,
             sigreturn_pending: HashSet::new(),
+            restart_pending: HashSet::new(),
             gone: HashSet::new(),
             copies: Default::default(),
             memfiles: Default::default(),
@@ -412,6 +420,7 @@ impl Replayer {
             gates: self.gates.for_copy(),
             presignalled: None,
             sigreturn_pending: HashSet::new(),
+            restart_pending: self.restart_pending.clone(),
             gone: self.gone.clone(),
             copies: self.copies.clone(),
             memfiles: self.memfiles.clone(),
@@ -846,6 +855,11 @@ impl Replayer {
                             }
                             continue;
                         }
+                        if tracing() {
+                            if let Some(p) = async_point(&event) {
+                                trace_differences(p, &regs);
+                            }
+                        }
                         if let Some(c) = self.counter.as_mut() {
                             c.arm(&self.mem, runner, target + 1)?;
                         }
@@ -926,6 +940,7 @@ impl Replayer {
                 (now + 10_000 < limit)
                     .then(|| std::time::Duration::from_nanos((limit - now).max(min_sleep)))
             };
+            self.restart_now(tid)?;
             let stop = match (free_run, give_up) {
                 (Some(cpu_target), _) => {
                     inf.resume_polled(&mut wrapper, &mut || until_cpu(cpu_target, 2_000))?
@@ -1305,12 +1320,7 @@ impl Replayer {
         let regs = tid.regs()?;
         if !at_position(point, inf, &regs) {
             if tracing() {
-                let now = regs.to_words();
-                for (i, (a, b)) in point.regs.iter().zip(now.iter()).enumerate() {
-                    if a != b {
-                        eprintln!("replay: register {i}: recorded {a:#x}, replay {b:#x}");
-                    }
-                }
+                trace_differences(point, &regs);
             }
             return Ok(Some(self.diverged(
                 rtid,
@@ -1394,6 +1404,8 @@ impl Replayer {
                 );
             }
         }
+        // The kernel restarts (or not) an interrupted call itself at this delivery.
+        self.restart_pending.remove(&self.recorded_tid(tid));
         if self.presignalled.take() != Some((tid, signo)) {
             tid.kill(self.live_pid, signo)?;
         }
@@ -1737,31 +1749,44 @@ impl Replayer {
         regs.0.rax = result as u64;
         tid.set_regs(&regs)?;
         if (-516..=-512).contains(&result) {
-            // A restartable result: the kernel restarts the call when the coming signal is
-            // handled, but only if it sees a syscall at its exit.
+            // A restartable result: the kernel restarts the call when the thread next runs
+            // — as the handler of a signal delivered first decides (it must see a syscall at
+            // its exit: orig_rax), or at once when no signal comes (a ptrace stop interrupted
+            // the call; [`Replayer::restart_now`]). Until then the thread stands at the
+            // syscall's end with the restart code, as a position recorded there says.
             self.run_to_exit(tid)?;
-            let rtid = self.recorded_tid(tid);
-            let signal_next =
-                matches!(self.peek()?, Some(Event::Signal { tid: t, .. }) if *t == rtid);
-            if signal_next {
-                regs.0.orig_rax = nr;
-                regs.0.rax = result as u64;
-            } else {
-                // No signal reached the program (a ptrace stop interrupted the call): the
-                // kernel restarted it at once, and the program never saw the result — the
-                // syscall instruction again, with its number (restart_syscall for
-                // -ERESTART_RESTARTBLOCK).
-                const ERESTART_RESTARTBLOCK: i64 = -516;
-                regs.0.orig_rax = u64::MAX;
-                regs.0.rax = if result == ERESTART_RESTARTBLOCK {
-                    libc::SYS_restart_syscall as u64
-                } else {
-                    nr
-                };
-                regs.set_pc(regs.pc().wrapping_sub(2));
-            }
+            regs.0.orig_rax = nr;
+            regs.0.rax = result as u64;
             tid.set_regs(&regs)?;
+            self.restart_pending.insert(self.recorded_tid(tid));
         }
+        Ok(())
+    }
+
+    /// `tid` is about to run without a signal to deliver first: if its last syscall ended
+    /// with a restart code, the kernel restarted the call without the program seeing that
+    /// code (no handler ran) — the syscall instruction again, with its number
+    /// (restart_syscall for -ERESTART_RESTARTBLOCK).
+    fn restart_now(&mut self, tid: Tid) -> Result<(), ReplayError> {
+        if !self.restart_pending.remove(&self.recorded_tid(tid)) {
+            return Ok(());
+        }
+        let mut regs = tid.regs()?;
+        let code = regs.0.rax as i64;
+        if regs.0.orig_rax == u64::MAX || !(-516..=-512).contains(&code) {
+            // Moved since (the user set its registers, or it went through a checkpoint's
+            // restore): nothing left to restart.
+            return Ok(());
+        }
+        const ERESTART_RESTARTBLOCK: i64 = -516;
+        regs.0.rax = if code == ERESTART_RESTARTBLOCK {
+            libc::SYS_restart_syscall as u64
+        } else {
+            regs.0.orig_rax
+        };
+        regs.0.orig_rax = u64::MAX;
+        regs.set_pc(regs.pc().wrapping_sub(2));
+        tid.set_regs(&regs)?;
         Ok(())
     }
 
@@ -2524,6 +2549,16 @@ impl StopHook for Silent {
 
 /// The front end's hook, wrapped: the replayer's own breakpoint (an asynchronous position)
 /// is checked first, and every signal comes back to the replayer.
+/// Says on stderr which registers differ from those of `point` (`HINDSIGHT_TRACE_REPLAY`).
+fn trace_differences(point: &AsyncPoint, regs: &Regs) {
+    let now = regs.to_words();
+    for (i, (a, b)) in point.regs.iter().zip(now.iter()).enumerate() {
+        if a != b {
+            eprintln!("replay: register {i}: recorded {a:#x}, replay {b:#x}");
+        }
+    }
+}
+
 /// Whether a thread of `inf` with registers `regs` is at asynchronous position `point`.
 fn at_position(point: &AsyncPoint, inf: &Inferior, regs: &Regs) -> bool {
     hindsight_record::point::matches(point, regs, |a, b| inf.read_memory(a, b).is_ok())

@@ -87,6 +87,10 @@ pub(crate) struct Travel {
     next_auto: u64,
     /// When the last automatic checkpoint was taken (replay time between two is bounded).
     last_auto: Option<std::time::Instant>,
+    /// What an automatic checkpoint costs the tracer (the fork, and the copies it drops),
+    /// smoothed over the last ones: their spacing grows with it
+    /// ([`Travel::checkpoint_spacing`]).
+    checkpoint_cost: std::time::Duration,
     /// (time, signals that reached the program since then), kept by the forward hook: the
     /// position of a signal stop.
     pub(crate) signal_count: (u64, u64),
@@ -128,11 +132,11 @@ impl TickAlarm {
     }
 
     /// The alarm went off: the next one comes after as many ticks as a quarter of the
-    /// checkpoint interval takes at the pace just seen.
-    pub(crate) fn rang(&mut self) {
+    /// checkpoint spacing (`spacing`) takes at the pace just seen.
+    pub(crate) fn rang(&mut self, spacing: std::time::Duration) {
         let Some(at) = self.set_at.take() else { return };
         let took = at.elapsed().as_secs_f64().max(1e-6);
-        let want = (checkpoint_interval().as_secs_f64() / 4.0).max(0.001);
+        let want = (spacing.as_secs_f64() / 4.0).max(0.001);
         let every = (self.every as f64 * want / took).clamp(4096.0, (1u64 << 40) as f64);
         self.every = every as u64;
     }
@@ -141,16 +145,28 @@ impl TickAlarm {
 /// Replay time between two automatic checkpoints: going back costs about this much replay.
 const CHECKPOINT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(50);
 
-/// [`CHECKPOINT_INTERVAL`], or `$HINDSIGHT_CHECKPOINT_MS` (tests use 0: a checkpoint at every
-/// event, to exercise restoring them everywhere).
-fn checkpoint_interval() -> std::time::Duration {
-    static INTERVAL: std::sync::OnceLock<std::time::Duration> = std::sync::OnceLock::new();
+/// Automatic checkpoints are spaced by at least this many times what the last one cost the
+/// tracer, so that they take a bounded share of the replay (a few percent). The tracer's time
+/// (forking the copy, killing the ones thinned away) is only part of a checkpoint's cost: the
+/// program then takes a copy-on-write fault at the first write to every page it shares with a
+/// copy, which costs about as much again for a program that writes its whole memory between
+/// two checkpoints (`xz -T2`, ~130 MB: a fork took 5–15 ms, and checkpoints every 50 ms made
+/// its replay spend most of its time copying page tables and pages).
+const CHECKPOINT_COST_RATIO: u32 = 40;
+
+/// [`CHECKPOINT_INTERVAL`] (then spaced by cost, see [`CHECKPOINT_COST_RATIO`]), or
+/// `$HINDSIGHT_CHECKPOINT_MS` taken as is (tests use 0: a checkpoint at every event, to
+/// exercise restoring them everywhere). The second member says whether it was given.
+fn checkpoint_interval() -> (std::time::Duration, bool) {
+    static INTERVAL: std::sync::OnceLock<(std::time::Duration, bool)> = std::sync::OnceLock::new();
     *INTERVAL.get_or_init(|| {
-        std::env::var("HINDSIGHT_CHECKPOINT_MS")
+        match std::env::var("HINDSIGHT_CHECKPOINT_MS")
             .ok()
             .and_then(|v| v.parse::<u64>().ok())
-            .map(std::time::Duration::from_millis)
-            .unwrap_or(CHECKPOINT_INTERVAL)
+        {
+            Some(ms) => (std::time::Duration::from_millis(ms), true),
+            None => (CHECKPOINT_INTERVAL, false),
+        }
     })
 }
 
@@ -175,10 +191,19 @@ impl Travel {
         self.selected = None;
     }
 
+    /// Replay time between two automatic checkpoints: the interval, or more for a process
+    /// whose checkpoints are expensive (a large memory to fork and copy on write).
+    pub(crate) fn checkpoint_spacing(&self) -> std::time::Duration {
+        match checkpoint_interval() {
+            (interval, true) => interval,
+            (interval, false) => interval.max(self.checkpoint_cost * CHECKPOINT_COST_RATIO),
+        }
+    }
+
     /// When the next automatic checkpoint is due.
     pub(crate) fn checkpoint_deadline(&self) -> std::time::Instant {
         let now = std::time::Instant::now();
-        let interval = checkpoint_interval();
+        let interval = self.checkpoint_spacing();
         match self.last_auto {
             Some(t) => (t + interval).max(now),
             None => now + interval,
@@ -192,7 +217,8 @@ impl Travel {
         replay: &mut hindsight_replay::Replayer,
         inf: &mut Inferior,
     ) {
-        self.last_auto = Some(std::time::Instant::now());
+        let started = std::time::Instant::now();
+        self.last_auto = Some(started);
         let event = replay.events_replayed();
         let order = (event, replay.ticks_since_event().unwrap_or(0));
         if !replay.can_checkpoint(inf) || self.auto.iter().any(|(_, c)| c.order() == order) {
@@ -211,6 +237,26 @@ impl Travel {
         let at = self.auto.partition_point(|(_, c)| c.order() < order);
         self.auto.insert(at, (self.next_auto, cp));
         self.thin();
+        // The spacing counts from the end of this one: its cost is not replay time.
+        let now = std::time::Instant::now();
+        // Smoothed: one fork slowed down by the machine's load does not space the next ones
+        // far apart on its own.
+        let took = now - started;
+        self.checkpoint_cost = if self.checkpoint_cost.is_zero() {
+            took
+        } else {
+            (self.checkpoint_cost + took) / 2
+        };
+        self.last_auto = Some(now);
+        if std::env::var_os("HINDSIGHT_TRACE_TRAVEL").is_some() {
+            eprintln!(
+                "travel: checkpoint at event {event} (+{} ticks) took {:?}, {} kept, next in {:?}",
+                order.1,
+                self.checkpoint_cost,
+                self.auto.len(),
+                self.checkpoint_spacing()
+            );
+        }
     }
 
     /// Drops old checkpoints (see [`hindsight_timeline::thinning`]): their age counts events,

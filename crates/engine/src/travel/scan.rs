@@ -601,7 +601,8 @@ pub(super) fn drive(
             {
                 break Ended::Missed;
             } else {
-                travel.alarm.rang();
+                let spacing = travel.checkpoint_spacing();
+                travel.alarm.rang(spacing);
                 if std::time::Instant::now() >= scan.checkpoint_at {
                     travel.take_checkpoint(replay, inf);
                     scan.checkpoint_at = travel.checkpoint_deadline();
