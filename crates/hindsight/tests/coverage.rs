@@ -444,6 +444,15 @@ fn shared_mappings_of_one_file_alias_and_follow_the_file_in_replay() {
 }
 
 #[test]
+fn a_file_grown_under_a_private_mapping_and_its_end_replay() {
+    // The page the file grew into is there; the one past its end faults, in replay too.
+    let prog = compile("file_grows", &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, "first page: x\nsecond page: SIGBUS past the end\n");
+    replays_the_same(&rec);
+}
+
+#[test]
 fn a_seccomp_filters_sigsys_replays_as_recorded() {
     let prog = compile("seccomp_trap", &[]);
     let rec = record(&prog, &[]);

@@ -242,8 +242,8 @@ impl Process {
     }
 }
 
-/// The file under a shared mapping made with `flags` of descriptor `fd` at `offset`, opened
-/// for reading its bytes (None for anonymous memory, or when it cannot be opened).
+/// The file under a mapping made with `flags` of descriptor `fd` at `offset`, opened for
+/// reading its bytes (None for anonymous memory, or when it cannot be opened).
 fn shared_file(pid: i32, flags: u64, fd: i32, offset: u64) -> Option<crate::shared::Backing> {
     if flags & libc::MAP_ANONYMOUS as u64 != 0 {
         return None;
@@ -2060,6 +2060,16 @@ impl Recorder {
                     args[1],
                     crate::shared::LIMIT >> 20
                 );
+            }
+            // A private mapping of a file that reaches past its end (images excepted: the
+            // loader's reservations do, and their files do not grow).
+            "mmap"
+                if args[3] & 0x03 == libc::MAP_PRIVATE as u64
+                    && args[3] & libc::MAP_DENYWRITE as u64 == 0 =>
+            {
+                if let Some(b) = shared_file(pid, args[3], args[4] as i32, args[5]) {
+                    p.shared.add_private(result, args[1], b);
+                }
             }
             "munmap" => p.shared.forget(args[0], args[1]),
             // A followed mapping moved or resized is followed where it is now.

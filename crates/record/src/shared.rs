@@ -39,13 +39,33 @@ pub struct Backing {
 }
 
 impl Backing {
+    /// The file's length now.
+    fn size(&self) -> u64 {
+        self.file.metadata().map(|m| m.len()).unwrap_or(0)
+    }
+
+    /// The part of `[0, len)` of the mapping that lies in the file between lengths `from`
+    /// and `to` (bytes that came into being when the file grew).
+    fn grown(&self, len: u64, from: u64, to: u64) -> Option<(usize, usize)> {
+        let start = from.max(self.offset) - self.offset;
+        let end = to
+            .min(self.offset.saturating_add(len))
+            .saturating_sub(self.offset);
+        (start < end).then_some((start as usize, end as usize))
+    }
+
     /// The mapping's bytes as the file holds them; zeros past its end.
     fn read(&self, buf: &mut [u8]) -> std::io::Result<()> {
+        self.read_from(0, buf)
+    }
+
+    /// The mapping's bytes from `start` on, as [`Backing::read`].
+    fn read_from(&self, start: u64, buf: &mut [u8]) -> std::io::Result<()> {
         let mut done = 0;
         while done < buf.len() {
             match self
                 .file
-                .read_at(&mut buf[done..], self.offset + done as u64)?
+                .read_at(&mut buf[done..], self.offset + start + done as u64)?
             {
                 0 => break,
                 n => done += n,
@@ -62,6 +82,20 @@ struct Region {
     addr: u64,
     copy: Vec<u8>,
     backing: Option<Arc<Backing>>,
+    /// The file's length at the last look (a file's mapping).
+    size: u64,
+}
+
+/// A private mapping of a file that reaches past the file's end: its pages there fault
+/// until the file grows. Replay maps the file's copy as long as it was, and is told each
+/// growth (the new bytes, written into the mapping: the program could not have written
+/// there before).
+#[derive(Debug, Clone)]
+struct Short {
+    addr: u64,
+    len: u64,
+    backing: Arc<Backing>,
+    size: u64,
 }
 
 impl Region {
@@ -77,12 +111,28 @@ impl Region {
 #[derive(Debug, Clone, Default)]
 pub struct SharedMemory {
     regions: Vec<Region>,
+    short: Vec<Short>,
 }
 
 impl SharedMemory {
     /// Whether no mapping is followed.
     pub fn is_empty(&self) -> bool {
-        self.regions.is_empty()
+        self.regions.is_empty() && self.short.is_empty()
+    }
+
+    /// Watches the private mapping `[addr, addr + len)` of `backing`'s file for the file's
+    /// growth, when it reaches past the file's end (otherwise there is nothing to watch).
+    pub fn add_private(&mut self, addr: u64, len: u64, backing: Backing) {
+        let size = backing.size();
+        if backing.offset.saturating_add(len) > size {
+            self.forget(addr, len);
+            self.short.push(Short {
+                addr,
+                len,
+                backing: Arc::new(backing),
+                size,
+            });
+        }
     }
 
     /// Follows the shared mapping `[addr, addr + len)` from its present content on. False
@@ -102,10 +152,13 @@ impl SharedMemory {
         if total.saturating_add(len) > LIMIT {
             return false;
         }
+        let backing = backing.map(Arc::new);
+        let size = backing.as_ref().map_or(0, |b| b.size());
         let mut r = Region {
             addr,
             copy: vec![0u8; len],
-            backing: backing.map(Arc::new),
+            backing,
+            size,
         };
         let mut copy = vec![0u8; len];
         if !r.read(mem, &mut copy) {
@@ -126,6 +179,15 @@ impl SharedMemory {
     pub fn moved(&mut self, old: u64, old_len: u64, new: u64, new_len: u64) -> bool {
         if old_len == 0 {
             // A second mapping of the same shared pages: the first stays where it is.
+            return true;
+        }
+        if let Some(w) = self
+            .short
+            .iter_mut()
+            .find(|w| w.addr == old && w.len == old_len)
+        {
+            w.addr = new;
+            w.len = new_len;
             return true;
         }
         let Some(i) = self.regions.iter().position(|r| r.addr == old) else {
@@ -156,6 +218,8 @@ impl SharedMemory {
         let end = addr.saturating_add(len);
         self.regions
             .retain(|r| r.addr >= end || r.addr + r.copy.len() as u64 <= addr);
+        self.short
+            .retain(|w| w.addr >= end || w.addr.saturating_add(w.len) <= addr);
     }
 
     /// Takes `[addr, addr + len)` to hold zeros at the last look: what replay's private
@@ -182,7 +246,18 @@ impl SharedMemory {
             if !r.read(mem, &mut now) {
                 return false;
             }
-            for (start, end) in changed_runs(&r.copy, &now) {
+            let mut runs = changed_runs(&r.copy, &now);
+            if let Some(b) = &r.backing {
+                // Grown: the new bytes are written down even when zero — replay's memory
+                // file grows by them, as the file did.
+                let size = b.size();
+                if let Some(g) = b.grown(now.len() as u64, r.size, size) {
+                    runs.retain(|&(s, e)| e <= g.0 || s >= g.1);
+                    runs.push(g);
+                }
+                r.size = size;
+            }
+            for (start, end) in runs {
                 writes.push(MemWrite {
                     addr: r.addr + start as u64,
                     data: now[start..end].to_vec(),
@@ -191,6 +266,19 @@ impl SharedMemory {
             r.copy = now;
             true
         });
+        for w in &mut self.short {
+            let size = w.backing.size();
+            if let Some((start, end)) = w.backing.grown(w.len, w.size, size) {
+                let mut data = vec![0u8; end - start];
+                if w.backing.read_from(start as u64, &mut data).is_ok() {
+                    writes.push(MemWrite {
+                        addr: w.addr + start as u64,
+                        data,
+                    });
+                }
+            }
+            w.size = size;
+        }
         writes
     }
 }

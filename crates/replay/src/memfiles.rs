@@ -3,16 +3,17 @@
 //! Every shared mapping of one recorded file (its `MappedFile::identity`) is a shared mapping
 //! of one memory file (memfd) that hindsight creates and holds: two mappings of a file alias
 //! in replay as they did when recorded, and the bytes written into the file behind them
-//! (the recording's `KernelWrite`s) reach every mapping. The memory file is as long as the
-//! longest mapping of it reaches at least, so a file that grew under a mapping reads as
-//! it did (a private mapping reaching past the end of its copy is mapped from it too).
+//! (the recording's `KernelWrite`s) reach every mapping. A private mapping that reaches
+//! past the end of its copy is mapped from it too. The memory file is as long as the copy;
+//! when the recorded file grew under a mapping, the recording wrote the new bytes down, and
+//! writing them into the memory file makes it grow as the file did: pages past the file's
+//! end fault (SIGBUS) in replay exactly when they did when recorded.
 //!
 //! Invariants: a memory file holds the copy its identity was last mapped with (the file as it
 //! was at that mmap), and the changes made since through its mappings; a mapping of a newer
 //! copy loads that copy first (what the file held then, changes through mappings included).
 //! Checkpoints (forks of the replayed process) share the memory files with the replay that
 //! goes on: a checkpoint keeps a [`Snapshot`] of them and puts it back when restored.
-//! A file accessed past its recorded end reads zeros in replay where it faulted (SIGBUS).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -96,14 +97,13 @@ fn copy_range(src: &File, dst: &File, from: u64, to: u64) -> std::io::Result<()>
 }
 
 impl MemFiles {
-    /// The memory file of `identity`, holding copy `file` (at `copy`) — loaded now unless it
-    /// was the last one loaded — and at least `min_len` bytes long.
+    /// The memory file of `identity`, holding copy `file` (at `copy`): loaded now unless it
+    /// was the last one loaded.
     pub fn prepare(
         &mut self,
         identity: FileId,
         file: FileId,
         copy: &Path,
-        min_len: u64,
     ) -> Result<(), ReplayError> {
         let m = match self.files.entry(identity) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
@@ -137,23 +137,12 @@ impl MemFiles {
             }
             m.loaded = file;
         }
-        self.grow(identity, min_len)
+        Ok(())
     }
 
     /// Whether `identity` has a memory file.
     pub fn has(&self, identity: FileId) -> bool {
         self.files.contains_key(&identity)
-    }
-
-    /// Makes `identity`'s memory file at least `len` bytes long.
-    pub fn grow(&self, identity: FileId, len: u64) -> Result<(), ReplayError> {
-        if let Some(m) = self.files.get(&identity) {
-            let now = m.file.metadata().map_err(|e| io("size", e))?.len();
-            if now < len {
-                m.file.set_len(len).map_err(|e| io("sizing", e))?;
-            }
-        }
-        Ok(())
     }
 
     /// The path through which the replayed process opens `identity`'s memory file.

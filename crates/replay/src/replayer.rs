@@ -721,8 +721,9 @@ impl Replayer {
     fn write_all(&self, writes: &[MemWrite]) -> Result<(), ReplayError> {
         for w in writes {
             if let Err(e) = self.mem.write(w.addr, &w.data) {
-                // A shared mapping without write permission refuses even ptrace's writes:
-                // the bytes go into the memory file behind it.
+                // A shared mapping without write permission refuses even ptrace's writes,
+                // and a mapping past its file's end faults: the bytes go into the memory
+                // file behind it (which grows by them, as the recorded file did).
                 if !self.write_memfile(w.addr, &w.data)? {
                     return Err(e.into());
                 }
@@ -1632,9 +1633,6 @@ impl Replayer {
                         format!("{} = {actual:#x}", describe_syscall(nr, args)),
                     )));
                 }
-                if name == "mremap" && !hindsight_syscalls::is_error(result) {
-                    self.grow_memfile(result as u64, args[2])?;
-                }
                 r = tid.regs()?;
                 r.0.rax = result as u64;
                 tid.set_regs(&r)?;
@@ -1851,31 +1849,6 @@ impl Replayer {
         }
     }
 
-    /// A mapping of a memory file that `mremap` made `len` bytes long at `addr`: the memory
-    /// file grows to its new end, as the recorded file had to (or the grown part faults).
-    fn grow_memfile(&mut self, addr: u64, len: u64) -> Result<(), ReplayError> {
-        let Ok(maps) = std::fs::read_to_string(format!("/proc/{}/maps", self.live_pid)) else {
-            return Ok(());
-        };
-        let prefix = format!("{addr:x}-");
-        let Some(line) = maps.lines().find(|l| l.starts_with(&prefix)) else {
-            return Ok(());
-        };
-        // start-end perms offset dev inode path
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let (Some(offset), Some(ino)) = (
-            f.get(2).and_then(|o| u64::from_str_radix(o, 16).ok()),
-            f.get(4).and_then(|i| i.parse::<u64>().ok()),
-        ) else {
-            return Ok(());
-        };
-        if let Some(id) = self.memfiles.by_inode(ino) {
-            self.memfiles
-                .grow(id, offset.saturating_add(len.saturating_add(4095) & !4095))?;
-        }
-        Ok(())
-    }
-
     /// mmap at the recorded address; a file from the trace's copy of it.
     fn execute_mmap(
         &mut self,
@@ -1946,7 +1919,7 @@ impl Replayer {
                     fixed(args[3])
                 };
                 let (target, open_fd) = if in_memory {
-                    self.memfiles.prepare(m.identity, m.file, &copy, extent)?;
+                    self.memfiles.prepare(m.identity, m.file, &copy)?;
                     let Some(path) = self.memfiles.path(m.identity) else {
                         return Err(ReplayError::Unsupported(
                             "replay's memory file vanished".into(),
