@@ -1940,29 +1940,15 @@ impl Replayer {
                     tid.set_regs(&r)?;
                     break 'mapped self.run_to_exit(tid)?;
                 }
-                let mut path = target.as_os_str().as_bytes().to_vec();
-                path.push(0);
-                // Scratch space for the path: below the red zone, saved and restored.
-                let scratch = (regs.0.rsp - 128 - 4096) & !15;
-                let mut saved = vec![0u8; path.len()];
-                self.mem.read(scratch, &mut saved)?;
-                self.mem.write(scratch, &path)?;
                 // This stop's syscall becomes the openat; the mmap follows. The descriptor
                 // stays open for the file's next mappings (see `copies`).
-                let mut r = regs;
-                r.0.orig_rax = libc::SYS_openat as u64;
-                r.0.rdi = libc::AT_FDCWD as u64;
-                r.0.rsi = scratch;
                 let mode = if in_memory {
                     libc::O_RDWR
                 } else {
                     libc::O_RDONLY
                 };
-                r.0.rdx = (mode | libc::O_CLOEXEC) as u64;
-                tid.set_regs(&r)?;
-                let fd = self.run_to_exit(tid)?;
+                let fd = self.inject_openat(tid, &regs, &target, mode | libc::O_CLOEXEC)?;
                 if fd < 0 {
-                    self.mem.write(scratch, &saved)?;
                     return Ok(Some(self.diverged(
                         rtid,
                         format!("mmap of {}", copy.display()),
@@ -1980,7 +1966,6 @@ impl Replayer {
                 } else {
                     self.copies.insert(m.file, fd as i32);
                 }
-                self.mem.write(scratch, &saved)?;
                 a
             }
         };
@@ -2077,6 +2062,33 @@ impl Replayer {
         Ok(n.and_then(|n| std::str::from_utf8(n).ok()?.parse().ok()))
     }
 
+    /// Makes the syscall `tid` is stopped at (its seccomp stop, with `regs`) an `openat` of
+    /// `path` with `flags`, run to its exit; returns its result (a descriptor, or -errno).
+    /// The path is written below the red zone and the bytes there are put back after.
+    fn inject_openat(
+        &mut self,
+        tid: Tid,
+        regs: &Regs,
+        path: &Path,
+        flags: i32,
+    ) -> Result<i64, ReplayError> {
+        let mut bytes = path.as_os_str().as_bytes().to_vec();
+        bytes.push(0);
+        let scratch = (regs.0.rsp - 128 - 4096) & !15;
+        let mut saved = vec![0u8; bytes.len()];
+        self.mem.read(scratch, &mut saved)?;
+        self.mem.write(scratch, &bytes)?;
+        let mut r = *regs;
+        r.0.orig_rax = libc::SYS_openat as u64;
+        r.0.rdi = libc::AT_FDCWD as u64;
+        r.0.rsi = scratch;
+        r.0.rdx = flags as u64;
+        tid.set_regs(&r)?;
+        let opened = self.run_to_exit(tid)?;
+        self.mem.write(scratch, &saved)?;
+        Ok(opened)
+    }
+
     /// Opens the trace's copy `file` in the process (stopped at a syscall's seccomp stop with
     /// `regs`) as descriptor `fd`, through injected openat, dup2 and close. Leaves the thread
     /// at the exit stop of the last.
@@ -2088,20 +2100,7 @@ impl Replayer {
         fd: i32,
     ) -> Result<Option<ReplayStop>, ReplayError> {
         let copy = self.reader.file_path(file)?;
-        let mut path = copy.as_os_str().as_bytes().to_vec();
-        path.push(0);
-        let scratch = (regs.0.rsp - 128 - 4096) & !15;
-        let mut saved = vec![0u8; path.len()];
-        self.mem.read(scratch, &mut saved)?;
-        self.mem.write(scratch, &path)?;
-        let mut r = regs;
-        r.0.orig_rax = libc::SYS_openat as u64;
-        r.0.rdi = libc::AT_FDCWD as u64;
-        r.0.rsi = scratch;
-        r.0.rdx = (libc::O_RDONLY | libc::O_CLOEXEC) as u64;
-        tid.set_regs(&r)?;
-        let opened = self.run_to_exit(tid)?;
-        self.mem.write(scratch, &saved)?;
+        let opened = self.inject_openat(tid, &regs, &copy, libc::O_RDONLY | libc::O_CLOEXEC)?;
         if opened < 0 {
             return Ok(Some(self.diverged(
                 self.recorded_tid(tid),
