@@ -38,19 +38,15 @@ pub(super) struct Ending {
 impl Recorder {
     /// Starts ending the recording for `signal`: interrupts every thread that runs.
     pub(super) fn begin_ending(&mut self, signal: i32) {
-        let mut running = HashSet::new();
-        for p in self.procs.values() {
-            for t in &p.threads {
-                if matches!(t.state, State::User | State::InSyscall) && !t.interrupted {
-                    running.insert(t.tid);
-                }
-                // A thread interrupted for a preemption is stopping already: its stop is
-                // awaited the same way.
-                if t.interrupted {
-                    running.insert(t.tid);
-                }
-            }
-        }
+        // (A thread interrupted for a preemption is stopping already: its stop is awaited
+        // the same way.)
+        let running: HashSet<i32> = self
+            .procs
+            .values()
+            .flat_map(|p| &p.threads)
+            .filter(|t| t.interrupted || matches!(t.state, State::User | State::InSyscall))
+            .map(|t| t.tid)
+            .collect();
         for &tid in &running {
             let _ = Tid(tid).interrupt();
         }
