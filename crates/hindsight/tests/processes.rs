@@ -15,6 +15,21 @@ fn record_unbuffered(prog: &Path, args: &[&str]) -> (std::path::PathBuf, Run) {
     record_trace_env(prog, args, &[("HINDSIGHT_NO_AGENT", "1")])
 }
 
+/// `hindsight info --messages TRACE`.
+fn messages(trace: &Path) -> Run {
+    hindsight(&[
+        OsStr::new("info"),
+        OsStr::new("--messages"),
+        trace.as_os_str(),
+    ])
+}
+
+/// The line `info --messages` shows for bytes `start..end` of a channel sent by process
+/// `from` and received by process `to`.
+fn bytes_sent(from: &str, to: &str, start: u64, end: u64) -> String {
+    format!("  channel {{n}} bytes {start}..{end}: process {from} event {{n}} -> process {to} event {{n}}")
+}
+
 /// The recorded pids of `mp_acks`'s producer and consumer, from what it printed.
 fn pids(recorded: &Run) -> (String, String) {
     let line = recorded
@@ -53,11 +68,7 @@ fn info_lists_the_messages_of_a_producer_and_a_consumer() {
     let (trace, rec) = record_unbuffered(&prog, &["4"]);
     rec.has("consumer: sum=10");
     let (p, c) = pids(&rec);
-    let info = hindsight(&[
-        OsStr::new("info"),
-        OsStr::new("--messages"),
-        trace.as_os_str(),
-    ]);
+    let info = messages(&trace);
     info.code(0)
         .line("Channels:   {n} between the recorded processes (messages through shared memory are not followed, nor reads and writes that the agent buffered)")
         .line("  channel {n}: pipe pipe:[{n}]")
@@ -65,16 +76,8 @@ fn info_lists_the_messages_of_a_producer_and_a_consumer() {
         // 4 messages, 4 acks, the consumer's end reaped by the producer's waitpid.
         .line("Messages:   9");
     for k in 0..4 {
-        info.line(&format!(
-            "  channel {{n}} bytes {}..{}: process {p} event {{n}} -> process {c} event {{n}}",
-            8 * k,
-            8 * k + 8
-        ))
-        .line(&format!(
-            "  channel {{n}} bytes {}..{}: process {c} event {{n}} -> process {p} event {{n}}",
-            4 * k,
-            4 * k + 4
-        ));
+        info.line(&bytes_sent(&p, &c, 8 * k, 8 * k + 8))
+            .line(&bytes_sent(&c, &p, 4 * k, 4 * k + 4));
     }
     info.line(&format!(
         "  channel {{n}}: process {c} event {{n}} -> process {p} event {{n}}"
@@ -176,27 +179,15 @@ fn a_client_and_a_server_over_a_unix_socket() {
     let server = word_after(&rec, "server ", "server ");
     let client = word_after(&rec, "server ", "client ");
     // Each direction of the connection is a channel named by both sockets and the path.
-    let info = hindsight(&[
-        OsStr::new("info"),
-        OsStr::new("--messages"),
-        trace.as_os_str(),
-    ]);
+    let info = messages(&trace);
     info.code(0)
         .line(&format!(
             "  channel {{n}}: unix stream socket socket:[{{n}}] -> socket:[{{n}}] ({sock})"
         ))
         .line("Messages:   9");
     for k in 0..4 {
-        info.line(&format!(
-            "  channel {{n}} bytes {}..{}: process {client} event {{n}} -> process {server} event {{n}}",
-            8 * k,
-            8 * k + 8
-        ))
-        .line(&format!(
-            "  channel {{n}} bytes {}..{}: process {server} event {{n}} -> process {client} event {{n}}",
-            8 * k,
-            8 * k + 8
-        ));
+        info.line(&bytes_sent(&client, &server, 8 * k, 8 * k + 8))
+            .line(&bytes_sent(&server, &client, 8 * k, 8 * k + 8));
     }
     // The server has request 2 and has not answered it: the client has sent 2 requests and
     // received 1 reply, and waits for the second.
@@ -251,8 +242,8 @@ fn a_stop_in_the_middle_of_a_three_process_pipeline() {
         &format!("  process {filter} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 1 (8 bytes) on pipe pipe:[{{n}}]"),
         &format!("  process {consumer}: before event {{n}} of {{n}}: received 1 (8 bytes) on pipe pipe:[{{n}}]"),
         "Messages in flight: 2",
-        &format!("  channel {{n}} bytes 16..24: process {producer} event {{n}} -> process {filter} event {{n}}"),
-        &format!("  channel {{n}} bytes 24..32: process {producer} event {{n}} -> process {filter} event {{n}}"),
+        &bytes_sent(&producer, &filter, 16, 24),
+        &bytes_sent(&producer, &filter, 24, 32),
     ]);
 }
 
@@ -296,25 +287,13 @@ fn a_loopback_tcp_connection_is_two_channels() {
     rec.has("served 3");
     let server = word_after(&rec, "server ", "server ");
     let client = word_after(&rec, "server ", "client ");
-    let info = hindsight(&[
-        OsStr::new("info"),
-        OsStr::new("--messages"),
-        trace.as_os_str(),
-    ]);
+    let info = messages(&trace);
     info.code(0)
         .line("  channel {n}: tcp connection 127.0.0.1:{n} -> 127.0.0.1:{n}")
         .line("Messages:   7");
     for k in 0..3 {
-        info.line(&format!(
-            "  channel {{n}} bytes {}..{}: process {client} event {{n}} -> process {server} event {{n}}",
-            8 * k,
-            8 * k + 8
-        ))
-        .line(&format!(
-            "  channel {{n}} bytes {}..{}: process {server} event {{n}} -> process {client} event {{n}}",
-            4 * k,
-            4 * k + 4
-        ));
+        info.line(&bytes_sent(&client, &server, 8 * k, 8 * k + 8))
+            .line(&bytes_sent(&server, &client, 4 * k, 4 * k + 4));
     }
 }
 
@@ -495,7 +474,7 @@ fn break_message_stops_before_the_kth_receive_at_the_consistent_state() {
         &format!("  process {p}: before event {{n}} of {{n}}: sent 3 (24 bytes) on pipe pipe:[{{n}}]; received 2 (8 bytes) on pipe pipe:[{{n}}]"),
         &format!("  process {c} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 2 (8 bytes) on pipe pipe:[{{n}}]"),
         "Messages in flight: 1",
-        &format!("  channel {{n}} bytes 16..24: process {p} event {{n}} -> process {c} event {{n}}"),
+        &bytes_sent(&p, &c, 16, 24),
         &format!("[Switching to inferior 1 [process {p}] ({prog})]"),
         "$1 = 3",
     ]);
@@ -683,25 +662,15 @@ fn a_client_that_sends_before_the_server_accepts_is_matched_from_its_first_byte(
     let (trace, rec) = record_unbuffered(&prog, &[sock]);
     let server = word_after(&rec, "server ", "server ");
     let client = word_after(&rec, "client ", "client ");
-    let info = hindsight(&[
-        OsStr::new("info"),
-        OsStr::new("--messages"),
-        trace.as_os_str(),
-    ]);
+    let info = messages(&trace);
     info.code(0)
         .line(&format!(
             "  channel {{n}}: unix stream socket socket:[{{n}}] -> socket:[{{n}}] ({sock})"
         ))
         .line("Messages:   5");
     for k in 0..3 {
-        info.line(&format!(
-            "  channel {{n}} bytes {}..{}: process {client} event {{n}} -> process {server} event {{n}}",
-            3 * k,
-            3 * k + 3
-        ));
+        info.line(&bytes_sent(&client, &server, 3 * k, 3 * k + 3));
     }
-    info.line(&format!(
-        "  channel {{n}} bytes 0..3: process {server} event {{n}} -> process {client} event {{n}}"
-    ));
+    info.line(&bytes_sent(&server, &client, 0, 3));
     assert!(!info.stdout.contains("socket:[?]"), "{}", info.stdout);
 }
