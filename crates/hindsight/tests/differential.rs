@@ -22,7 +22,6 @@
 mod common;
 use common::*;
 
-use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
@@ -296,31 +295,7 @@ struct Server {
 
 impl Server {
     fn start(trace: &Path) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_hindsight"))
-            .arg("replay")
-            .arg(trace)
-            .args(["-q", "--gdbserver", "127.0.0.1:0"])
-            .env("HINDSIGHT_DIR", scratch().join("hindsight-dir"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the server starts");
-        let stderr = child.stderr.take().expect("stderr");
-        let mut lines = BufReader::new(stderr).lines();
-        let port = loop {
-            let Some(Ok(line)) = lines.next() else {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("the server ended before listening");
-            };
-            if let Some(rest) = line.split("on 127.0.0.1:").nth(1) {
-                let port: String = rest.chars().take_while(char::is_ascii_digit).collect();
-                break port.parse().expect("a port");
-            }
-        };
-        // Keep draining the server's log so that it never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
+        let (child, port, _) = start_gdbserver(trace, &[]);
         Server { child, port }
     }
 }

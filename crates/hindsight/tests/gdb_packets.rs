@@ -5,10 +5,10 @@
 mod common;
 use common::*;
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::Duration;
 
 /// A replay served on a free local port.
@@ -19,29 +19,7 @@ struct Server {
 
 impl Server {
     fn start(trace: &Path) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_hindsight"))
-            .arg("replay")
-            .arg(trace)
-            .args(["-q", "--gdbserver", "127.0.0.1:0"])
-            .env("HINDSIGHT_DIR", scratch().join("hindsight-dir"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the server starts");
-        let stderr = child.stderr.take().expect("stderr");
-        let mut lines = BufReader::new(stderr).lines();
-        let port = loop {
-            let Some(Ok(line)) = lines.next() else {
-                let _ = child.kill();
-                panic!("the server ended before listening");
-            };
-            if let Some(rest) = line.split("on 127.0.0.1:").nth(1) {
-                let port: String = rest.chars().take_while(char::is_ascii_digit).collect();
-                break port.parse().expect("a port");
-            }
-        };
-        std::thread::spawn(move || for _ in lines {});
+        let (child, port, _) = start_gdbserver(trace, &[]);
         Server { child, port }
     }
 

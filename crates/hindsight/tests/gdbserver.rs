@@ -7,7 +7,6 @@
 mod common;
 use common::*;
 
-use std::io::{BufRead as _, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
@@ -26,33 +25,7 @@ impl Server {
 
     /// A server with more options (`-ex CMD`…).
     fn start_with(trace: &Path, extra: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_hindsight"))
-            .arg("replay")
-            .arg(trace)
-            .args(["-q", "--gdbserver", "127.0.0.1:0"])
-            .args(extra)
-            .env("HINDSIGHT_DIR", scratch().join("hindsight-dir"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the server starts");
-        let stderr = child.stderr.take().expect("stderr");
-        let mut lines = BufReader::new(stderr).lines();
-        let mut log = Vec::new();
-        let port = loop {
-            let Some(Ok(line)) = lines.next() else {
-                let _ = child.kill();
-                panic!("the server ended before listening: {log:?}");
-            };
-            log.push(line.clone());
-            if let Some(rest) = line.split("on 127.0.0.1:").nth(1) {
-                let port: String = rest.chars().take_while(char::is_ascii_digit).collect();
-                break port.parse().expect("a port");
-            }
-        };
-        // Keep draining the server's log so that it never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
+        let (child, port, log) = start_gdbserver(trace, extra);
         Server {
             child,
             port,

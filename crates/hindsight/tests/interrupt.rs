@@ -186,29 +186,8 @@ fn reply(s: &mut std::net::TcpStream) -> String {
 fn gdbs_interrupt_stops_a_long_continue_and_a_long_reverse_continue() {
     let prog = compile("dap", &[]);
     let (trace, _) = record_trace(&prog, &["long"]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hindsight"))
-        .arg("replay")
-        .arg(&trace)
-        .args(["-q", "--gdbserver", "127.0.0.1:0"])
-        .env("HINDSIGHT_DIR", scratch().join("hindsight-dir"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the server starts");
+    let (mut child, port, _) = start_gdbserver(&trace, &[]);
     let _reaper = KillOnDrop(child.id() as i32);
-    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let port: u16 = loop {
-        let line = lines
-            .next()
-            .and_then(Result::ok)
-            .expect("the server says where it listens");
-        if let Some(rest) = line.split("on 127.0.0.1:").nth(1) {
-            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-            break digits.parse().expect("a port");
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connects");
     s.set_read_timeout(Some(TIMEOUT)).expect("timeout");
     let exchange = |s: &mut std::net::TcpStream, body: &str| {

@@ -478,6 +478,41 @@ pub fn assert_gone(pid: i32) {
 
 /// Runs `hindsight` with `args` (killed after a generous timeout so that a hang fails the
 /// test instead of the whole suite).
+/// `hindsight replay TRACE -q --gdbserver 127.0.0.1:0 EXTRA…` started and listening: the
+/// child, its port, and the lines it logged up to saying where it listens. The rest of its
+/// log is drained in the background, so that it never blocks on a full pipe.
+pub fn start_gdbserver(trace: &Path, extra: &[&str]) -> (std::process::Child, u16, Vec<String>) {
+    use std::io::BufRead as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hindsight"))
+        .arg("replay")
+        .arg(trace)
+        .args(["-q", "--gdbserver", "127.0.0.1:0"])
+        .args(extra)
+        .env("HINDSIGHT_DIR", scratch().join("hindsight-dir"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the server starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let mut log = Vec::new();
+    let port = loop {
+        let Some(Ok(line)) = lines.next() else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the server ended before listening: {log:?}");
+        };
+        log.push(line.clone());
+        if let Some(rest) = line.split("on 127.0.0.1:").nth(1) {
+            let port: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            break port.parse().expect("a port");
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    (child, port, log)
+}
+
 pub fn hindsight(args: &[&std::ffi::OsStr]) -> Run {
     run_with_timeout(Command::new(env!("CARGO_BIN_EXE_hindsight")).args(args))
 }
