@@ -13,6 +13,7 @@
 #
 #   bench/threads_exact.sh
 #   MB=50 RUNS=5 PROGRAMS="zstd xz" LIMIT=3600 bench/threads_exact.sh
+#   PROGRAMS=xz MB=8 XZ_ARGS="-T2 --block-size=2MiB" bench/threads_exact.sh
 #   HS=target/debug/hindsight MB=1 RUNS=1 bench/threads_exact.sh   # a quick try
 #
 # Needs zstd and xz (apt-get install zstd xz-utils; installed here when run as root) and
@@ -22,6 +23,8 @@ cd "$(dirname "$0")/.."
 MB=${MB:-50}                      # megabytes of input
 RUNS=${RUNS:-5}                   # replays with -q, and as many without
 PROGRAMS=${PROGRAMS:-"zstd xz"}   # which compressors
+ZSTD_ARGS=${ZSTD_ARGS:-"-T2 -5"}  # their options
+XZ_ARGS=${XZ_ARGS:-"-T2"}         # (xz -T2 splits its input in blocks of 24 MiB at level 6)
 LIMIT=${LIMIT:-3600}              # seconds before a run counts as "timeout"
 out=bench/out/exact
 mkdir -p "$out"
@@ -42,8 +45,8 @@ fi
 
 command_of() {
     case "$1" in
-        zstd) echo "zstd -T2 -5 -c $input" ;;
-        xz) echo "xz -T2 -c $input" ;;
+        zstd) echo "zstd $ZSTD_ARGS -c $input" ;;
+        xz) echo "xz $XZ_ARGS -c $input" ;;
         *) echo "unknown program $1" >&2; exit 2 ;;
     esac
 }
