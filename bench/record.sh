@@ -196,7 +196,7 @@ ${rows%$'\n'}
 | gdb \`record full\` ($GDB_N iterations, ${gdb_insns:-?} instructions in its log) | $(rate "$gdb_rate") |
 | hindsight / gdb | $speedup |
 
-Trace size includes the copies of the mapped files (the program, libc, the loader); "without copied files" is the header, the process list and the event streams. gdb's rate = instructions in its log / (time with \`record full\` − time of the same session without it).
+Trace size includes the copies of the mapped files (the program, libc, the loader); "without copied files" is the header, the process list and the event streams (zstd frames). The copies are hard links into the store that all traces share (\`\$HINDSIGHT_DIR/.copies\`): a recording whose files are already there writes only the rest. gdb's rate = instructions in its log / (time with \`record full\` − time of the same session without it).
 TABLE
 )
 echo "$table"

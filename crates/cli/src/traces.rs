@@ -60,6 +60,10 @@ pub fn record_trace(opts: &RecordCliOptions) -> anyhow::Result<hindsight_record:
         argv0: opts.program.clone().into_os_string(),
         args: opts.args.clone(),
         trace_dir: dir.clone(),
+        // Copies shared with the traces in the usual place, wherever this one goes.
+        shared_copies: hindsight_trace::default_root()
+            .ok()
+            .map(|r| r.join(hindsight_trace::copies::STORE)),
         pin: opts.pin,
         time_slice: Duration::from_millis(opts.time_slice_ms),
         chaos: opts.chaos,
@@ -403,7 +407,14 @@ fn print_info(dir: &Path, r: &TraceReader) -> anyhow::Result<()> {
                 .unwrap_or_default()
         ),
     }
-    println!("Size:       {}", size_text(r.size()));
+    let sizes = r.sizes();
+    println!(
+        "Size:       {} (events {}, copies of mapped files {}, {} of them shared with other traces)",
+        size_text(sizes.total),
+        size_text(sizes.total - sizes.copies),
+        size_text(sizes.copies),
+        size_text(sizes.shared)
+    );
     print_counter(r);
     println!("Processes:  {}", r.processes().len());
     for p in r.processes() {

@@ -67,6 +67,9 @@ pub struct RecordOptions {
     pub args: Vec<OsString>,
     /// The trace directory to create (must not exist).
     pub trace_dir: PathBuf,
+    /// The store of copies shared between traces (see `hindsight_trace::copies`); None: the
+    /// trace gets its own copies of the mapped files.
+    pub shared_copies: Option<PathBuf>,
     /// Pin hindsight and the program to one CPU.
     pub pin: bool,
     /// How long a thread runs without a syscall before another ready thread gets its turn.
@@ -402,7 +405,12 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
             _ => "none".to_string(),
         },
     };
-    let writer = TraceWriter::create(&opts.trace_dir, header, &opts.program)?;
+    let writer = TraceWriter::create_sharing(
+        &opts.trace_dir,
+        header,
+        &opts.program,
+        opts.shared_copies.as_deref(),
+    )?;
     let outputs = [OutputFile::of(1), OutputFile::of(2)];
 
     let spawn = hindsight_ptrace::SpawnOptions {

@@ -38,13 +38,13 @@ pub enum TraceError {
         supported: u32,
     },
     /// Written by an older hindsight, in a format this one no longer reads.
-    #[error("trace {} was written by an older hindsight (format version {found}; this one reads version {supported} only): record it again", path.display())]
+    #[error("trace {} was written by an older hindsight (format version {found}; this one reads versions {supported} and later): record it again", path.display())]
     TooOld {
         /// The trace.
         path: PathBuf,
         /// Its version.
         found: u32,
-        /// Ours.
+        /// The oldest version this one reads.
         supported: u32,
     },
     /// No such trace, or no trace at all.

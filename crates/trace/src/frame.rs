@@ -1,9 +1,28 @@
 //! Frames: how records reach the disk.
 //!
-//! A frame is a 32-byte header — magic `HSFR`, payload length, uncompressed length, record
-//! count, index (in its file) of the first record it holds, crc32 of the payload, crc32 of the
-//! 28 header bytes before it — and an lz4 payload holding the encoded records. A file is a
-//! sequence of frames.
+//! A frame is a 32-byte header — magic, payload length, uncompressed length, record count,
+//! index (in its file) of the first record it holds, crc32 of the payload, crc32 of the 28
+//! header bytes before it — and a compressed payload holding the encoded records. A file is
+//! a sequence of frames. The magic says how the payload is compressed: `HSFZ` zstd (what this
+//! hindsight writes), `HSFR` lz4 (traces of format version 2, still read).
+//!
+//! Why zstd at level 1, measured on recorded event streams (the records of real programs as
+//! the writer cut them, recompressed frame by frame, one core of a loaded 2-core machine):
+//!
+//! | stream                                   | raw      | lz4      | zstd 1   | zstd 3   |
+//! |------------------------------------------|----------|----------|----------|----------|
+//! | `sqlite3` query (database pages: hex)    | 17.2 MB  | 16.8 MB  | 9.3 MB   | 9.3 MB   |
+//! | `python3 -c 'import json, sqlite3'`      | 1.82 MB  | 0.90 MB  | 0.72 MB  | 0.66 MB  |
+//! | `ls -la /usr/bin`                        | 530 KB   | 120 KB   | 83 KB    | 78 KB    |
+//!
+//! zstd 1 compressed the sqlite3 stream in 140–180 ms (lz4: 60–70 ms, zstd 3: 420 ms) and
+//! decompressed it in 30–40 ms (lz4: 10–15 ms): a replay reads the records of a 700 ms
+//! recording 25 ms slower, while the stream shrinks by 45% (lz4 has no entropy coder: text
+//! such as hex or paths barely shrinks). Levels above 1 gain little for 2–6× the time, negative
+//! levels give back lz4's sizes, and larger frames (1–4 MiB) gained nothing. Each frame is
+//! compressed on its own (no dictionary, no context carried over), so a frame still decodes
+//! alone: a cut-off stream reads up to its last whole frame, and a replay checkpoint reopens
+//! the file at any frame.
 //!
 //! Invariants:
 //! - Every byte of a frame is covered by a checksum, so a damaged length can never pass for a
@@ -22,14 +41,18 @@
 
 use std::io::Read as _;
 
-/// The first bytes of every frame.
-const MAGIC: &[u8; 4] = b"HSFR";
+/// The first bytes of a frame whose payload is zstd (what is written).
+const MAGIC: &[u8; 4] = b"HSFZ";
+/// The first bytes of a frame whose payload is lz4 (format version 2; read only).
+const MAGIC_LZ4: &[u8; 4] = b"HSFR";
+/// zstd's compression level for frames (see the module's header for the measurements).
+pub const LEVEL: i32 = 1;
 /// Size of a frame header.
 pub const HEADER: usize = 32;
 /// No frame is larger than this, compressed or not.
 pub const MAX_FRAME: usize = 64 << 20;
-/// The writer cuts what it writes into frames of at most this many uncompressed bytes (lz4 may
-/// grow incompressible data a little: this leaves room under [`MAX_FRAME`]).
+/// The writer cuts what it writes into frames of at most this many uncompressed bytes (the
+/// compressor may grow incompressible data a little: this leaves room under [`MAX_FRAME`]).
 pub const CHUNK: usize = 32 << 20;
 /// No chain of continued frames holds more than this many bytes (uncompressed).
 pub const MAX_CHAIN: usize = 4 << 30;
@@ -52,9 +75,14 @@ pub fn encode(raw: &[u8], count: u32, first: u64) -> Vec<u8> {
 
 /// Appends one frame holding `raw` to `out`.
 fn encode_one(out: &mut Vec<u8>, raw: &[u8], count: u32, first: u64) {
-    let payload = lz4_flex::compress(raw);
+    // zstd fails only when it cannot allocate its context: the frame is then lz4, which
+    // every reader of this format reads too.
+    let (magic, payload) = match zstd::bulk::compress(raw, LEVEL) {
+        Ok(p) => (MAGIC, p),
+        Err(_) => (MAGIC_LZ4, lz4_flex::compress(raw)),
+    };
     let start = out.len();
-    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(magic);
     out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
     out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
     out.extend_from_slice(&count.to_le_bytes());
@@ -133,9 +161,11 @@ fn read_one(r: &mut impl std::io::Read, at: u64) -> Result<One, FrameError> {
     if n < HEADER {
         return Ok(One::Truncated);
     }
-    if &head[..4] != MAGIC {
-        return Err(bad("not a frame (bad magic)"));
-    }
+    let zstd = match &head[..4] {
+        m if m == MAGIC => true,
+        m if m == MAGIC_LZ4 => false,
+        _ => return Err(bad("not a frame (bad magic)")),
+    };
     if crc32fast::hash(&head[..28]) != word(&head, 28) {
         return Err(bad("checksum mismatch in the frame header"));
     }
@@ -163,8 +193,14 @@ fn read_one(r: &mut impl std::io::Read, at: u64) -> Result<One, FrameError> {
     if crc32fast::hash(&payload) != crc {
         return Err(bad("checksum mismatch"));
     }
-    let raw = lz4_flex::decompress(&payload, raw_len)
-        .map_err(|e| bad(&format!("cannot decompress: {e}")))?;
+    let raw = if zstd {
+        // Bounded: more than the declared length is an error, not an allocation.
+        zstd::bulk::decompress(&payload, raw_len)
+            .map_err(|e| bad(&format!("cannot decompress (zstd): {e}")))?
+    } else {
+        lz4_flex::decompress(&payload, raw_len)
+            .map_err(|e| bad(&format!("cannot decompress (lz4): {e}")))?
+    };
     if raw.len() != raw_len {
         return Err(bad("decompressed length differs from the declared one"));
     }
@@ -241,21 +277,55 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_valid_checksum_over_bad_lz4_is_an_error() {
-        // A frame whose checksums are right but whose payload is not lz4 of its length.
-        let payload = [0xf0u8, 1, 2];
+    /// A frame with right checksums around `payload`, declared as `raw_len` bytes.
+    fn forged(magic: &[u8; 4], payload: &[u8], raw_len: u32) -> Vec<u8> {
         let mut f = Vec::new();
-        f.extend_from_slice(MAGIC);
+        f.extend_from_slice(magic);
         f.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-        f.extend_from_slice(&1000u32.to_le_bytes());
+        f.extend_from_slice(&raw_len.to_le_bytes());
         f.extend_from_slice(&1u32.to_le_bytes());
         f.extend_from_slice(&0u64.to_le_bytes());
-        f.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        f.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
         let c = crc32fast::hash(&f);
         f.extend_from_slice(&c.to_le_bytes());
-        f.extend_from_slice(&payload);
-        assert!(matches!(decode(&f), Err(FrameError::Corrupt { at: 0, .. })));
+        f.extend_from_slice(payload);
+        f
+    }
+
+    #[test]
+    fn a_valid_checksum_over_a_bad_payload_is_an_error() {
+        // Checksums right, payload not the compression of its declared length.
+        for magic in [MAGIC, MAGIC_LZ4] {
+            let f = forged(magic, &[0xf0u8, 1, 2], 1000);
+            assert!(matches!(decode(&f), Err(FrameError::Corrupt { at: 0, .. })));
+        }
+        // Valid zstd of more bytes than declared: refused, not decoded past the length.
+        let big = zstd::bulk::compress(&[7u8; 5000], LEVEL).unwrap();
+        match decode(&forged(MAGIC, &big, 1000)) {
+            Err(FrameError::Corrupt { what, .. }) => assert!(what.contains("zstd"), "{what}"),
+            other => panic!("{other:?}"),
+        }
+        // And of fewer.
+        let small = zstd::bulk::compress(&[7u8; 10], LEVEL).unwrap();
+        assert!(matches!(
+            decode(&forged(MAGIC, &small, 1000)),
+            Err(FrameError::Corrupt { .. })
+        ));
+    }
+
+    #[test]
+    fn lz4_frames_of_format_2_still_read() {
+        let raw = b"records of an older trace, records of an older trace".to_vec();
+        let f = forged(MAGIC_LZ4, &lz4_flex::compress(&raw), raw.len() as u32);
+        match decode(&f) {
+            Ok(Read::Frame(back, 1, len)) => {
+                assert_eq!(back, raw);
+                assert_eq!(len as usize, f.len());
+            }
+            other => panic!("{other:?}"),
+        }
+        // What is written now is zstd.
+        assert_eq!(&frame(&raw, 1)[..4], MAGIC);
     }
 
     #[test]

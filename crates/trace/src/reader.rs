@@ -23,7 +23,7 @@ use crate::event::*;
 use crate::frame::{self, FrameError, Read};
 use crate::links::{Link, Links};
 use crate::manifest::{Ending, Listed, Manifest, Part};
-use crate::{FORMAT_VERSION, MAGIC};
+use crate::{FORMAT_VERSION, MAGIC, OLDEST_FORMAT_VERSION};
 
 /// A trace opened for reading.
 #[derive(Debug, Clone)]
@@ -120,11 +120,11 @@ fn read_head(dir: &Path) -> Result<(Header, Manifest), TraceError> {
     if version == 0 {
         return Err(corrupt(&hp, "format version 0 does not exist"));
     }
-    if version < FORMAT_VERSION {
+    if version < OLDEST_FORMAT_VERSION {
         return Err(TraceError::TooOld {
             path: dir.to_path_buf(),
             found: version,
-            supported: FORMAT_VERSION,
+            supported: OLDEST_FORMAT_VERSION,
         });
     }
     let (fr, cut) = frames(&hp, &data[MAGIC.len() + 4..])?;
@@ -367,6 +367,28 @@ impl TraceReader {
         walk(&self.dir)
     }
 
+    /// What the trace's files take, by kind (apparent sizes; see [`Sizes`]).
+    pub fn sizes(&self) -> Sizes {
+        use std::os::unix::fs::MetadataExt as _;
+        let mut out = Sizes {
+            total: self.size(),
+            ..Sizes::default()
+        };
+        for l in &self.manifest.parts {
+            if let Part::Copy(..) = l.part {
+                let Ok(m) = std::fs::symlink_metadata(self.dir.join(l.part.path())) else {
+                    continue;
+                };
+                out.copies += m.len();
+                // The store's link, this trace's, and another trace's at least.
+                if m.nlink() > 2 {
+                    out.shared += m.len();
+                }
+            }
+        }
+        out
+    }
+
     /// Verifies the checksum of every listed file (of an event stream, of what the manifest
     /// lists of it), before a replay uses any. A stream shorter than listed is not an error
     /// here (see [`TraceReader::cut_streams`]): it reads up to its last whole frame, then
@@ -465,6 +487,18 @@ impl TraceReader {
         }
         Ok(Some(links))
     }
+}
+
+/// What a trace's files take on disk (apparent sizes: a sparse copy counts its holes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sizes {
+    /// Every file of the trace directory.
+    pub total: u64,
+    /// The copies of mapped files.
+    pub copies: u64,
+    /// Of those, the ones other traces link too (through the store of shared copies:
+    /// [`crate::copies`]): they take their space once for all these traces.
+    pub shared: u64,
 }
 
 /// What [`TraceReader::check`] verified.

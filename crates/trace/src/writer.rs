@@ -14,18 +14,21 @@
 //! - Every byte of a stream belongs to a whole frame, or to the last, cut-off one (a write
 //!   that fails half-way is cut back to the last whole frame).
 //! - The copies of files are written under hidden names and renamed when whole, then listed:
-//!   what bears their name is never partial. They are copied sparse (holes stay holes).
+//!   what bears their name is never partial. They are links to the store of copies shared
+//!   between traces when it holds the same contents, else copied sparse (holes stay holes) and
+//!   put into the store ([`crate::copies`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::{Read as _, Write as _};
-use std::os::unix::fs::{DirBuilderExt as _, FileExt as _, MetadataExt, OpenOptionsExt as _};
+use std::io::Write as _;
+use std::os::unix::fs::{DirBuilderExt as _, MetadataExt, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use crate::checksum::{self, Summer, BLOCK};
+use crate::checksum::Summer;
+use crate::copies::{self, Store};
 use crate::encode::{Enc, ProcessRecord};
 use crate::error::TraceError;
 use crate::event::*;
@@ -40,7 +43,7 @@ const FLUSH_AT: usize = 256 << 10;
 pub const FLUSH_EVERY: Duration = Duration::from_millis(500);
 
 /// Creates a file readable and writable by its owner only (`exec`: and executable by them).
-fn create_private(path: &Path, exec: bool) -> Result<File, TraceError> {
+pub(crate) fn create_private(path: &Path, exec: bool) -> Result<File, TraceError> {
     std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -307,12 +310,27 @@ pub struct TraceWriter {
     dir: PathBuf,
     inner: Arc<Mutex<Inner>>,
     flusher: Option<Flusher>,
+    /// Where copies are shared with other traces, if anywhere.
+    store: Option<Store>,
 }
 
 impl TraceWriter {
     /// Creates the trace directory `dir` (which must not exist), copies `exe` in as file 0 and
-    /// writes the header, listing it.
+    /// writes the header, listing it. Copies are the trace's own (see
+    /// [`TraceWriter::create_sharing`]).
     pub fn create(dir: &Path, header: Header, exe: &Path) -> Result<TraceWriter, TraceError> {
+        Self::create_sharing(dir, header, exe, None)
+    }
+
+    /// [`TraceWriter::create`], sharing the copies of mapped files with other traces through
+    /// the store in directory `store` (see [`crate::copies`]; made if missing, its unused
+    /// entries removed first). A store that cannot be used leaves the trace its own copies.
+    pub fn create_sharing(
+        dir: &Path,
+        header: Header,
+        exe: &Path,
+        store: Option<&Path>,
+    ) -> Result<TraceWriter, TraceError> {
         match create_private_dir(dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -321,12 +339,21 @@ impl TraceWriter {
             Err(e) => return Err(TraceError::io(dir, "creating the trace directory", e)),
         }
         // The directory is ours: if the trace cannot be started, none of it is left behind.
-        Self::start(dir, header, exe).inspect_err(|_| {
+        let store = store.and_then(Store::open);
+        if let Some(s) = &store {
+            s.prune();
+        }
+        Self::start(dir, header, exe, store).inspect_err(|_| {
             let _ = std::fs::remove_dir_all(dir);
         })
     }
 
-    fn start(dir: &Path, mut header: Header, exe: &Path) -> Result<TraceWriter, TraceError> {
+    fn start(
+        dir: &Path,
+        mut header: Header,
+        exe: &Path,
+        store: Option<Store>,
+    ) -> Result<TraceWriter, TraceError> {
         for sub in ["events", "files"] {
             let p = dir.join(sub);
             create_private_dir(&p).map_err(|e| TraceError::io(&p, "creating", e))?;
@@ -350,6 +377,7 @@ impl TraceWriter {
             dir: dir.to_path_buf(),
             inner: Arc::new(Mutex::new(inner)),
             flusher: None,
+            store,
         };
         header.executable = w.add_file_unlisted(exe)?;
         let mut enc = Enc::default();
@@ -369,8 +397,9 @@ impl TraceWriter {
     }
 
     /// Copies a file into the trace and lists it; the same file (device, inode, size, mtime)
-    /// is copied once and keeps its id. The copy is made under a hidden name and renamed when
-    /// whole, so a copy cut off by a crash never passes for the file.
+    /// is copied once and keeps its id. The copy is a link to the store's entry with the same
+    /// contents if there is one; else it is made under a hidden name and renamed when whole
+    /// (a copy cut off by a crash never passes for the file), then put into the store.
     pub fn add_file(&mut self, path: &Path) -> Result<FileId, TraceError> {
         let id = self.add_file_unlisted(path)?;
         let mut g = lock(&self.inner);
@@ -397,14 +426,32 @@ impl TraceWriter {
         };
         // Copied without the lock: the flushing thread goes on meanwhile.
         let exec = m.mode() & 0o111 != 0;
-        let sum = match copy_sparse(path, &partial, exec) {
-            Ok(s) => s,
-            Err(e) => {
-                let _ = std::fs::remove_file(&partial);
-                return Err(e);
+        let shared = match &self.store {
+            // The contents first: a file the store holds costs a read, no write.
+            Some(store) => {
+                let d = copies::digest_file(path)?;
+                store.link(&d, &dest, exec).then_some(d.sum)
+            }
+            None => None,
+        };
+        let sum = match shared {
+            Some(sum) => sum,
+            None => {
+                let d = match copies::copy(path, &partial, exec) {
+                    Ok(d) => d,
+                    Err(e) => {
+                        let _ = std::fs::remove_file(&partial);
+                        return Err(e);
+                    }
+                };
+                std::fs::rename(&partial, &dest)
+                    .map_err(|e| TraceError::io(&dest, "renaming", e))?;
+                if let Some(store) = &self.store {
+                    store.insert(&d, &dest);
+                }
+                d.sum
             }
         };
-        std::fs::rename(&partial, &dest).map_err(|e| TraceError::io(&dest, "renaming", e))?;
         let mut g = lock(&self.inner);
         g.next_file += 1;
         g.files.insert(key, id);
@@ -576,49 +623,6 @@ impl Drop for TraceWriter {
             ));
         }
     }
-}
-
-/// Copies `from` to the new file `to` (owner-only; `exec`: executable by the owner too),
-/// leaving holes where `from` has holes or whole blocks of zeros; returns the copy's sum.
-fn copy_sparse(from: &Path, to: &Path, exec: bool) -> Result<checksum::Sum, TraceError> {
-    let read_err = |e| TraceError::io(from, "copying into the trace", e);
-    let mut src = File::open(from).map_err(read_err)?;
-    let size = src.metadata().map_err(read_err)?.len();
-    let dst = create_private(to, exec)?;
-    let write_err = |e| TraceError::io(to, "writing", e);
-    let mut summer = Summer::default();
-    let mut buf = vec![0u8; BLOCK];
-    let mut at = 0u64;
-    while at < size {
-        let want = (size - at).min(BLOCK as u64) as usize;
-        if want == BLOCK && checksum::hole_covers(&src, at, want) {
-            summer.zero_block();
-            at += want as u64;
-            continue;
-        }
-        std::io::Seek::seek(&mut src, std::io::SeekFrom::Start(at)).map_err(read_err)?;
-        // A file that shrinks while it is copied: what is there is the copy.
-        let mut n = 0;
-        while n < want {
-            match src.read(&mut buf[n..want]) {
-                Ok(0) => break,
-                Ok(k) => n += k,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(read_err(e)),
-            }
-        }
-        let data = &buf[..n];
-        summer.update(data);
-        if data.iter().any(|b| *b != 0) {
-            dst.write_all_at(data, at).map_err(write_err)?;
-        }
-        at += n as u64;
-        if n < want {
-            break;
-        }
-    }
-    dst.set_len(at).map_err(write_err)?;
-    Ok(summer.sum())
 }
 
 /// `<id>-<basename>` of a copied file.
