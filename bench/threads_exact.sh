@@ -129,8 +129,10 @@ for prog in $PROGRAMS; do
                 if [ -z "$pos" ] || [ "${pos%%:*}" != "$exit_event" ]; then
                     ok=no; why="ended at '$pos', the recording's exit_group is event $exit_event"
                 fi
+                # (After output shown that does not end with a newline, the line is not
+                # at the start of a line.)
                 case "$exit_status" in
-                    "exit 0") grep -q '^\[Inferior 1 (process [0-9]*) exited normally\]' "$out/$prog.replay" || { ok=no; why="no normal exit"; } ;;
+                    "exit 0") grep -aq '\[Inferior 1 (process [0-9]*) exited normally\]' "$out/$prog.replay" || { ok=no; why="no normal exit"; } ;;
                 esac
                 if [ "$mode" = out ]; then
                     program_bytes "$out/$prog.replay" "$out/$prog.replayed"

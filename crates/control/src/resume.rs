@@ -738,6 +738,20 @@ impl Inferior {
             self.cont(tid)?;
             return Ok(None);
         }
+        // Kernel surprise: when watchpoint hits come faster than perf allows, perf throttles
+        // the watchpoint's event; the hardware still traps, but the kernel no longer says
+        // which register fired and reports the trap as an `int1` would: TRAP_BRKPT, nothing
+        // in DR6. Such a trap while write watchpoints are armed is a hit of one of them (the
+        // hook compares their values, so a slot that did not change is no hit).
+        let writes = write_slots(self.debugregs.dr7);
+        if si_code == TRAP_BRKPT && writes != 0 {
+            if hook.watchpoint_hit(self, tid, writes) {
+                self.stop_all()?;
+                return Ok(Some(StopEvent::Watchpoint { tid, slots: writes }));
+            }
+            self.cont(tid)?;
+            return Ok(None);
+        }
         // Someone sent SIGTRAP (raise, kill): it is the program's.
         if !hook.stops_on_signal(libc::SIGTRAP) {
             self.set_pending_signal(tid, libc::SIGTRAP);
@@ -964,4 +978,11 @@ fn is_zombie(pid: i32, tid: i32) -> bool {
             after.split_whitespace().next().map(|f| f == "Z")
         })
         .unwrap_or(false)
+}
+
+/// The debug registers that DR7 enables as write watchpoints (RW = 01), as DR6-style bits.
+fn write_slots(dr7: u64) -> u8 {
+    (0..4)
+        .filter(|i| dr7 & (3 << (2 * i)) != 0 && (dr7 >> (16 + 4 * i)) & 3 == 1)
+        .fold(0, |m, i| m | 1 << i)
 }

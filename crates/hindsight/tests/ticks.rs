@@ -465,6 +465,34 @@ fn an_era_of_ticks_bounds_breakpoints_forward_and_backward_and_goto_reaches_its_
         "{}",
         rev.stdout
     );
+    // An era watchpoint: the writes of `acc` before the era are passed (thousands of them:
+    // fast enough for perf to throttle the watchpoint, which the kernel then reports as a
+    // bare SIGTRAP), the first two inside it stop.
+    let watch = replay_cmds(
+        &dir,
+        true,
+        &[
+            era,
+            "watch acc era mid",
+            "continue",
+            "print v",
+            "continue",
+            "print v",
+        ],
+    );
+    watch.code(0).lacks("SIGTRAP");
+    assert_eq!(
+        watch.count("Hardware watchpoint 1: acc"),
+        3,
+        "{}",
+        watch.stdout
+    );
+    assert_eq!(
+        values(&watch.stdout),
+        vec![y.to_string(), (y + 1).to_string()],
+        "{}",
+        watch.stdout
+    );
     // Bounds named by a bookmark and by `here` are the same moments; mistakes are refused
     // and leave the replay where it was.
     let named = replay_cmds(

@@ -108,7 +108,7 @@ pub(crate) fn goto_tick(s: &mut Session, ticks: u64, thread: Option<u32>) -> any
         bail!("This recording has no tick counts (it was made without the instruction counter).");
     }
     let (recorded, num) = recorded_thread(s, thread)?;
-    let tid = run_to_tick(s, recorded, ticks)
+    let tid = run_to_tick(s, recorded, ticks)?
         .with_context(|| format!("The recording has no tick {ticks} of thread {num}."))?;
     let at = Position::at_event(
         s.replay.as_ref().map(|r| r.events_replayed()).unwrap_or(0),
@@ -122,8 +122,8 @@ pub(crate) fn goto_tick(s: &mut Session, ticks: u64, thread: Option<u32>) -> any
 
 /// Runs the replay silently until recorded thread `thread` has counted `ticks` (from the
 /// start of the recording if it has already); returns the thread. When the recording ends
-/// first, the replay goes back where it was and this fails.
-fn run_to_tick(s: &mut Session, thread: i32, ticks: u64) -> anyhow::Result<Tid> {
+/// first (None) or the user interrupts, the replay goes back where it was.
+fn run_to_tick(s: &mut Session, thread: i32, ticks: u64) -> anyhow::Result<Option<Tid>> {
     let now = if s.started && s.pid().is_some() {
         Some(capture(s)?)
     } else {
@@ -144,8 +144,9 @@ fn run_to_tick(s: &mut Session, thread: i32, ticks: u64) -> anyhow::Result<Tid> 
         Ok((StopEvent::Interrupted, Some(Reason::Tick(t)))) if *t == ticks => s.thread,
         _ => None,
     };
+    let interrupted = matches!(&result, Ok((_, Some(Reason::Interrupted))));
     if let Some(tid) = reached {
-        return Ok(tid);
+        return Ok(Some(tid));
     }
     // Back where the replay was.
     match now {
@@ -161,7 +162,10 @@ fn run_to_tick(s: &mut Session, thread: i32, ticks: u64) -> anyhow::Result<Tid> 
         }
     }
     result?;
-    bail!("it ends before")
+    if interrupted {
+        bail!("Interrupted on the way; the replay went back where it was.");
+    }
+    Ok(None)
 }
 
 /// `era NAME from BOUND [to BOUND]`: defines (or redefines) era NAME. Bounds named by ticks
@@ -257,7 +261,7 @@ fn resolve(s: &mut Session, b: BoundText) -> anyhow::Result<EraBound> {
             } else {
                 None
             };
-            let tid = run_to_tick(s, recorded, ticks)
+            let tid = run_to_tick(s, recorded, ticks)?
                 .with_context(|| format!("The recording has no tick {ticks} of thread {num}."))?;
             let event = s.replay.as_ref().map(|r| r.events_replayed()).unwrap_or(0);
             let pc = s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0);
