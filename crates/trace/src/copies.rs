@@ -235,9 +235,26 @@ impl Store {
     }
 
     /// Makes `copy` (a trace's finished copy holding `d`) the store's entry for `d`,
-    /// replacing a damaged one. Failures leave the copy as it is, unshared.
+    /// replacing a damaged one. When a sound entry exists (another recording made it since
+    /// `link` looked: two first recordings of a program at once), `copy` becomes a link to
+    /// it instead, so that both traces share one copy. Failures leave the copy as it is,
+    /// unshared.
     pub(crate) fn insert(&self, d: &Digest, copy: &Path) {
         static SERIAL: AtomicU32 = AtomicU32::new(0);
+        let tmp = self.dir.join(format!(
+            ".{}-{}-{}",
+            d.name(),
+            std::process::id(),
+            SERIAL.fetch_add(1, Ordering::Relaxed)
+        ));
+        let exec = std::fs::metadata(copy).is_ok_and(|m| m.mode() & 0o100 != 0);
+        if self.link(d, &tmp, exec) {
+            // Same bytes (same digest): swapping the inode changes nothing a reader sees.
+            if std::fs::rename(&tmp, copy).is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            return;
+        }
         let Ok(f) = File::options().write(true).open(copy) else {
             return;
         };
@@ -245,16 +262,43 @@ impl Store {
             return;
         }
         drop(f);
-        let tmp = self.dir.join(format!(
-            ".{}-{}-{}",
-            d.name(),
-            std::process::id(),
-            SERIAL.fetch_add(1, Ordering::Relaxed)
-        ));
         if std::fs::hard_link(copy, &tmp).is_ok()
             && std::fs::rename(&tmp, self.dir.join(d.name())).is_err()
         {
             let _ = std::fs::remove_file(&tmp);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two recordings that both found no entry and made their own copies: the second one to
+    /// insert keeps the first's entry and links its trace to it (it used to replace the
+    /// entry, leaving the two traces with a copy each).
+    #[test]
+    fn a_copy_inserted_second_shares_the_entry_made_first() {
+        let root = std::env::temp_dir().join(format!("hindsight-copies-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        let original = root.join("lib.so");
+        std::fs::write(&original, vec![7u8; 3 * BLOCK + 5]).unwrap();
+        let store = Store::open(&root.join("store")).unwrap();
+        let (a, b) = (root.join("a"), root.join("b"));
+        let da = copy(&original, &a, false).unwrap();
+        let db = copy(&original, &b, false).unwrap();
+        assert_eq!(da, db);
+        store.insert(&da, &a);
+        store.insert(&db, &b);
+        let ino = |p: &Path| std::fs::metadata(p).unwrap().ino();
+        let entry = store.dir().join(da.name());
+        assert_eq!(ino(&entry), ino(&a));
+        assert_eq!(ino(&b), ino(&a));
+        assert_eq!(
+            std::fs::read(&b).unwrap(),
+            std::fs::read(&original).unwrap()
+        );
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }
