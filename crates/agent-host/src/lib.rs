@@ -469,6 +469,25 @@ impl Agent {
         Ok((n.max(1), first))
     }
 
+    /// Replay: how many of the calls filled last the agent has answered (the records before
+    /// its `consumed` mark).
+    pub fn answered(&self, mem: &ProcessMemory) -> Result<u32, AgentError> {
+        let s = self.state(mem)?;
+        let end = s.consumed.min(s.used).min(abi::BUFFER_SIZE as u64);
+        let mut buf = vec![0u8; end as usize];
+        mem.read(self.addrs.buffer, &mut buf)?;
+        let mut n = 0;
+        let mut at = 0;
+        while at < buf.len() {
+            let Ok(r) = Record::parse(&buf[at..]) else {
+                break;
+            };
+            n += 1;
+            at += r.size();
+        }
+        Ok(n)
+    }
+
     /// Replay: the record at `offset` in the buffer (the one a mismatch report names).
     pub fn record_at(&self, mem: &ProcessMemory, offset: u64) -> Result<BufferedCall, AgentError> {
         let s = self.state(mem)?;

@@ -69,6 +69,7 @@ impl Sim {
                 channel,
                 start,
                 len,
+                call: 0,
             }));
         }
         EventId {
@@ -181,6 +182,7 @@ fn contradicting_links_are_an_error() {
             channel,
             start: 0,
             len: 1,
+            call: 0,
         }));
     }
     let err = Causality::build(&links, &[process(1, None), process(2, None)]).unwrap_err();
@@ -321,6 +323,7 @@ fn ranks_follow_happens_before_where_the_recorders_order_does_not() {
             channel: 0,
             start: 0,
             len: 4,
+            call: 0,
         }));
     }
     let c = Causality::build(&links, &[process(1, None), process(2, None)]).unwrap();

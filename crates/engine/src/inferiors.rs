@@ -25,12 +25,18 @@
 //!   next event. A replay that went past an exec cannot travel back: it starts again from the
 //!   process's creation (and stands right after its previous event when an exec lies
 //!   between).
+//! - Places are `hindsight-causal`'s steps: a batch of calls that the in-process agent
+//!   buffered and that moved data is one step per call, and a stop between two of them is
+//!   known by the agent's count of answered calls. A replay cannot yet be stopped between
+//!   two buffered calls: a process whose place is inside a batch is shown before the batch's
+//!   first call, and told to be so ([`InferiorPlace::Before::rounded`]); its place in `info
+//!   inferiors` and `info messages` stays the exact one.
 //! - Every session of the tree shares the outer one's interrupter (^C stops whichever runs).
 
 use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Context as _};
-use hindsight_causal::{Causality, Cut};
+use hindsight_causal::{Causality, Cut, Point};
 use hindsight_trace::TraceReader;
 
 use crate::motion::Place;
@@ -47,7 +53,7 @@ struct Slot {
     /// Its replay, once started, while another process is the current one (the current one's
     /// is the outer session).
     session: Option<Box<Session>>,
-    /// The event its replay was moved to by the last placement.
+    /// The step its replay was moved to by the last placement.
     placed: Option<u64>,
 }
 
@@ -56,7 +62,7 @@ pub(crate) struct Inferiors {
     slots: Vec<Slot>,
     /// Index (in `slots`) of the process the outer session replays.
     current: usize,
-    /// (slot, event) of the stop the others are placed around.
+    /// (slot, step) of the stop the others are placed around.
     anchor: Option<(usize, u64)>,
     causality: Option<Causality>,
 }
@@ -72,6 +78,12 @@ pub enum InferiorPlace {
         event: u64,
         /// Its stream's events.
         total: u64,
+        /// When `event` is a batch of buffered calls that moved data: (how many of its calls
+        /// it has made, how many it holds).
+        calls: Option<(u32, u32)>,
+        /// Its replay could not be stopped there (between two buffered calls): it is shown
+        /// before the batch's first call.
+        rounded: bool,
     },
     /// It has run to its end.
     End {
@@ -160,11 +172,11 @@ impl Session {
         Ok(c)
     }
 
-    /// The stop the other processes are placed around, as (recorded pid, event): the current
+    /// The stop the other processes are placed around, as (recorded pid, step): the current
     /// inferior's place, unless it still stands where the last placement put it (then the
     /// anchor stays).
-    pub(crate) fn anchor(&mut self) -> anyhow::Result<(i32, u64)> {
-        let here = self.event_now()?;
+    pub(crate) fn anchor(&mut self, c: &Causality) -> anyhow::Result<(i32, u64)> {
+        let here = self.step_now(c)?;
         let pid = self.user_pid();
         let Some(inf) = self.inferiors.as_mut() else {
             return Ok((pid, here));
@@ -182,6 +194,17 @@ impl Session {
         }
     }
 
+    /// The step (see `hindsight-causal`) the replay stands before: its event's, or, when it
+    /// stopped between two calls of a batch of buffered calls, the step of the next call.
+    pub(crate) fn step_now(&mut self, c: &Causality) -> anyhow::Result<u64> {
+        let event = self.event_now()?;
+        let point = match self.replay.as_ref().and_then(|r| r.batch_progress()) {
+            Some((e, call)) if e + 1 == event => Point { event: e, call },
+            _ => Point { event, call: 0 },
+        };
+        Ok(c.step(self.user_pid(), point))
+    }
+
     /// The event the replay stands before: its position's, or (when the position cannot be
     /// named: after an exec, time travel is refused) the count of events it replayed.
     pub(crate) fn event_now(&mut self) -> anyhow::Result<u64> {
@@ -197,7 +220,7 @@ impl Session {
     /// The latest consistent cut around the anchor.
     pub(crate) fn anchored_cut(&mut self) -> anyhow::Result<(Causality, Cut, i32)> {
         let causality = self.causality()?;
-        let (pid, event) = self.anchor()?;
+        let (pid, event) = self.anchor(&causality)?;
         let cut = causality
             .cut(pid, event)
             .ok_or_else(|| anyhow!("Process {pid} is not in the trace's links."))?;
@@ -268,12 +291,14 @@ impl Session {
             .is_some_and(|(slot, _)| slot == target);
         if !stopped_here {
             let placed = self.inferiors.as_ref().and_then(|i| i.slots[target].placed);
-            if placed.is_none() || placed != goal_event(place) {
+            let goal = goal_step(&causality, pid, place);
+            if placed.is_none() || placed != goal {
                 let placing = place_session(self, place);
-                // Wherever it stands now, it is not a new stop (the anchor stays).
+                // Wherever it stands now, it is not a new stop (the anchor stays): known as
+                // the place it was put at (a rounded place included).
                 let at = match &placing {
-                    Ok(at) => Some(*at),
-                    Err(_) => self.event_now().ok(),
+                    Ok(_) => goal,
+                    Err(_) => self.step_now(&causality).ok(),
                 };
                 if let Some(i) = self.inferiors.as_mut() {
                     i.slots[target].placed = at;
@@ -321,13 +346,14 @@ impl Session {
     /// the first) that process `from` sent it — `to` stands before its receive (the message
     /// is in flight), everyone else as far on as that allows. Processes are named by their
     /// recorded pids or inferior numbers. Set as `break event E` in `to`'s replay (its
-    /// receive's event); returns that debugger event's id, the message and `to`'s pid.
+    /// receive's event); returns that debugger event's id, the message, `to`'s pid and the
+    /// receive's event.
     pub fn break_at_message(
         &mut self,
         from: i32,
         to: i32,
         n: u64,
-    ) -> anyhow::Result<(u32, hindsight_causal::Message, i32)> {
+    ) -> anyhow::Result<(u32, hindsight_causal::Message, i32, u64)> {
         let causality = self.causality()?;
         let pid_of = |p: i32| -> anyhow::Result<i32> {
             let pids = causality.pids();
@@ -358,9 +384,17 @@ impl Session {
                 if received.len() == 1 { "" } else { "s" }
             );
         };
-        let event = m.receive.event;
+        let receive = causality.point(to, m.receive.event);
+        if receive.call > 0 {
+            bail!(
+                "Process {to} receives that message in call {} of the buffered calls of its event {}: a replay cannot yet stop between two buffered calls (record with HINDSIGHT_NO_AGENT=1 to stop there).",
+                receive.call + 1,
+                receive.event
+            );
+        }
+        let event = receive.event;
         if self.user_pid() == to {
-            return Ok((self.break_at_event(event)?, m, to));
+            return Ok((self.break_at_event(event)?, m, to, event));
         }
         let Some(slot) = self
             .inferiors
@@ -377,7 +411,7 @@ impl Session {
         if let Some(back) = back {
             self.switch_inferior(back)?;
         }
-        Ok((id?, m, to))
+        Ok((id?, m, to, event))
     }
 
     /// Whether a process other than the current one has a replay with breakpoints (then
@@ -468,7 +502,7 @@ impl Session {
             back_to_hit(self, causality, cur_pid, limit, cur_pid == anchor_pid)?
         } else {
             let stop = self.resume_alone(obs)?;
-            let event = self.event_now().unwrap_or(u64::MAX);
+            let event = self.step_now(causality).unwrap_or(u64::MAX);
             let rank = causality.recorded_rank(cur_pid, event).unwrap_or(u64::MAX);
             Some((rank, event, stop))
         };
@@ -499,7 +533,7 @@ impl Session {
             // From where the consistent state places it.
             match (place, backward) {
                 (InferiorPlace::NotCreated, true) | (InferiorPlace::End { .. }, false) => continue,
-                _ if placed.is_some() && placed == goal_event(place) => {}
+                _ if placed.is_some() && placed == goal_step(causality, pid, place) => {}
                 _ => {
                     place_session(s, place)?;
                 }
@@ -509,7 +543,7 @@ impl Session {
             } else {
                 let stop = s.resume_alone(obs)?;
                 if is_hit(&stop) {
-                    let event = s.event_now()?;
+                    let event = s.step_now(causality)?;
                     let rank = causality.recorded_rank(pid, event).unwrap_or(u64::MAX);
                     Some((rank, event, stop))
                 } else {
@@ -529,7 +563,7 @@ impl Session {
         match (best, fallback) {
             (Some((_, slot, event, stop)), _) => Ok((slot, event, stop)),
             (None, Some(Some(stop))) => {
-                let event = self.event_now().unwrap_or(0);
+                let event = self.step_now(causality).unwrap_or(0);
                 Ok((cur, event, stop))
             }
             (None, _) => bail!("No more reverse-execution history."),
@@ -551,19 +585,34 @@ impl Session {
     }
 }
 
-/// The event a process placed at `place` stands before (None: at its creation).
-fn goal_event(place: InferiorPlace) -> Option<u64> {
+/// The step process `pid` placed at `place` stands before (None: at its creation).
+fn goal_step(c: &Causality, pid: i32, place: InferiorPlace) -> Option<u64> {
     match place {
         InferiorPlace::NotCreated => None,
-        InferiorPlace::Before { event, .. } => Some(event),
-        InferiorPlace::End { total } => Some(total),
+        InferiorPlace::Before { event, calls, .. } => Some(c.step(
+            pid,
+            Point {
+                event,
+                call: calls.map_or(0, |c| c.0),
+            },
+        )),
+        InferiorPlace::End { total } => Some(c.step(
+            pid,
+            Point {
+                event: total,
+                call: 0,
+            },
+        )),
     }
 }
 
 /// Moves `s`'s replay to `place`: at its creation; at its end; or before event `e` as late
 /// as it gets — at the instruction that makes event `e` (the deterministic code after
 /// event `e - 1` has run: it is part of the consistent state), reached by going to the end
-/// of event `e` and one instruction back. Returns the event it stands before.
+/// of event `e` and one instruction back. Before a batch of buffered calls (or between two
+/// of its calls: rounded, see the module's header) it stands right after event `e - 1`:
+/// the batch's calls are not events the replay can stop at. Returns the event it stands
+/// before.
 fn place_session(s: &mut Session, place: InferiorPlace) -> anyhow::Result<u64> {
     // A replay that went past an exec cannot go back (time travel refuses): it starts again
     // from the process's creation.
@@ -580,6 +629,14 @@ fn place_session(s: &mut Session, place: InferiorPlace) -> anyhow::Result<u64> {
             } else if s.started {
                 s.goto(&Place::Start)?;
             }
+        }
+        InferiorPlace::Before {
+            event,
+            calls: Some(_),
+            ..
+        } => {
+            fresh(s)?;
+            s.goto(&Place::Event(event))?;
         }
         InferiorPlace::Before { event, .. } => {
             fresh(s)?;
@@ -631,7 +688,7 @@ fn back_to_hit(
         if !is_hit(&stop) {
             return Ok(None);
         }
-        let event = s.event_now()?;
+        let event = s.step_now(c)?;
         let rank = c.recorded_rank(pid, event).unwrap_or(u64::MAX);
         if rank < limit || (inclusive && rank == limit) {
             return Ok(Some((rank, event, stop)));
@@ -641,7 +698,8 @@ fn back_to_hit(
 
 /// Where `slot`'s process stands in `cut`.
 fn place_of(c: &Causality, cut: &Cut, slot: &Slot) -> InferiorPlace {
-    let total = c.events(slot.pid);
+    let steps = c.events(slot.pid);
+    let total = c.point(slot.pid, steps).event;
     let created = match (slot.parent, slot.fork_event) {
         (Some(parent), Some(at)) if c.pids().contains(&parent) => {
             cut.contains(hindsight_causal::EventId {
@@ -653,7 +711,16 @@ fn place_of(c: &Causality, cut: &Cut, slot: &Slot) -> InferiorPlace {
     };
     match cut.before(slot.pid) {
         _ if !created => InferiorPlace::NotCreated,
-        Some(e) if e < total => InferiorPlace::Before { event: e, total },
+        Some(step) if step < steps => {
+            let p = c.point(slot.pid, step);
+            let calls = c.batch_calls(slot.pid, p.event).map(|n| (p.call, n));
+            InferiorPlace::Before {
+                event: p.event,
+                total,
+                calls,
+                rounded: p.call > 0,
+            }
+        }
         _ => InferiorPlace::End { total },
     }
 }

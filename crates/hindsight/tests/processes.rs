@@ -70,7 +70,7 @@ fn info_lists_the_messages_of_a_producer_and_a_consumer() {
     let (p, c) = pids(&rec);
     let info = messages(&trace);
     info.code(0)
-        .line("Channels:   {n} between the recorded processes (messages through shared memory are not followed, nor reads and writes that the agent buffered)")
+        .line("Channels:   {n} between the recorded processes (messages through shared memory are not followed)")
         .line("  channel {n}: pipe pipe:[{n}]")
         .line(&format!("  channel {{n}}: exit status exit of {c}"))
         // 4 messages, 4 acks, the consumer's end reaped by the producer's waitpid.
@@ -98,7 +98,7 @@ fn a_stop_of_the_consumer_holds_the_producer_at_a_consistent_state() {
         let r = replay_process(&trace, &c, &cmds);
         r.has(&format!("$1 = {k}"))
             .line(&format!(
-                "Consistent state of 2 processes around the stop of process {c} (messages through shared memory are not followed, nor reads and writes that the agent buffered):"
+                "Consistent state of 2 processes around the stop of process {c} (messages through shared memory are not followed):"
             ))
             // The producer has sent exactly k messages and received k-1 acks.
             .line(&format!(
@@ -237,7 +237,7 @@ fn a_stop_in_the_middle_of_a_three_process_pipeline() {
         ],
     );
     r.has("$1 = 2").seq(&[
-        "Consistent state of 3 processes around the stop of process {n} (messages through shared memory are not followed, nor reads and writes that the agent buffered):",
+        "Consistent state of 3 processes around the stop of process {n} (messages through shared memory are not followed):",
         &format!("  process {producer}: before event {{n}} of {{n}}: sent 4 (32 bytes) on pipe pipe:[{{n}}]"),
         &format!("  process {filter} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 1 (8 bytes) on pipe pipe:[{{n}}]"),
         &format!("  process {consumer}: before event {{n}} of {{n}}: received 1 (8 bytes) on pipe pipe:[{{n}}]"),
@@ -255,7 +255,7 @@ fn info_and_the_gdb_server_say_what_they_show_of_several_processes() {
     // `info` counts the messages and says what is not followed.
     hindsight(&[OsStr::new("info"), trace.as_os_str()])
         .code(0)
-        .line("Messages:   5 between the processes over {n} channels (messages through shared memory are not followed, nor reads and writes that the agent buffered; --messages lists them)");
+        .line("Messages:   5 between the processes over {n} channels (messages through shared memory are not followed; --messages lists them)");
     // gdb is served one process, and told so; the others are shown by `monitor`.
     let commands = scratch().join("gdb-commands-for-mp-acks");
     std::fs::write(&commands, "monitor info messages\nquit\n").expect("commands file");
@@ -365,7 +365,7 @@ fn a_breakpoint_in_the_consumer_places_the_producer_at_the_consistent_state() {
                 "* 1.1  Thread {*}",
             ])
             .line(&format!(
-                "Consistent state of 2 processes around the stop of process {c} (messages through shared memory are not followed, nor reads and writes that the agent buffered):"
+                "Consistent state of 2 processes around the stop of process {c} (messages through shared memory are not followed):"
             ))
             // The producer has sent exactly k messages and received k-1 acks.
             .line(&format!(

@@ -66,6 +66,8 @@ pub(crate) struct Pending {
     pub len: u64,
     /// The event that names it, if known already (a send whose syscall's entry was written).
     pub event: Option<u64>,
+    /// Its call's index in a batch of buffered calls (0 otherwise).
+    pub call: u32,
 }
 
 impl Pending {
@@ -78,6 +80,7 @@ impl Pending {
             channel: self.channel,
             start: self.start,
             len: self.len,
+            call: self.call,
         }
     }
 }
@@ -184,6 +187,7 @@ impl Channels {
                 start,
                 len,
                 event: entry.filter(|_| direction == Direction::Send),
+                call: 0,
             });
         }
         Ok(out)
@@ -205,6 +209,7 @@ impl Channels {
             start: 0,
             len: 1,
             event: None,
+            call: 0,
         })
     }
 

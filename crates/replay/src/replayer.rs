@@ -170,6 +170,8 @@ pub struct Replayer {
     /// The recorded thread whose buffered calls were handed to the agent and are not known
     /// to be all answered yet.
     batch: Option<i32>,
+    /// The index of the event whose buffered calls were handed to the agent last.
+    batch_event: Option<u64>,
     /// Where to stop: (events replayed, tick count of the thread that runs then).
     tick_stop: Option<(u64, u64)>,
     /// Tick counts at which threads stop (recorded tid, ticks): the user's tick quanta.
@@ -270,6 +272,7 @@ impl Replayer {
             counter,
             agent,
             batch: None,
+            batch_event: None,
             tick_stop: None,
             thread_tick_stops: Vec::new(),
         };
@@ -439,6 +442,7 @@ impl Replayer {
             counter: self.counter.clone(),
             agent: self.agent,
             batch: self.batch,
+            batch_event: self.batch_event,
             tick_stop: None,
             thread_tick_stops: Vec::new(),
         })
@@ -568,6 +572,16 @@ impl Replayer {
     /// Number of recorded events replayed so far.
     pub fn events_replayed(&self) -> u64 {
         self.consumed
+    }
+
+    /// When the last event replayed is a batch of buffered calls that the agent is still
+    /// answering: its index and how many of its calls were answered (a stop between two
+    /// of them is inside the batch).
+    pub fn batch_progress(&self) -> Option<(u64, u32)> {
+        let event = self.batch_event.filter(|e| e + 1 == self.consumed)?;
+        self.batch?;
+        let answered = self.agent?.answered(&self.mem).ok()?;
+        Some((event, answered))
     }
 
     fn peek(&mut self) -> Result<Option<&Event>, ReplayError> {
@@ -1047,6 +1061,7 @@ impl Replayer {
                     self.write_all(&writes)?;
                 }
                 Event::Buffered { tid, calls } => {
+                    self.batch_event = Some(self.head_index());
                     self.consume();
                     let Some(a) = self.agent else {
                         return Ok(Some(self.diverged(

@@ -154,12 +154,12 @@ pub(crate) fn break_(
         let (Ok(from), Ok(to)) = (i32::try_from(from), i32::try_from(to)) else {
             anyhow::bail!("Invalid process number.");
         };
-        let (id, m, to) = s.break_at_message(from, to, n)?;
+        let (id, m, to, event) = s.break_at_message(from, to, n)?;
         say!(
             c,
             "Quantum event {id}: stop before process {to} receives message {n} from process {} (its event {})",
             m.send.pid,
-            m.receive.event
+            event
         );
         return Ok(());
     }

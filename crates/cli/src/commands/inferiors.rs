@@ -10,7 +10,17 @@ use crate::report::{self, PcShown};
 fn place_text(i: &InferiorInfo) -> String {
     let place = match i.place {
         InferiorPlace::NotCreated => "not created yet".to_string(),
-        InferiorPlace::Before { event, total } => format!("before event {event} of {total}"),
+        InferiorPlace::Before {
+            event,
+            total,
+            calls,
+            ..
+        } => match calls {
+            Some((0, _)) | None => format!("before event {event} of {total}"),
+            Some((made, n)) => {
+                format!("before event {event} of {total}, after {made} of its {n} buffered calls")
+            }
+        },
         InferiorPlace::End { total } => format!("at its end ({total} events)"),
     };
     if i.stopped {
@@ -102,6 +112,17 @@ pub(crate) fn inferior(
             c,
             "[Process {} is not created yet at this stop: shown at its creation]",
             info.pid
+        ),
+        InferiorPlace::Before {
+            event,
+            rounded: true,
+            ..
+        } if !info.stopped => say!(
+            c,
+            "[Process {} belongs {}: shown before the first of them, right after event {}'s predecessor (a replay cannot yet stop between two buffered calls)]",
+            info.pid,
+            place_text(&info),
+            event
         ),
         _ if !info.stopped => say!(
             c,
