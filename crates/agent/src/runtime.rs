@@ -228,7 +228,10 @@ fn frame() -> Frame {
 /// The call is the stub's to execute (traced), the registers as they were.
 fn fall_back() {
     // SAFETY: one thread in the agent at a time.
-    unsafe { (*globals()).frame.rcx = 1 };
+    unsafe {
+        (*globals()).fallback_rcx = (*globals()).frame.rcx;
+        (*globals()).frame.rcx = 1;
+    }
     let n = get!(fell_back);
     set!(fell_back, n.wrapping_add(1));
 }

@@ -27,10 +27,9 @@
 //!   between).
 //! - Places are `hindsight-causal`'s steps: a batch of calls that the in-process agent
 //!   buffered and that moved data is one step per call, and a stop between two of them is
-//!   known by the agent's count of answered calls. A replay cannot yet be stopped between
-//!   two buffered calls: a process whose place is inside a batch is shown before the batch's
-//!   first call, and told to be so ([`InferiorPlace::Before::rounded`]); its place in `info
-//!   inferiors` and `info messages` stays the exact one.
+//!   known by the agent's count of answered calls. A process placed inside a batch is run
+//!   to the call its place names (the replay holds the batch's later answers back from the
+//!   agent, so that the thread makes that call traced, and stops there).
 //! - Every session of the tree shares the outer one's interrupter (^C stops whichever runs).
 
 use std::path::PathBuf;
@@ -81,9 +80,6 @@ pub enum InferiorPlace {
         /// When `event` is a batch of buffered calls that moved data: (how many of its calls
         /// it has made, how many it holds).
         calls: Option<(u32, u32)>,
-        /// Its replay could not be stopped there (between two buffered calls): it is shown
-        /// before the batch's first call.
-        rounded: bool,
     },
     /// It has run to its end.
     End {
@@ -197,10 +193,15 @@ impl Session {
     /// The step (see `hindsight-causal`) the replay stands before: its event's, or, when it
     /// stopped between two calls of a batch of buffered calls, the step of the next call.
     pub(crate) fn step_now(&mut self, c: &Causality) -> anyhow::Result<u64> {
-        let event = self.event_now()?;
+        // Inside a batch the replay has replayed the batch's event and no other (the
+        // position is not asked for: it would be looked for again by replaying, and a
+        // thread placed at a buffered call stands in its stub, where no position is named).
         let point = match self.replay.as_ref().and_then(|r| r.batch_progress()) {
-            Some((e, call)) if e + 1 == event => Point { event: e, call },
-            _ => Point { event, call: 0 },
+            Some((event, call)) => Point { event, call },
+            None => Point {
+                event: self.event_now()?,
+                call: 0,
+            },
         };
         Ok(c.step(self.user_pid(), point))
     }
@@ -294,12 +295,8 @@ impl Session {
             let goal = goal_step(&causality, pid, place);
             if placed.is_none() || placed != goal {
                 let placing = place_session(self, place);
-                // Wherever it stands now, it is not a new stop (the anchor stays): known as
-                // the place it was put at (a rounded place included).
-                let at = match &placing {
-                    Ok(_) => goal,
-                    Err(_) => self.step_now(&causality).ok(),
-                };
+                // Wherever it stands now, it is not a new stop (the anchor stays).
+                let at = self.step_now(&causality).ok();
                 if let Some(i) = self.inferiors.as_mut() {
                     i.slots[target].placed = at;
                 }
@@ -385,15 +382,12 @@ impl Session {
             );
         };
         let receive = causality.point(to, m.receive.event);
-        if receive.call > 0 {
-            bail!(
-                "Process {to} receives that message in call {} of the buffered calls of its event {}: a replay cannot yet stop between two buffered calls (record with HINDSIGHT_NO_AGENT=1 to stop there).",
-                receive.call + 1,
-                receive.event
-            );
-        }
         let event = receive.event;
+        // A receive inside a batch: the quantum event stops before the batch, and the
+        // replay is run on to the call (see `on_to_message_call`).
+        let inside = (receive.call > 0).then_some((event, receive.call));
         if self.user_pid() == to {
+            self.message_calls.extend(inside);
             return Ok((self.break_at_event(event)?, m, to, event));
         }
         let Some(slot) = self
@@ -407,11 +401,28 @@ impl Session {
         };
         let back = self.inferior_number();
         self.switch_inferior(slot as u32 + 1)?;
+        self.message_calls.extend(inside);
         let id = self.break_at_event(event);
         if let Some(back) = back {
             self.switch_inferior(back)?;
         }
         Ok((id?, m, to, event))
+    }
+
+    /// After `stop`: when it is the quantum event of a `break message` whose receive is a
+    /// call inside a batch of buffered calls (the replay stands before the batch), runs the
+    /// replay on to that call.
+    pub(crate) fn on_to_message_call(&mut self, stop: &Stop) -> anyhow::Result<()> {
+        if !matches!(stop.reason, StopReason::EventReached { .. }) {
+            return Ok(());
+        }
+        let Some((event, 0)) = self.replay.as_ref().and_then(|r| r.batch_progress()) else {
+            return Ok(());
+        };
+        let Some(&(_, call)) = self.message_calls.iter().find(|(e, _)| *e == event) else {
+            return Ok(());
+        };
+        run_to_buffered_call(self, event, call)
     }
 
     /// Whether a process other than the current one has a replay with breakpoints (then
@@ -499,6 +510,12 @@ impl Session {
         let cur_pid = inf.slots[cur].pid;
         let mut best: Option<(u64, usize, u64, Stop)> = None;
         let first = if backward {
+            if self.held_call.is_some() {
+                // No way back from a buffered call yet: from the end of its batch (the hits
+                // after the limit are passed over).
+                let place = after_batch(self, place_of(causality, cut, &inf.slots[cur]))?;
+                place_session(self, place)?;
+            }
             back_to_hit(self, causality, cur_pid, limit, cur_pid == anchor_pid)?
         } else {
             let stop = self.resume_alone(obs)?;
@@ -530,7 +547,13 @@ impl Session {
             if !s.has_stops() {
                 continue;
             }
-            // From where the consistent state places it.
+            // From where the consistent state places it (going back, from the end of a batch
+            // its place is inside: no way back from a buffered call yet, and the hits after
+            // the limit are passed over).
+            let place = match backward {
+                true => after_batch(s, place)?,
+                false => place,
+            };
             match (place, backward) {
                 (InferiorPlace::NotCreated, true) | (InferiorPlace::End { .. }, false) => continue,
                 _ if placed.is_some() && placed == goal_step(causality, pid, place) => {}
@@ -585,6 +608,34 @@ impl Session {
     }
 }
 
+/// `place`, or when it is inside a batch of buffered calls, the place right after the
+/// batch's calls: before the next event that a thread of `s`'s process runs to (the events
+/// in between need no execution: the batch's calls are made on the way to it).
+fn after_batch(s: &Session, place: InferiorPlace) -> anyhow::Result<InferiorPlace> {
+    let InferiorPlace::Before {
+        event,
+        total,
+        calls: Some(_),
+    } = place
+    else {
+        return Ok(place);
+    };
+    let replay = s.replay.as_ref().context("not a replay")?;
+    let mut stream = replay.reader().events(s.user_pid())?;
+    let mut index = 0u64;
+    while let Some(e) = stream.next_event()? {
+        if index > event && e.tid().is_some() {
+            return Ok(InferiorPlace::Before {
+                event: index,
+                total,
+                calls: None,
+            });
+        }
+        index += 1;
+    }
+    Ok(InferiorPlace::End { total })
+}
+
 /// The step process `pid` placed at `place` stands before (None: at its creation).
 fn goal_step(c: &Causality, pid: i32, place: InferiorPlace) -> Option<u64> {
     match place {
@@ -609,10 +660,8 @@ fn goal_step(c: &Causality, pid: i32, place: InferiorPlace) -> Option<u64> {
 /// Moves `s`'s replay to `place`: at its creation; at its end; or before event `e` as late
 /// as it gets — at the instruction that makes event `e` (the deterministic code after
 /// event `e - 1` has run: it is part of the consistent state), reached by going to the end
-/// of event `e` and one instruction back. Before a batch of buffered calls (or between two
-/// of its calls: rounded, see the module's header) it stands right after event `e - 1`:
-/// the batch's calls are not events the replay can stop at. Returns the event it stands
-/// before.
+/// of event `e` and one instruction back. In a batch of buffered calls it stands at the
+/// call its place names (the first: before the batch). Returns the event it stands before.
 fn place_session(s: &mut Session, place: InferiorPlace) -> anyhow::Result<u64> {
     // A replay that went past an exec cannot go back (time travel refuses): it starts again
     // from the process's creation.
@@ -632,11 +681,27 @@ fn place_session(s: &mut Session, place: InferiorPlace) -> anyhow::Result<u64> {
         }
         InferiorPlace::Before {
             event,
-            calls: Some(_),
+            calls: Some((call, _)),
             ..
         } => {
             fresh(s)?;
-            s.goto(&Place::Event(event))?;
+            // Before the batch is handed to the agent, or just after, none of it answered: a
+            // `goto` to a batch (which needs no execution) may land further on, at the next
+            // event a thread runs to, so the event before it is tried then.
+            let mut at = event;
+            loop {
+                s.goto(&Place::Event(at))?;
+                let replay = s.replay.as_ref().context("not a replay")?;
+                if replay.events_replayed() <= event || replay.batch_progress() == Some((event, 0))
+                {
+                    break;
+                }
+                at = at
+                    .checked_sub(1)
+                    .ok_or_else(|| anyhow!("no way to stand before event {event}"))?;
+            }
+            run_to_buffered_call(s, event, call)?;
+            return Ok(event);
         }
         InferiorPlace::Before { event, .. } => {
             fresh(s)?;
@@ -656,6 +721,41 @@ fn place_session(s: &mut Session, place: InferiorPlace) -> anyhow::Result<u64> {
         }
     }
     s.event_now()
+}
+
+/// Runs `s`'s replay, standing before event `event` (a batch of buffered calls), to the
+/// thread's call `call` of that batch: it stops at the program's `syscall` instruction of
+/// that call, the calls before it made (what the user set does not stop it: the place was
+/// computed, not hit).
+fn run_to_buffered_call(s: &mut Session, event: u64, call: u32) -> anyhow::Result<()> {
+    use hindsight_replay::ReplayStop;
+    let Session {
+        inferior, replay, ..
+    } = s;
+    let inf = inferior
+        .as_mut()
+        .filter(|i| i.is_alive())
+        .context("The program is not being run.")?;
+    let replay = replay.as_mut().context("not a replay")?;
+    replay.stop_at_buffered_call(event, call)?;
+    let stop = replay.resume(
+        inf,
+        hindsight_control::Resume::Continue,
+        &mut hindsight_replay::Silent,
+    );
+    s.travel.here = None;
+    s.started = true;
+    match stop.map_err(|e| anyhow!("{e}"))? {
+        ReplayStop::AtBufferedCall(tid) => {
+            s.thread = Some(tid);
+            s.held_call = Some((event, call));
+            Ok(())
+        }
+        ReplayStop::Divergence(d) => bail!("{d}"),
+        other => {
+            bail!("the replay stopped before the buffered call {call} of event {event}: {other:?}")
+        }
+    }
 }
 
 /// Whether a stop of a process other than the current one is one a motion across processes
@@ -718,7 +818,6 @@ fn place_of(c: &Causality, cut: &Cut, slot: &Slot) -> InferiorPlace {
                 event: p.event,
                 total,
                 calls,
-                rounded: p.call > 0,
             }
         }
         _ => InferiorPlace::End { total },

@@ -9,8 +9,8 @@ use std::path::Path;
 
 use common::*;
 
-/// Records without the agent: every read and write is then a traced syscall, and a message
-/// (the agent's buffered calls are not followed as messages yet).
+/// Records without the agent: every read and write is then a traced syscall (the default
+/// recording runs most of them inside the process, in batches of buffered calls).
 fn record_unbuffered(prog: &Path, args: &[&str]) -> (std::path::PathBuf, Run) {
     record_trace_env(prog, args, &[("HINDSIGHT_NO_AGENT", "1")])
 }
@@ -27,7 +27,7 @@ fn messages(trace: &Path) -> Run {
 /// The line `info --messages` shows for bytes `start..end` of a channel sent by process
 /// `from` and received by process `to`.
 fn bytes_sent(from: &str, to: &str, start: u64, end: u64) -> String {
-    format!("  channel {{n}} bytes {start}..{end}: process {from} event {{n}} -> process {to} event {{n}}")
+    format!("  channel {{n}} bytes {start}..{end}: process {from} event {{n}}{{*}} -> process {to} event {{n}}{{*}}")
 }
 
 /// The recorded pids of `mp_acks`'s producer and consumer, from what it printed.
@@ -65,7 +65,7 @@ fn replay_process(trace: &Path, pid: &str, cmds: &[String]) -> Run {
 #[test]
 fn info_lists_the_messages_of_a_producer_and_a_consumer() {
     let prog = compile("mp_acks", &[]);
-    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
     rec.has("consumer: sum=10");
     let (p, c) = pids(&rec);
     let info = messages(&trace);
@@ -75,9 +75,14 @@ fn info_lists_the_messages_of_a_producer_and_a_consumer() {
         .line(&format!("  channel {{n}}: exit status exit of {c}"))
         // 4 messages, 4 acks, the consumer's end reaped by the producer's waitpid.
         .line("Messages:   9");
+    // Each process's reads and writes are calls of one batch that the agent buffered: each
+    // call is a moment of its own.
+    let in_batches = |from: &str, to: &str, start: u64, end: u64| {
+        format!("  channel {{n}} bytes {start}..{end}: process {from} event {{n}} (buffered call {{n}}) -> process {to} event {{n}} (buffered call {{n}})")
+    };
     for k in 0..4 {
-        info.line(&bytes_sent(&p, &c, 8 * k, 8 * k + 8))
-            .line(&bytes_sent(&c, &p, 4 * k, 4 * k + 4));
+        info.line(&in_batches(&p, &c, 8 * k, 8 * k + 8))
+            .line(&in_batches(&c, &p, 4 * k, 4 * k + 4));
     }
     info.line(&format!(
         "  channel {{n}}: process {c} event {{n}} -> process {p} event {{n}}"
@@ -87,7 +92,7 @@ fn info_lists_the_messages_of_a_producer_and_a_consumer() {
 #[test]
 fn a_stop_of_the_consumer_holds_the_producer_at_a_consistent_state() {
     let prog = compile("mp_acks", &[]);
-    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
     let (p, c) = pids(&rec);
     let got = marker_line("mp_acks.c", "CONSUMER-GOT");
     for k in [1, 3] {
@@ -102,7 +107,7 @@ fn a_stop_of_the_consumer_holds_the_producer_at_a_consistent_state() {
             ))
             // The producer has sent exactly k messages and received k-1 acks.
             .line(&format!(
-                "  process {p}: before event {{n}} of {{n}}: sent {k} ({} bytes) on pipe pipe:[{{n}}]{}",
+                "  process {p}: before event {{n}} of {{n}}{{*}}: sent {k} ({} bytes) on pipe pipe:[{{n}}]{}",
                 8 * k,
                 if k == 1 {
                     String::new()
@@ -111,7 +116,7 @@ fn a_stop_of_the_consumer_holds_the_producer_at_a_consistent_state() {
                 }
             ))
             .line(&format!(
-                "  process {c} (stopped here): before event {{n}} of {{n}}: received {k} ({} bytes) on pipe pipe:[{{n}}]{}",
+                "  process {c} (stopped here): before event {{n}} of {{n}}{{*}}: received {k} ({} bytes) on pipe pipe:[{{n}}]{}",
                 8 * k,
                 if k == 1 {
                     String::new()
@@ -126,7 +131,7 @@ fn a_stop_of_the_consumer_holds_the_producer_at_a_consistent_state() {
 #[test]
 fn a_stop_of_the_producer_holds_the_consumer_before_its_receive_forward_and_back() {
     let prog = compile("mp_acks", &[]);
-    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
     let (p, c) = pids(&rec);
     let send = marker_line("mp_acks.c", "PRODUCER-SEND");
     let r = replay_process(
@@ -147,11 +152,11 @@ fn a_stop_of_the_producer_holds_the_consumer_before_its_receive_forward_and_back
     // Before message 3: the consumer has taken 2 and acknowledged them, and waits for the
     // third; after going back to message 2, it has taken 1.
     r.has("$1 = 3").has("$2 = 2").seq(&[
-        &format!("  process {p} (stopped here): before event {{n}} of {{n}}: sent 2 (16 bytes) on pipe pipe:[{{n}}]; received 2 (8 bytes) on pipe pipe:[{{n}}]"),
-        &format!("  process {c}: before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {p} (stopped here): before event {{n}} of {{n}}{{*}}: sent 2 (16 bytes) on pipe pipe:[{{n}}]; received 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {c}: before event {{n}} of {{n}}{{*}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 2 (8 bytes) on pipe pipe:[{{n}}]"),
         "Messages in flight: none",
-        &format!("  process {p} (stopped here): before event {{n}} of {{n}}: sent 1 (8 bytes) on pipe pipe:[{{n}}]; received 1 (4 bytes) on pipe pipe:[{{n}}]"),
-        &format!("  process {c}: before event {{n}} of {{n}}: received 1 (8 bytes) on pipe pipe:[{{n}}]; sent 1 (4 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {p} (stopped here): before event {{n}} of {{n}}{{*}}: sent 1 (8 bytes) on pipe pipe:[{{n}}]; received 1 (4 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {c}: before event {{n}} of {{n}}{{*}}: received 1 (8 bytes) on pipe pipe:[{{n}}]; sent 1 (4 bytes) on pipe pipe:[{{n}}]"),
         "Messages in flight: none",
     ]);
 }
@@ -175,7 +180,7 @@ fn a_client_and_a_server_over_a_unix_socket() {
     let prog = compile("mp_unix", &[]);
     let sock = scratch().join("mp_unix.sock");
     let sock = sock.to_str().expect("a text path");
-    let (trace, rec) = record_unbuffered(&prog, &[sock, "4"]);
+    let (trace, rec) = record_trace(&prog, &[sock, "4"]);
     let server = word_after(&rec, "server ", "server ");
     let client = word_after(&rec, "server ", "client ");
     // Each direction of the connection is a channel named by both sockets and the path.
@@ -205,10 +210,10 @@ fn a_client_and_a_server_over_a_unix_socket() {
     );
     r.has("$1 = 2")
         .line(&format!(
-            "  process {server} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on unix stream socket {{*}}; sent 1 (8 bytes) on unix stream socket {{*}}"
+            "  process {server} (stopped here): before event {{n}} of {{n}}{{*}}: received 2 (16 bytes) on unix stream socket {{*}}; sent 1 (8 bytes) on unix stream socket {{*}}"
         ))
         .line(&format!(
-            "  process {client}: before event {{n}} of {{n}}: sent 2 (16 bytes) on unix stream socket {{*}}; received 1 (8 bytes) on unix stream socket {{*}}"
+            "  process {client}: before event {{n}} of {{n}}{{*}}: sent 2 (16 bytes) on unix stream socket {{*}}; received 1 (8 bytes) on unix stream socket {{*}}"
         ))
         .line("Messages in flight: none");
 }
@@ -216,7 +221,7 @@ fn a_client_and_a_server_over_a_unix_socket() {
 #[test]
 fn a_stop_in_the_middle_of_a_three_process_pipeline() {
     let prog = compile("mp_pipeline", &[]);
-    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
     rec.has("sum=20");
     let producer = word_after(&rec, "producer ", "producer ");
     let filter = word_after(&rec, "producer ", "filter ");
@@ -238,9 +243,9 @@ fn a_stop_in_the_middle_of_a_three_process_pipeline() {
     );
     r.has("$1 = 2").seq(&[
         "Consistent state of 3 processes around the stop of process {n} (messages through shared memory are not followed):",
-        &format!("  process {producer}: before event {{n}} of {{n}}: sent 4 (32 bytes) on pipe pipe:[{{n}}]"),
-        &format!("  process {filter} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 1 (8 bytes) on pipe pipe:[{{n}}]"),
-        &format!("  process {consumer}: before event {{n}} of {{n}}: received 1 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {producer}: before event {{n}} of {{n}}{{*}}: sent 4 (32 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {filter} (stopped here): before event {{n}} of {{n}}{{*}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 1 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {consumer}: before event {{n}} of {{n}}{{*}}: received 1 (8 bytes) on pipe pipe:[{{n}}]"),
         "Messages in flight: 2",
         &bytes_sent(&producer, &filter, 16, 24),
         &bytes_sent(&producer, &filter, 24, 32),
@@ -250,7 +255,7 @@ fn a_stop_in_the_middle_of_a_three_process_pipeline() {
 #[test]
 fn info_and_the_gdb_server_say_what_they_show_of_several_processes() {
     let prog = compile("mp_acks", &[]);
-    let (trace, rec) = record_unbuffered(&prog, &["2"]);
+    let (trace, rec) = record_trace(&prog, &["2"]);
     let (p, c) = pids(&rec);
     // `info` counts the messages and says what is not followed.
     hindsight(&[OsStr::new("info"), trace.as_os_str()])
@@ -283,7 +288,7 @@ fn info_and_the_gdb_server_say_what_they_show_of_several_processes() {
 #[test]
 fn a_loopback_tcp_connection_is_two_channels() {
     let prog = compile("mp_tcp", &[]);
-    let (trace, rec) = record_unbuffered(&prog, &["3"]);
+    let (trace, rec) = record_trace(&prog, &["3"]);
     rec.has("served 3");
     let server = word_after(&rec, "server ", "server ");
     let client = word_after(&rec, "server ", "client ");
@@ -315,8 +320,20 @@ fn replay_tree(trace: &Path, cmds: &[String]) -> Run {
 #[test]
 fn a_breakpoint_in_the_consumer_places_the_producer_at_the_consistent_state() {
     let prog = compile("mp_acks", &[]);
-    let (trace, rec) = record_unbuffered(&prog, &["4"]);
-    let (p, c) = pids(&rec);
+    // With the agent, each process's reads and writes are one batch of buffered calls: the
+    // producer is placed between two of them. Without it, each is an event.
+    for buffered in [true, false] {
+        let (trace, rec) = match buffered {
+            true => record_trace(&prog, &["4"]),
+            false => record_unbuffered(&prog, &["4"]),
+        };
+        consumer_stops_place_the_producer(&prog, &trace, &rec);
+    }
+}
+
+fn consumer_stops_place_the_producer(prog: &Path, trace: &Path, rec: &Run) {
+    let trace = trace.to_path_buf();
+    let (p, c) = pids(rec);
     let got = marker_line("mp_acks.c", "CONSUMER-GOT");
     let ack = marker_line("mp_acks.c", "PRODUCER-ACK");
     let prog = prog.display().to_string();
@@ -343,7 +360,7 @@ fn a_breakpoint_in_the_consumer_places_the_producer_at_the_consistent_state() {
             .seq(&[
                 // Before anything ran: the consumer is not created yet.
                 "  Num  Description       Connection           Executable{*}Position",
-                &format!("* 1    process {p}{{*}} 1 (replay){{*}}{prog}{{*}} before event {{n}} of {{n}}, stopped here"),
+                &format!("* 1    process {p}{{*}} 1 (replay){{*}}{prog}{{*}} before event {{n}} of {{n}}{{*}}, stopped here"),
                 &format!("  2    process {c}{{*}} 1 (replay){{*}}{prog}{{*}} not created yet"),
                 &format!("[Switching to inferior 2 [process {c}] ({prog})]"),
                 &format!("[Process {c} is not created yet at this stop: shown at its creation]"),
@@ -352,10 +369,10 @@ fn a_breakpoint_in_the_consumer_places_the_producer_at_the_consistent_state() {
             .seq(&[
                 &format!("$1 = {k}"),
                 &format!("$2 = {}", k * (k - 1) / 2),
-                &format!("  1    process {p}{{*}} before event {{n}} of {{n}}"),
-                &format!("* 2    process {c}{{*}} before event {{n}} of {{n}}, stopped here"),
+                &format!("  1    process {p}{{*}} before event {{n}} of {{n}}{{*}}"),
+                &format!("* 2    process {c}{{*}} before event {{n}} of {{n}}{{*}}, stopped here"),
                 &format!("[Switching to inferior 1 [process {p}] ({prog})]"),
-                &format!("[Process {p} placed before event {{n}} of {{n}}: the latest state consistent with the stop]"),
+                &format!("[Process {p} placed before event {{n}} of {{n}}{{*}}: the latest state consistent with the stop]"),
                 "[Switching to thread 1.1 {*}",
                 // The producer sent message k and waits for its acknowledgement: it stands
                 // at its read, the latest instant before it receives.
@@ -369,7 +386,7 @@ fn a_breakpoint_in_the_consumer_places_the_producer_at_the_consistent_state() {
             ))
             // The producer has sent exactly k messages and received k-1 acks.
             .line(&format!(
-                "  process {p}: before event {{n}} of {{n}}: sent {k} ({} bytes) on pipe pipe:[{{n}}]{}",
+                "  process {p}: before event {{n}} of {{n}}{{*}}: sent {k} ({} bytes) on pipe pipe:[{{n}}]{}",
                 8 * k,
                 if k == 1 {
                     String::new()
@@ -387,7 +404,7 @@ fn a_breakpoint_in_the_consumer_places_the_producer_at_the_consistent_state() {
 #[test]
 fn continue_and_reverse_continue_go_across_processes_in_happens_before_order() {
     let prog = compile("mp_acks", &[]);
-    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
     let (p, c) = pids(&rec);
     let send = marker_line("mp_acks.c", "PRODUCER-SEND");
     let got = marker_line("mp_acks.c", "CONSUMER-GOT");
@@ -441,7 +458,7 @@ fn continue_and_reverse_continue_go_across_processes_in_happens_before_order() {
     want.push(format!("* 1    process {p}{{*}} stopped here"));
     // The consumer waits for the first message.
     want.push(format!(
-        "  2    process {c}{{*}} before event {{n}} of {{n}}"
+        "  2    process {c}{{*}} before event {{n}} of {{n}}{{*}}"
     ));
     let want: Vec<&str> = want.iter().map(String::as_str).collect();
     r.code(0).seq(&want);
@@ -450,7 +467,7 @@ fn continue_and_reverse_continue_go_across_processes_in_happens_before_order() {
 #[test]
 fn break_message_stops_before_the_kth_receive_at_the_consistent_state() {
     let prog = compile("mp_acks", &[]);
-    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
     let (p, c) = pids(&rec);
     let prog = prog.display().to_string();
     let r = replay_tree(
@@ -471,8 +488,8 @@ fn break_message_stops_before_the_kth_receive_at_the_consistent_state() {
         &format!("Quantum event 1: stop before process {c} receives message 3 from process {p} (its event {{n}})"),
         &format!("[Switching to inferior 2 [process {c}] ({prog})]"),
         &format!("* 2    process {c}{{*}} stopped here"),
-        &format!("  process {p}: before event {{n}} of {{n}}: sent 3 (24 bytes) on pipe pipe:[{{n}}]; received 2 (8 bytes) on pipe pipe:[{{n}}]"),
-        &format!("  process {c} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {p}: before event {{n}} of {{n}}{{*}}: sent 3 (24 bytes) on pipe pipe:[{{n}}]; received 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {c} (stopped here): before event {{n}} of {{n}}{{*}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 2 (8 bytes) on pipe pipe:[{{n}}]"),
         "Messages in flight: 1",
         &bytes_sent(&p, &c, 16, 24),
         &format!("[Switching to inferior 1 [process {p}] ({prog})]"),
@@ -488,7 +505,7 @@ fn break_message_stops_before_the_kth_receive_at_the_consistent_state() {
 #[test]
 fn a_breakpoint_in_the_producer_holds_the_consumer_before_its_receive() {
     let prog = compile("mp_acks", &[]);
-    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
     let (p, c) = pids(&rec);
     let send = marker_line("mp_acks.c", "PRODUCER-SEND");
     let read = marker_line("mp_acks.c", "CONSUMER-READ");
@@ -511,14 +528,14 @@ fn a_breakpoint_in_the_producer_holds_the_consumer_before_its_receive() {
     // has taken 2 messages (sum 1+2) and stands at its read of the third.
     r.code(0).seq(&[
         &format!("[Switching to inferior 2 [process {c}] ({prog})]"),
-        &format!("[Process {c} placed before event {{n}} of {{n}}: the latest state consistent with the stop]"),
+        &format!("[Process {c} placed before event {{n}} of {{n}}{{*}}: the latest state consistent with the stop]"),
         &format!("#1  {{hex}} in consume (in=3, ack=6, n=4) at mp_acks.c:{read}"),
         &format!("$1 = {k}"),
         "$2 = 3",
         &format!("  1    process {p}{{*}} stopped here"),
-        &format!("* 2    process {c}{{*}} before event {{n}} of {{n}}"),
-        &format!("  process {p} (stopped here): before event {{n}} of {{n}}: sent 2 (16 bytes) on pipe pipe:[{{n}}]; received 2 (8 bytes) on pipe pipe:[{{n}}]"),
-        &format!("  process {c}: before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("* 2    process {c}{{*}} before event {{n}} of {{n}}{{*}}"),
+        &format!("  process {p} (stopped here): before event {{n}} of {{n}}{{*}}: sent 2 (16 bytes) on pipe pipe:[{{n}}]; received 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {c}: before event {{n}} of {{n}}{{*}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 2 (8 bytes) on pipe pipe:[{{n}}]"),
         "Messages in flight: none",
     ]);
 }
@@ -526,7 +543,7 @@ fn a_breakpoint_in_the_producer_holds_the_consumer_before_its_receive() {
 #[test]
 fn a_three_process_pipeline_replayed_together() {
     let prog = compile("mp_pipeline", &[]);
-    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
     let producer = word_after(&rec, "producer ", "producer ");
     let filter = word_after(&rec, "producer ", "filter ");
     let consumer = word_after(&rec, "producer ", "consumer ");
@@ -555,12 +572,12 @@ fn a_three_process_pipeline_replayed_together() {
     r.code(0).seq(&[
         &format!("[Switching to inferior 2 [process {filter}] {{*}}"),
         "$1 = 2",
-        &format!("  1    process {producer}{{*}} before event {{n}} of {{n}}"),
+        &format!("  1    process {producer}{{*}} before event {{n}} of {{n}}{{*}}"),
         &format!("* 2    process {filter}{{*}} stopped here"),
-        &format!("  3    process {consumer}{{*}} before event {{n}} of {{n}}"),
-        &format!("  process {producer}: before event {{n}} of {{n}}: sent 4 (32 bytes) on pipe pipe:[{{n}}]"),
-        &format!("  process {filter} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 1 (8 bytes) on pipe pipe:[{{n}}]"),
-        &format!("  process {consumer}: before event {{n}} of {{n}}: received 1 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  3    process {consumer}{{*}} before event {{n}} of {{n}}{{*}}"),
+        &format!("  process {producer}: before event {{n}} of {{n}}{{*}}: sent 4 (32 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {filter} (stopped here): before event {{n}} of {{n}}{{*}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 1 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {consumer}: before event {{n}} of {{n}}{{*}}: received 1 (8 bytes) on pipe pipe:[{{n}}]"),
         "Messages in flight: 2",
         &format!("[Switching to inferior 3 [process {consumer}] {{*}}"),
         "$1 = 2",
@@ -574,7 +591,7 @@ fn a_unix_socket_client_and_server_replayed_together() {
     let prog = compile("mp_unix", &[]);
     let sock = scratch().join("mp_unix_tree.sock");
     let sock = sock.to_str().expect("a text path");
-    let (trace, rec) = record_unbuffered(&prog, &[sock, "4"]);
+    let (trace, rec) = record_trace(&prog, &[sock, "4"]);
     let server = word_after(&rec, "server ", "server ");
     let client = word_after(&rec, "server ", "client ");
     let got = marker_line("mp_unix.c", "SERVER-GOT");
@@ -599,8 +616,8 @@ fn a_unix_socket_client_and_server_replayed_together() {
     // The server has request 2 and has not answered it: the client has sent 2 requests and
     // received 1 reply, and waits for the second.
     r.code(0).seq(&[
-        &format!("  process {server} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on unix stream socket {{*}}; sent 1 (8 bytes) on unix stream socket {{*}}"),
-        &format!("  process {client}: before event {{n}} of {{n}}: sent 2 (16 bytes) on unix stream socket {{*}}; received 1 (8 bytes) on unix stream socket {{*}}"),
+        &format!("  process {server} (stopped here): before event {{n}} of {{n}}{{*}}: received 2 (16 bytes) on unix stream socket {{*}}; sent 1 (8 bytes) on unix stream socket {{*}}"),
+        &format!("  process {client}: before event {{n}} of {{n}}{{*}}: sent 2 (16 bytes) on unix stream socket {{*}}; received 1 (8 bytes) on unix stream socket {{*}}"),
         "Messages in flight: none",
         &format!("[Switching to inferior 2 [process {client}] {{*}}"),
         "$1 = 2",
@@ -619,7 +636,7 @@ fn a_shell_pipeline_of_installed_programs_replayed_together() {
     // `sh -c 'echo hello | cat'`: the shell forks a child that writes (the builtin echo) and
     // one that executes cat. Inferiors in the order they were created.
     let sh = Path::new("/bin/sh");
-    let (trace, rec) = record_unbuffered(sh, &["-c", "echo hello | cat"]);
+    let (trace, rec) = record_trace(sh, &["-c", "echo hello | cat"]);
     rec.has("hello");
     let r = replay_tree(
         &trace,
@@ -638,17 +655,17 @@ fn a_shell_pipeline_of_installed_programs_replayed_together() {
     r.code(0).seq(&[
         "Quantum event 1: stop before process {n} receives message 1 from process {n} (its event {n})",
         "[Switching to inferior 3 [process {n}] ({*}/cat)]",
-        "  1    process {n}{*} before event {n} of {n}",
+        "  1    process {n}{*} before event {n} of {n}{*}",
         "  2    process {n}{*} at its end ({n} events)",
-        "* 3    process {n}{*}/cat{*} before event {n} of {n}, stopped here",
+        "* 3    process {n}{*}/cat{*} before event {n} of {n}{*}, stopped here",
         "  process {n}: at its end ({n} events): sent 1 (6 bytes) on pipe pipe:[{n}]{*}",
         "Messages in flight: 1",
         "[Switching to inferior 2 [process {n}] {*}",
         "[Process {n} placed at its end ({n} events): the latest state consistent with the stop]",
         "[Switching to inferior 1 [process {n}] {*}",
-        "[Process {n} placed before event {n} of {n}: the latest state consistent with the stop]",
-        "* 1    process {n}{*} before event {n} of {n}",
-        "  3    process {n}{*}/cat{*} before event {n} of {n}, stopped here",
+        "[Process {n} placed before event {n} of {n}{*}: the latest state consistent with the stop]",
+        "* 1    process {n}{*} before event {n} of {n}{*}",
+        "  3    process {n}{*}/cat{*} before event {n} of {n}{*}, stopped here",
     ]);
 }
 
@@ -659,7 +676,7 @@ fn a_client_that_sends_before_the_server_accepts_is_matched_from_its_first_byte(
     let prog = compile("mp_late_accept", &[]);
     let sock = scratch().join("mp_late_accept.sock");
     let sock = sock.to_str().expect("a text path");
-    let (trace, rec) = record_unbuffered(&prog, &[sock]);
+    let (trace, rec) = record_trace(&prog, &[sock]);
     let server = word_after(&rec, "server ", "server ");
     let client = word_after(&rec, "client ", "client ");
     let info = messages(&trace);

@@ -113,17 +113,6 @@ pub(crate) fn inferior(
             "[Process {} is not created yet at this stop: shown at its creation]",
             info.pid
         ),
-        InferiorPlace::Before {
-            event,
-            rounded: true,
-            ..
-        } if !info.stopped => say!(
-            c,
-            "[Process {} belongs {}: shown before the first of them, right after event {}'s predecessor (a replay cannot yet stop between two buffered calls)]",
-            info.pid,
-            place_text(&info),
-            event
-        ),
         _ if !info.stopped => say!(
             c,
             "[Process {} placed {}: the latest state consistent with the stop]",
