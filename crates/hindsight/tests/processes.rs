@@ -402,6 +402,44 @@ fn consumer_stops_place_the_producer(prog: &Path, trace: &Path, rec: &Run) {
 }
 
 #[test]
+fn a_producer_placed_between_its_buffered_calls_goes_on_from_there() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
+    let (p, c) = pids(&rec);
+    let got = marker_line("mp_acks.c", "CONSUMER-GOT");
+    let send = marker_line("mp_acks.c", "PRODUCER-SEND");
+    let r = replay_tree(
+        &trace,
+        &[
+            "inferior 2".into(),
+            format!("break mp_acks.c:{got} if got == 2"),
+            "continue".into(),
+            "info inferiors".into(),
+            "inferior 1".into(),
+            "reverse-stepi".into(),
+            format!("break mp_acks.c:{send}"),
+            "continue".into(),
+            "print k".into(),
+            "info messages".into(),
+        ],
+    );
+    // The producer's reads and writes are calls of one batch: it is stopped at its third
+    // (sent 2, received 1), going back from there is refused (an error: the batch's exit
+    // status says so), going on works (to message 3; the consumer then stands having
+    // acknowledged 2).
+    r.seq(&[
+        &format!("  1    process {p}{{*}} before event {{n}} of {{n}}, after 3 of its {{n}} buffered calls"),
+        &format!("* 2    process {c}{{*}} before event {{n}} of {{n}}, after 3 of its {{n}} buffered calls, stopped here"),
+        &format!("[Process {p} placed before event {{n}} of {{n}}, after 3 of its {{n}} buffered calls: the latest state consistent with the stop]"),
+        &format!("Breakpoint 1, main (argc=2, argv={{hex}}) at mp_acks.c:{send}"),
+        "$1 = 3",
+        &format!("  process {p} (stopped here): before event {{n}} of {{n}}, after 4 of its {{n}} buffered calls: sent 2 (16 bytes) on pipe pipe:[{{n}}]; received 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {c}: before event {{n}} of {{n}}, after 4 of its {{n}} buffered calls: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 2 (8 bytes) on pipe pipe:[{{n}}]"),
+    ]);
+    r.err_has("This process was placed at call 4 of the buffered calls of its event");
+}
+
+#[test]
 fn continue_and_reverse_continue_go_across_processes_in_happens_before_order() {
     let prog = compile("mp_acks", &[]);
     let (trace, rec) = record_trace(&prog, &["4"]);
