@@ -729,3 +729,23 @@ fn a_client_that_sends_before_the_server_accepts_is_matched_from_its_first_byte(
     info.line(&bytes_sent(&server, &client, 0, 3));
     assert!(!info.stdout.contains("socket:[?]"), "{}", info.stdout);
 }
+
+#[test]
+fn a_descriptor_closed_and_reopened_inside_a_batch_names_what_it_named_at_each_call() {
+    let prog = compile("mp_fifo_reuse", &[]);
+    let fifo = scratch().join(format!("fifo-reuse-{}", std::process::id()));
+    let _ = std::fs::remove_file(&fifo);
+    let fifo = fifo.display().to_string();
+    let (trace, rec) = record_trace(&prog, &[&fifo]);
+    // The same descriptor number for the program file, then the FIFO.
+    rec.has("child read 5: hello")
+        .line("parent: file 16 bytes, descriptors {n} then {n}, wrote 5");
+    let info = messages(&trace);
+    // The parent's read of its file (the descriptor was closed later in the same batch) is
+    // no receive; its write to the FIFO is the one message to the child.
+    info.code(0)
+        .line(&format!("  channel {{n}}: fifo {fifo} (fifo:[{{n}}])"))
+        .line("Messages:   2")
+        .line("  channel {n} bytes 0..5: process {n} event {n} (buffered call {n}) -> process {n} event {n} (buffered call {n})")
+        .nowhere("received from outside the recording");
+}
