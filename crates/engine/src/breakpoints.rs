@@ -309,12 +309,14 @@ impl Session {
             context::check_syntax(c)?;
         }
         plant(self, &addresses)?;
+        self.shared_numbering_before();
         let n = self.breakpoints.add_breakpoint(
             location.to_string(),
             addresses.clone(),
             temporary,
             condition.map(str::to_string),
         );
+        self.shared_numbering_after();
         if let Some((from, to)) = era {
             self.travel.engine.add(
                 hindsight_timeline::Spec::Era {
@@ -356,12 +358,14 @@ impl Session {
         if let Some(c) = condition {
             context::check_syntax(c)?;
         }
+        self.shared_numbering_before();
         let n = self.breakpoints.add_breakpoint(
             location.to_string(),
             Vec::new(),
             temporary,
             condition.map(str::to_string),
         );
+        self.shared_numbering_after();
         watch_library_loads(self);
         Ok(n)
     }
@@ -444,6 +448,7 @@ impl Session {
         let mut ranges = watched_ranges(self);
         ranges.push((address, len, access));
         debugreg::allocate(&ranges).map_err(|e| anyhow::anyhow!("{e}"))?;
+        self.shared_numbering_before();
         let n = self.breakpoints.add_watchpoint(
             expr.to_string(),
             access,
@@ -451,15 +456,19 @@ impl Session {
             len,
             condition.map(str::to_string),
         );
+        self.shared_numbering_after();
         self.watch_values.insert(n, bytes);
         self.watch_types.insert(n, ty);
         apply_watchpoints(self)?;
         Ok(n)
     }
 
-    /// Deletes breakpoint or watchpoint `n`.
+    /// Deletes breakpoint or watchpoint `n` (in every inferior when it is a breakpoint of
+    /// every inferior).
     pub fn delete_breakpoint(&mut self, n: u32) -> anyhow::Result<()> {
-        delete_one(self, n)
+        delete_one(self, n)?;
+        self.update_everywhere(n, None);
+        Ok(())
     }
 
     /// Enables or disables breakpoints and watchpoints (each at most once).
@@ -484,6 +493,10 @@ impl Session {
         if touched_watch {
             apply_watchpoints(self)?;
         }
+        for &n in numbers {
+            let condition = self.breakpoints.get(n).and_then(|b| b.condition.clone());
+            self.update_everywhere(n, Some((enabled, condition)));
+        }
         Ok(())
     }
 
@@ -496,6 +509,8 @@ impl Session {
             bail!("No breakpoint number {n}.");
         };
         bp.condition = condition.map(str::to_string);
+        let enabled = bp.enabled;
+        self.update_everywhere(n, Some((enabled, condition.map(str::to_string))));
         Ok(())
     }
 

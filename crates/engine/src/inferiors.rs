@@ -56,6 +56,19 @@ struct Slot {
     placed: Option<u64>,
 }
 
+/// A breakpoint of every inferior (`break LOCATION` in a replayed tree, as gdb's): set in
+/// each process's replay with the same number, where its location is found (pending
+/// elsewhere), in the replays started later too.
+#[derive(Debug, Clone)]
+struct Everywhere {
+    number: u32,
+    location: String,
+    default_file: Option<PathBuf>,
+    temporary: bool,
+    condition: Option<String>,
+    enabled: bool,
+}
+
 /// The processes of a replayed tree (held by the outer [`Session`]).
 pub(crate) struct Inferiors {
     slots: Vec<Slot>,
@@ -64,6 +77,11 @@ pub(crate) struct Inferiors {
     /// (slot, step) of the stop the others are placed around.
     anchor: Option<(usize, u64)>,
     causality: Option<Causality>,
+    /// The breakpoints of every inferior.
+    everywhere: Vec<Everywhere>,
+    /// The number the next breakpoint or watchpoint of any inferior gets (one numbering
+    /// across inferiors, as gdb's).
+    next_number: u32,
 }
 
 /// Where an inferior stands in the consistent state around the current stop.
@@ -133,11 +151,123 @@ impl Inferiors {
             current,
             anchor: None,
             causality: None,
+            everywhere: Vec::new(),
+            next_number: 1,
         }))
     }
 }
 
 impl Session {
+    /// Before a breakpoint or watchpoint is added: its number follows every inferior's.
+    pub(crate) fn shared_numbering_before(&mut self) {
+        if let Some(n) = self.inferiors.as_ref().map(|i| i.next_number) {
+            self.breakpoints.number_from(n);
+        }
+    }
+
+    /// After a breakpoint or watchpoint was added: the next number of every inferior.
+    pub(crate) fn shared_numbering_after(&mut self) {
+        let n = self.breakpoints.next_number();
+        if let Some(i) = self.inferiors.as_mut() {
+            i.next_number = i.next_number.max(n);
+        }
+    }
+
+    /// `break LOCATION` in a replayed tree: a breakpoint of every inferior, as gdb's (one
+    /// number; `break LOCATION inferior N` is one of inferior N alone). Set in the current
+    /// inferior as [`Session::add_breakpoint`] does (returned), and in every other one with
+    /// the same number (pending where its location is not found). Without inferiors: the
+    /// current process's.
+    pub fn add_breakpoint_everywhere(
+        &mut self,
+        location: &str,
+        default_file: Option<&std::path::Path>,
+        temporary: bool,
+        condition: Option<&str>,
+    ) -> anyhow::Result<crate::breakpoints::NewBreakpoint> {
+        let b = self.add_breakpoint(location, default_file, temporary, condition, None)?;
+        self.spread(b.number, location, default_file, temporary, condition);
+        Ok(b)
+    }
+
+    /// [`Session::add_breakpoint_everywhere`] for a location no inferior has yet (pending in
+    /// every one).
+    pub fn add_pending_breakpoint_everywhere(
+        &mut self,
+        location: &str,
+        temporary: bool,
+        condition: Option<&str>,
+    ) -> anyhow::Result<u32> {
+        let n = self.add_pending_breakpoint(location, temporary, condition)?;
+        self.spread(n, location, None, temporary, condition);
+        Ok(n)
+    }
+
+    /// Sets breakpoint `number` of the current inferior in every other one.
+    fn spread(
+        &mut self,
+        number: u32,
+        location: &str,
+        default_file: Option<&std::path::Path>,
+        temporary: bool,
+        condition: Option<&str>,
+    ) {
+        let Some(inf) = self.inferiors.as_mut() else {
+            return;
+        };
+        let e = Everywhere {
+            number,
+            location: location.to_string(),
+            default_file: default_file.map(|p| p.to_path_buf()),
+            temporary,
+            condition: condition.map(str::to_string),
+            enabled: true,
+        };
+        let current = inf.current;
+        for (j, slot) in inf.slots.iter_mut().enumerate() {
+            if j != current {
+                if let Some(s) = slot.session.as_deref_mut() {
+                    apply_everywhere(s, &e);
+                }
+            }
+        }
+        inf.everywhere.push(e);
+    }
+
+    /// What `delete`, `enable`, `disable` and `condition` did to breakpoint `n` of the current
+    /// inferior, done in every other one when it is a breakpoint of every inferior (`None`:
+    /// deleted; else enabled and condition).
+    pub(crate) fn update_everywhere(&mut self, n: u32, now: Option<(bool, Option<String>)>) {
+        let Some(inf) = self.inferiors.as_mut() else {
+            return;
+        };
+        let Some(k) = inf.everywhere.iter().position(|e| e.number == n) else {
+            return;
+        };
+        let current = inf.current;
+        match &now {
+            None => {
+                inf.everywhere.remove(k);
+            }
+            Some((enabled, condition)) => {
+                inf.everywhere[k].enabled = *enabled;
+                inf.everywhere[k].condition = condition.clone();
+            }
+        }
+        for (j, slot) in inf.slots.iter_mut().enumerate() {
+            let Some(s) = slot.session.as_deref_mut().filter(|_| j != current) else {
+                continue;
+            };
+            // (A temporary breakpoint that hit there is gone there already.)
+            let _ = match &now {
+                None => crate::breakpoints::delete_one(s, n),
+                Some((enabled, condition)) => s
+                    .set_breakpoints_enabled(&[n], *enabled)
+                    .and_then(|_| s.set_condition(n, condition.as_deref())),
+            };
+        }
+    }
+
     /// Whether this session replays several processes (gdb's inferiors).
     pub fn has_inferiors(&self) -> bool {
         self.inferiors.is_some()
@@ -270,7 +400,12 @@ impl Session {
             let next = match inf.slots[target].session.take() {
                 Some(s) => *s,
                 None => match self.start_inferior(pid) {
-                    Ok(s) => s,
+                    Ok(mut s) => {
+                        for e in &inf.everywhere {
+                            apply_everywhere(&mut s, e);
+                        }
+                        s
+                    }
                     Err(e) => {
                         self.inferiors = Some(inf);
                         return Err(e);
@@ -429,9 +564,10 @@ impl Session {
     /// `continue` and `reverse-continue` go across processes).
     pub(crate) fn others_have_breakpoints(&self) -> bool {
         self.inferiors.as_ref().is_some_and(|i| {
-            i.slots
-                .iter()
-                .any(|s| s.session.as_ref().is_some_and(|s| s.has_stops()))
+            i.everywhere.iter().any(|e| e.enabled)
+                || i.slots
+                    .iter()
+                    .any(|s| s.session.as_ref().is_some_and(|s| s.has_stops()))
         })
     }
 
@@ -541,6 +677,14 @@ impl Session {
             let place = place_of(causality, cut, &inf.slots[j]);
             let pid = inf.slots[j].pid;
             let placed = inf.slots[j].placed;
+            // A process whose replay has not started has the breakpoints of every inferior.
+            if inf.slots[j].session.is_none() && inf.everywhere.iter().any(|e| e.enabled) {
+                let mut s = self.start_inferior(pid)?;
+                for e in &inf.everywhere {
+                    apply_everywhere(&mut s, e);
+                }
+                inf.slots[j].session = Some(Box::new(s));
+            }
             let Some(s) = inf.slots[j].session.as_deref_mut() else {
                 continue;
             };
@@ -634,6 +778,30 @@ fn after_batch(s: &Session, place: InferiorPlace) -> anyhow::Result<InferiorPlac
         index += 1;
     }
     Ok(InferiorPlace::End { total })
+}
+
+/// Sets breakpoint `e` of every inferior in `s` (another inferior's replay) with its number;
+/// pending where its location is not found.
+fn apply_everywhere(s: &mut Session, e: &Everywhere) {
+    s.breakpoints.number_from(e.number);
+    if s.breakpoints.next_number() != e.number {
+        // (Numbers are shared: one past it is taken there already.)
+        return;
+    }
+    let condition = e.condition.as_deref();
+    let set = s.add_breakpoint(
+        &e.location,
+        e.default_file.as_deref(),
+        e.temporary,
+        condition,
+        None,
+    );
+    if set.is_err() {
+        let _ = s.add_pending_breakpoint(&e.location, e.temporary, condition);
+    }
+    if !e.enabled {
+        let _ = s.set_breakpoints_enabled(&[e.number], false);
+    }
 }
 
 /// The step process `pid` placed at `place` stands before (None: at its creation).

@@ -749,3 +749,53 @@ fn a_descriptor_closed_and_reopened_inside_a_batch_names_what_it_named_at_each_c
         .line("  channel {n} bytes 0..5: process {n} event {n} (buffered call {n}) -> process {n} event {n} (buffered call {n})")
         .nowhere("received from outside the recording");
 }
+
+#[test]
+fn a_breakpoint_without_inferior_is_in_every_process() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, rec) = record_trace(&prog, &["2"]);
+    let (p, c) = pids(&rec);
+    let prog = prog.display().to_string();
+    let mut cmds: Vec<String> = ["break main", "continue", "break write", "info breakpoints"]
+        .map(String::from)
+        .to_vec();
+    cmds.extend((0..5).map(|_| "continue".to_string()));
+    cmds.extend(
+        [
+            "reverse-continue",
+            "reverse-continue",
+            "info inferiors",
+            "delete 2",
+        ]
+        .map(String::from),
+    );
+    cmds.extend((0..2).map(|_| "continue".to_string()));
+    let r = replay_tree(&trace, &cmds);
+    let producer = format!("[Switching to inferior 1 [process {p}] ({prog})]");
+    let consumer = format!("[Switching to inferior 2 [process {c}] ({prog})]");
+    // One number across the processes; the producer's sends (8 bytes) and the consumer's
+    // acknowledgements (4 bytes) in happens-before order, then the consumer's own output;
+    // back, the other way.
+    let send = "Breakpoint 2, __GI___libc_write (fd={n}, buf={hex}, nbytes=8) at {*}";
+    let ack = "Breakpoint 2, __GI___libc_write (fd={n}, buf={hex}, nbytes=4) at {*}";
+    r.seq(&[
+        "Breakpoint 2 at {hex}: file {*}write.c, line {n}.",
+        "2       breakpoint     keep y   {hex} in __GI___libc_write at {*}",
+        send,
+        &consumer,
+        ack,
+        &producer,
+        send,
+        &consumer,
+        ack,
+        "Breakpoint 2, __GI___libc_write (fd=1, buf={hex}, nbytes=16) at {*}",
+        ack,
+        &producer,
+        send,
+        &format!("* 1    process {p}{{*}}, stopped here"),
+    ]);
+    // Deleted in every process: the replay goes on to the end.
+    let after_delete = r.stdout.rsplit("process ").next().unwrap_or("").to_string();
+    assert!(!after_delete.contains("Breakpoint 2,"), "{}", r.stdout);
+    assert_eq!(r.count("Breakpoint 2, {*}"), 7, "{}", r.stdout);
+}
