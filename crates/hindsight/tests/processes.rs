@@ -431,7 +431,7 @@ fn a_producer_placed_between_its_buffered_calls_goes_on_from_there() {
         &format!("  1    process {p}{{*}} before event {{n}} of {{n}}, after 3 of its {{n}} buffered calls"),
         &format!("* 2    process {c}{{*}} before event {{n}} of {{n}}, after 3 of its {{n}} buffered calls, stopped here"),
         &format!("[Process {p} placed before event {{n}} of {{n}}, after 3 of its {{n}} buffered calls: the latest state consistent with the stop]"),
-        &format!("Breakpoint 1, main (argc=2, argv={{hex}}) at mp_acks.c:{send}"),
+        &format!("Breakpoint 2, main (argc=2, argv={{hex}}) at mp_acks.c:{send}"),
         "$1 = 3",
         &format!("  process {p} (stopped here): before event {{n}} of {{n}}, after 4 of its {{n}} buffered calls: sent 2 (16 bytes) on pipe pipe:[{{n}}]; received 2 (8 bytes) on pipe pipe:[{{n}}]"),
         &format!("  process {c}: before event {{n}} of {{n}}, after 4 of its {{n}} buffered calls: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 2 (8 bytes) on pipe pipe:[{{n}}]"),
@@ -474,7 +474,7 @@ fn continue_and_reverse_continue_go_across_processes_in_happens_before_order() {
         want.push(format!("${{n}} = {k}"));
         want.push(consumer.clone());
         want.push(format!(
-            "Breakpoint 1, consume (in={{n}}, ack={{n}}, n=4) at mp_acks.c:{got}"
+            "Breakpoint 2, consume (in={{n}}, ack={{n}}, n=4) at mp_acks.c:{got}"
         ));
         want.push(format!("${{n}} = {k}"));
     }
@@ -488,7 +488,7 @@ fn continue_and_reverse_continue_go_across_processes_in_happens_before_order() {
         if k > 1 {
             want.push(consumer.clone());
             want.push(format!(
-                "Breakpoint 1, consume (in={{n}}, ack={{n}}, n=4) at mp_acks.c:{got}"
+                "Breakpoint 2, consume (in={{n}}, ack={{n}}, n=4) at mp_acks.c:{got}"
             ));
             want.push(format!("${{n}} = {}", k - 1));
         }
@@ -659,8 +659,9 @@ fn a_unix_socket_client_and_server_replayed_together() {
         "Messages in flight: none",
         &format!("[Switching to inferior 2 [process {client}] {{*}}"),
         "$1 = 2",
-        // The client's third request, after the server answered the second.
-        "Breakpoint 1, client {*}",
+        // The client's third request, after the server answered the second (one numbering
+        // across the processes).
+        "Breakpoint 2, client {*}",
         "$2 = 3",
         // Back: the server's hit on request 2 is the one before.
         &format!("[Switching to inferior 1 [process {server}] {{*}}"),
