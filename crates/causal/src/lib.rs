@@ -277,10 +277,23 @@ impl Causality {
         for p in processes {
             if let (Some(parent), Some(at)) = (p.parent, p.fork_event) {
                 if let Some(&q) = index.get(&parent) {
-                    incoming[index[&p.pid]].entry(0).or_default().push(EventId {
-                        pid: parent,
-                        event: step_of(q, at),
-                    });
+                    let at = step_of(q, at);
+                    // A vfork parent's one event is both where the child was made and where
+                    // the child's exec or end released it: the child runs after the parent's
+                    // events before it (the release is the edge into it).
+                    let released_by_child = incoming[q]
+                        .get(&at)
+                        .is_some_and(|d| d.iter().any(|e| e.pid == p.pid));
+                    let from = match released_by_child {
+                        true => at.checked_sub(1),
+                        false => Some(at),
+                    };
+                    if let Some(event) = from {
+                        incoming[index[&p.pid]]
+                            .entry(0)
+                            .or_default()
+                            .push(EventId { pid: parent, event });
+                    }
                 }
             }
         }

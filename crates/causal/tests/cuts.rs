@@ -230,6 +230,38 @@ fn the_ack_protocol_inside_two_batches_of_buffered_calls() {
 }
 
 #[test]
+fn a_vfork_parents_one_event_makes_the_child_and_is_released_by_it() {
+    // Parent 1's event 1 is its vfork: the child 2 is made there, runs, and its exec (its
+    // event 1) releases the parent's vfork, which returns in that same event.
+    let mut links = Links::default();
+    links.push(Link::Channel(Channel {
+        id: 0,
+        kind: ChannelKind::VforkDone,
+        name: "release of vfork parent by 2".into(),
+    }));
+    links.push(Link::Turn { pid: 1, events: 1 });
+    links.push(Link::Turn { pid: 2, events: 2 });
+    links.push(Link::Turn { pid: 1, events: 2 });
+    for (pid, event, direction) in [(2, 1, Direction::Send), (1, 1, Direction::Receive)] {
+        links.push(Link::Transfer(Transfer {
+            pid,
+            event,
+            direction,
+            channel: 0,
+            start: 0,
+            len: 1,
+            call: 0,
+        }));
+    }
+    let c =
+        Causality::build(&links, &[process(1, None), process(2, Some((1, 1)))]).expect("no cycle");
+    let e = |pid, event| EventId { pid, event };
+    assert!(c.happens_before(e(1, 0), e(2, 0)));
+    assert!(c.happens_before(e(2, 1), e(1, 1)));
+    assert!(!c.happens_before(e(1, 1), e(2, 0)));
+}
+
+#[test]
 fn contradicting_links_are_an_error() {
     // Each receives what the other sends after that receive.
     let mut links = Links::default();
