@@ -4,7 +4,8 @@
 //! [`Transfer`] with its place in the channel's stream (`hindsight-trace`'s `links`).
 //!
 //! What a descriptor is, is asked of the kernel at the syscall's exit (the thread is stopped
-//! there): `stat` of `/proc/PID/fd/N` gives the object (a pipe and a FIFO have one inode for
+//! there; for a call the in-process agent buffered, when its batch is drained: the agent
+//! closes no channel itself, so the descriptor still names it then): `stat` of `/proc/PID/fd/N` gives the object (a pipe and a FIFO have one inode for
 //! both ends; each end of a socket has its own), the socket diagnostics netlink interface
 //! gives a Unix socket's type and peer, and `/proc/net/tcp{,6}` a TCP connection's two ends.
 //!
