@@ -913,6 +913,11 @@ fn run_to_buffered_call(s: &mut Session, event: u64, call: u32) -> anyhow::Resul
     );
     s.travel.here = None;
     s.started = true;
+    if !matches!(stop, Ok(ReplayStop::AtBufferedCall(_))) {
+        if let Some(r) = s.replay.as_mut() {
+            r.cancel_buffered_call_stop().map_err(|e| anyhow!("{e}"))?;
+        }
+    }
     match stop.map_err(|e| anyhow!("{e}"))? {
         ReplayStop::AtBufferedCall(tid) => {
             s.thread = Some(tid);

@@ -631,6 +631,12 @@ impl Replayer {
         Ok(())
     }
 
+    /// Forgets the stop asked for by [`Replayer::stop_at_buffered_call`] (the replay stopped
+    /// elsewhere first): the agent gets the held calls back.
+    pub fn cancel_buffered_call_stop(&mut self) -> Result<(), ReplayError> {
+        self.release_hold()
+    }
+
     /// Gives the agent back the calls held back.
     fn release_hold(&mut self) -> Result<(), ReplayError> {
         self.hold = None;
