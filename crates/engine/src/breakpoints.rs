@@ -18,9 +18,12 @@ use hindsight_symbols::LineInfo;
 use crate::context;
 use crate::session::Session;
 
-/// An era: the breakpoint applies from this event, up to (not including) that one (None: to
+/// An era: the breakpoint applies from this moment, up to (not including) that one (None: to
 /// the end).
-pub type Era = (u64, Option<u64>);
+pub type Era = (
+    hindsight_timeline::Moment,
+    Option<hindsight_timeline::Moment>,
+);
 
 /// A breakpoint just set.
 #[derive(Debug, Clone, PartialEq)]
@@ -296,7 +299,7 @@ impl Session {
         era: Option<Era>,
     ) -> anyhow::Result<NewBreakpoint> {
         if era.is_some() && self.replay.is_none() {
-            bail!("An era breakpoint (from/to) needs a recording: times are replay events.");
+            bail!("An era breakpoint (from/to, era) needs a recording: times are replay events.");
         }
         let addresses = if location.is_empty() {
             let f = self.selected_frame()?;
@@ -317,16 +320,8 @@ impl Session {
             condition.map(str::to_string),
         );
         self.shared_numbering_after();
-        if let Some((from, to)) = era {
-            self.travel.engine.add(
-                hindsight_timeline::Spec::Era {
-                    breakpoint: n,
-                    from,
-                    to,
-                },
-                hindsight_timeline::Action::Stop,
-                false,
-            );
+        if let Some(era) = era {
+            self.set_era(n, era)?;
         }
         let first = addresses[0];
         let line = if addresses.len() == 1
@@ -461,6 +456,27 @@ impl Session {
         self.watch_types.insert(n, ty);
         apply_watchpoints(self)?;
         Ok(n)
+    }
+
+    /// Bounds breakpoint or watchpoint `n` by an era (replay only): its hits outside the era
+    /// are no hits (seed 002's era events: era breakpoints, era watchpoints).
+    pub fn set_era(&mut self, n: u32, (from, to): Era) -> anyhow::Result<()> {
+        if self.replay.is_none() {
+            bail!("An era breakpoint (from/to, era) needs a recording: times are replay events.");
+        }
+        if self.breakpoints.get(n).is_none() {
+            bail!("No breakpoint number {n}.");
+        }
+        self.travel.engine.add(
+            hindsight_timeline::Spec::Era {
+                breakpoint: n,
+                from,
+                to,
+            },
+            hindsight_timeline::Action::Stop,
+            false,
+        );
+        Ok(())
     }
 
     /// Deletes breakpoint or watchpoint `n` (in every inferior when it is a breakpoint of

@@ -57,6 +57,9 @@ pub(crate) enum Reason {
     Quantum(u64),
     /// A tick quantum (`break tick`) stopped the replay: the thread's tick count.
     Tick(u64),
+    /// Periodic tick events are due (`every K ticks`): the thread that counted them, its
+    /// count, and their commands (run, then the replay goes on).
+    TickCommands(Tid, u64, Vec<String>),
     /// The replay stopped at an event for an automatic checkpoint (or to plant breakpoints
     /// whose code is mapped now).
     Checkpoint,
@@ -90,6 +93,11 @@ pub(crate) struct Hook<'a> {
     pub(crate) engine: &'a mut hindsight_timeline::Engine,
     /// Replay time (events replayed), as last told by the replayer.
     pub(crate) time: u64,
+    /// The running thread's tick count, as last told by the replayer (None: not counted).
+    pub(crate) ticks: Option<u64>,
+    /// A silent run (`goto tick`): the user's breakpoints, watchpoints and debugger events
+    /// neither stop nor act.
+    pub(crate) silent: bool,
     /// Replay: when to stop at an event for an automatic checkpoint.
     pub(crate) checkpoint_at: Option<std::time::Instant>,
     /// Replay: breakpoint sites wait for their code to be mapped (tried at every event).
@@ -107,6 +115,16 @@ pub(crate) struct Hook<'a> {
     pub(crate) prints: Vec<u32>,
 }
 
+impl Hook<'_> {
+    /// The moment the replay stands at (what era bounds are compared with).
+    fn now(&self) -> hindsight_timeline::Moment {
+        hindsight_timeline::Moment {
+            event: self.time,
+            ticks: self.ticks,
+        }
+    }
+}
+
 impl StopHook for Hook<'_> {
     fn breakpoint_hit(&mut self, inf: &Inferior, tid: Tid, addr: u64) -> bool {
         if let Some(sr) = &self.step_resume {
@@ -120,10 +138,16 @@ impl StopHook for Hook<'_> {
                 }
             }
         }
-        if self.library_event == Some(addr) && self.table.breakpoints_at(addr).is_empty() {
+        if self.library_event == Some(addr)
+            && (self.silent || self.table.breakpoints_at(addr).is_empty())
+        {
             self.reason = Some(Reason::LibraryEvent);
             return true;
         }
+        if self.silent {
+            return false;
+        }
+        let now = self.now();
         // Conditions are evaluated in the trapping thread; counting follows gdb (the table's
         // rules): a false condition is no hit, an ignored hit still counts.
         let symbols = self.symbols;
@@ -133,7 +157,7 @@ impl StopHook for Hook<'_> {
         let mut stop = None;
         let mut prints = Vec::new();
         for o in outcomes {
-            if !self.engine.admits(o.number, self.time) {
+            if !self.engine.admits(o.number, now) {
                 // An era breakpoint outside its era.
                 continue;
             }
@@ -169,6 +193,9 @@ impl StopHook for Hook<'_> {
     }
 
     fn watchpoint_hit(&mut self, inf: &Inferior, tid: Tid, slots: u8) -> bool {
+        if self.silent {
+            return false;
+        }
         let fired = self.table.watchpoints_for_slots(slots);
         for n in fired {
             let Some(bp) = self.table.get(n) else {
@@ -197,7 +224,7 @@ impl StopHook for Hook<'_> {
                 self.watch_values.insert(n, now);
                 continue;
             }
-            if !self.engine.admits(n, self.time) {
+            if !self.engine.admits(n, self.now()) {
                 self.watch_values.insert(n, now);
                 continue;
             }
@@ -284,7 +311,7 @@ impl StopHook for Hook<'_> {
             self.reason = Some(Reason::Interrupted);
             return true;
         }
-        if self.engine.wants_time(events) {
+        if !self.silent && self.engine.wants_time(events) {
             self.reason = Some(Reason::Time(events, tid));
             return true;
         }
@@ -297,6 +324,10 @@ impl StopHook for Hook<'_> {
             return true;
         }
         false
+    }
+
+    fn clock(&mut self, ticks: Option<u64>) {
+        self.ticks = ticks;
     }
 
     fn notify(&mut self, note: Notification) {
@@ -355,7 +386,12 @@ pub(crate) fn resume_raw(
                 None
             };
             r.set_tick_stop(None);
-            let mut stops = s.travel.engine.tick_goals();
+            // A silent run stops at its goal only; else at the user's tick quanta and the
+            // next firing of each periodic tick event.
+            let mut stops = match s.travel.run_to {
+                Some(goal) => vec![goal],
+                None => s.travel.engine.tick_goals(&mut |t| r.ticks_of(t)),
+            };
             stops.extend(alarm);
             r.set_thread_tick_stops(stops);
         }
@@ -371,6 +407,8 @@ pub(crate) fn resume_raw(
             signal_pass: &s.signal_pass,
             engine: &mut s.travel.engine,
             time: s.replay.as_ref().map(|r| r.events_replayed()).unwrap_or(0),
+            ticks: None,
+            silent: s.travel.run_to.is_some(),
             checkpoint_at,
             sites_pending: s.replay.is_some() && !s.pending_sites.is_empty(),
             signals: Some(&mut s.travel.signal_count),
@@ -414,24 +452,38 @@ pub(crate) fn resume_raw(
                 hindsight_replay::ReplayStop::AtBufferedCall(_) => {
                     (StopEvent::Interrupted, Some(Reason::Checkpoint))
                 }
-                // A tick stop: the user's tick quantum, or the alarm set for a checkpoint in
-                // a long stretch (go on).
+                // A tick stop: the user's tick quantum, a periodic tick event, the goal of a
+                // silent run, or the alarm set for a checkpoint in a long stretch (go on).
                 hindsight_replay::ReplayStop::AtTick(tid) => {
                     let thread = replay.recorded_tid_of(tid);
                     let time = replay.events_replayed();
                     let ticks = replay.ticks_of(thread);
-                    let due = ticks
-                        .map(|t| hook.engine.match_tick(thread, t, time))
-                        .unwrap_or_default();
+                    let due = match ticks {
+                        Some(t) if !hook.silent => hook.engine.match_tick(thread, t, time),
+                        _ => Vec::new(),
+                    };
+                    let commands: Vec<String> = due
+                        .iter()
+                        .filter_map(|(_, a)| match a {
+                            hindsight_timeline::Action::Commands(c) => Some(c.clone()),
+                            _ => None,
+                        })
+                        .flatten()
+                        .collect();
                     match ticks {
                         Some(t)
-                            if due
-                                .iter()
-                                .any(|(_, a)| *a == hindsight_timeline::Action::Stop) =>
+                            if s.travel.run_to == Some((thread, t))
+                                || due
+                                    .iter()
+                                    .any(|(_, a)| *a == hindsight_timeline::Action::Stop) =>
                         {
                             s.thread = Some(tid);
                             (StopEvent::Interrupted, Some(Reason::Tick(t)))
                         }
+                        Some(t) if !commands.is_empty() => (
+                            StopEvent::Interrupted,
+                            Some(Reason::TickCommands(tid, t, commands)),
+                        ),
                         // The user's interrupt, seen in a stretch without events too.
                         _ if hook.interrupt.is_some_and(|i| i.requested()) => {
                             s.thread = Some(tid);
@@ -470,6 +522,11 @@ pub(crate) fn resume_raw(
                 continue;
             }
             Some(Reason::Dprintf) => {
+                s.travel.here = None;
+                continue;
+            }
+            Some(Reason::TickCommands(tid, ticks, commands)) => {
+                crate::travel::run_tick_commands(s, obs, tid, ticks, &commands);
                 s.travel.here = None;
                 continue;
             }

@@ -354,6 +354,60 @@ impl Session {
         travel::every(self, k, command)
     }
 
+    /// `every K ticks [thread M] COMMAND`: a periodic debugger event in the instruction
+    /// counter's time — COMMAND goes to the front end ([`Observer::run_commands`]) whenever
+    /// thread M (gdb's number; default the selected one) has counted a multiple of K ticks, at
+    /// the same instruction instances in every replay. Returns its id and the thread's number.
+    pub fn every_ticks(
+        &mut self,
+        k: u64,
+        thread: Option<u32>,
+        command: &str,
+    ) -> anyhow::Result<(u32, u32)> {
+        travel::every_ticks(self, k, thread, command)
+    }
+
+    /// `goto tick N [thread M]`: to the instant thread M (gdb's number; default the selected
+    /// one) has counted N ticks, from anywhere (silently: nothing stops or acts on the way).
+    pub fn goto_tick(&mut self, ticks: u64, thread: Option<u32>) -> anyhow::Result<Stop> {
+        self.motion(|s| {
+            s.can_travel()?;
+            travel::goto_tick(s, ticks, thread)
+        })
+    }
+
+    /// `era NAME from BOUND [to BOUND]`: names a span of the replay (see
+    /// [`travel::eras`]); bounds named by ticks are found by running there and back.
+    pub fn define_era(&mut self, args: &str) -> anyhow::Result<travel::eras::NamedEra> {
+        self.can_travel()?;
+        let r = travel::define_era(self, args);
+        self.interrupt.forget();
+        r
+    }
+
+    /// The eras, by name.
+    pub fn eras(&self) -> Vec<travel::eras::NamedEra> {
+        self.travel.eras.values().cloned().collect()
+    }
+
+    /// Forgets era `name` (what it bounds keeps its bounds).
+    pub fn delete_era(&mut self, name: &str) -> anyhow::Result<()> {
+        travel::delete_era(self, name)
+    }
+
+    /// `goto era NAME [end]`: to the start (or the end) of an era.
+    pub fn goto_era(&mut self, name: &str, end: bool) -> anyhow::Result<Stop> {
+        self.motion(|s| {
+            s.can_travel()?;
+            travel::goto_era(s, name, end)
+        })
+    }
+
+    /// The bounds of era `name`, to bound a breakpoint by ([`Session::add_breakpoint`]).
+    pub fn era_bounds(&self, name: &str) -> anyhow::Result<crate::breakpoints::Era> {
+        travel::era_bounds(self, name)
+    }
+
     /// Every debugger event (breakpoints' eras and dprintfs, periodic and quantum events,
     /// bookmarks) and its life-cycle state.
     pub fn debugger_events(&self) -> Vec<hindsight_timeline::engine::DebuggerEvent> {

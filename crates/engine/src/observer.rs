@@ -98,7 +98,7 @@ pub trait Observer {
     /// Something happened (called as it happens).
     fn notice(&mut self, notice: Notice);
 
-    /// Commands of a periodic debugger event (`every K COMMAND`) are due: the replay stands at
+    /// Commands of a periodic debugger event (`every K [ticks] COMMAND`) are due: the replay stands at
     /// that event, with the thread about to run selected. The front end runs them in its own
     /// command language (the motion goes on afterwards). The default ignores them.
     fn run_commands(&mut self, session: &mut Session, commands: &[String]) {

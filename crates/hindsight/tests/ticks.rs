@@ -314,3 +314,186 @@ fn break_tick_stops_where_the_thread_has_counted_that_many_ticks() {
         back.stderr
     );
 }
+
+/// The tick counts of the positions `when` printed (`Current position: E:TICKS:PC:I`).
+fn when_ticks(out: &str) -> Vec<u64> {
+    out.lines()
+        .filter_map(|l| l.strip_prefix("Current position: "))
+        .filter_map(|p| p.split(':').nth(1)?.parse().ok())
+        .collect()
+}
+
+/// `hindsight replay t --batch [-q] -ex CMD…` in `dir`.
+fn replay_cmds(dir: &Path, quiet: bool, cmds: &[&str]) -> Run {
+    let mut args = vec!["replay", "t", "--batch"];
+    if quiet {
+        args.push("-q");
+    }
+    for c in cmds {
+        args.extend(["-ex", c]);
+    }
+    hs(dir, &args)
+}
+
+/// `tests/programs/tick_calls.c` (two ticks per turn of its loop: step's entry and the
+/// backward branch) recorded with `turns` turns.
+fn tick_calls_trace(name: &str, turns: &str) -> PathBuf {
+    let prog = compile("tick_calls", &[]);
+    let dir = workdir(name);
+    let p = prog.to_str().expect("path");
+    hs(&dir, &["record", "-o", "t", "--", p, turns]).code(0);
+    dir
+}
+
+#[test]
+fn every_k_ticks_runs_its_command_at_each_multiple_the_same_in_every_replay() {
+    let dir = tick_calls_trace("every-ticks", "200000");
+    let cmds = [
+        "every 50000 ticks print iter",
+        "every 50000 ticks thread 1 when",
+        "continue",
+    ];
+    let first = replay_cmds(&dir, true, &cmds);
+    first
+        .code(0)
+        .line("Periodic event 1: every 50000 ticks of thread 1, print iter")
+        .line("Periodic event 2: every 50000 ticks of thread 1, when")
+        .line("[Inferior 1 (process {n}) exited normally]");
+    // At each multiple of the period, in order, none skipped: the thread counts 2 ticks a
+    // turn for 200000 turns, plus the loader's and libc's before main.
+    let ticks = when_ticks(&first.stdout);
+    let want: Vec<u64> = (1..=ticks.len() as u64).map(|k| k * 50000).collect();
+    assert!(ticks.len() >= 8, "{}", first.stdout);
+    assert_eq!(ticks, want, "{}", first.stdout);
+    // Inside the loop, 50000 ticks are 25000 turns.
+    let v: Vec<i64> = values(&first.stdout)
+        .iter()
+        .map(|v| v.parse().expect("a number"))
+        .collect();
+    assert_eq!(v.len(), ticks.len(), "{}", first.stdout);
+    let turns: Vec<i64> = v
+        .windows(2)
+        .filter(|w| w[0] > 0)
+        .map(|w| w[1] - w[0])
+        .collect();
+    assert!(
+        !turns.is_empty() && turns.iter().all(|d| *d == 25000),
+        "{v:?}"
+    );
+    // A second replay, showing the program's output this time: the same firings, the same
+    // values, and the program's own line.
+    let second = replay_cmds(&dir, false, &cmds);
+    second.code(0).line("acc = 19999900000");
+    assert_eq!(when_ticks(&second.stdout), ticks, "{}", second.stdout);
+    assert_eq!(values(&second.stdout), values(&first.stdout));
+    // A tick quantum at the third multiple sees what the third firing saw.
+    let at = replay_cmds(&dir, true, &["break tick 150000", "continue", "print iter"]);
+    assert_eq!(values(&at.stdout), vec![v[2].to_string()], "{}", at.stdout);
+    // Mistakes.
+    let bad = replay_cmds(
+        &dir,
+        true,
+        &[
+            "every 0 ticks when",
+            "every 10 ticks",
+            "every 10 ticks thread 7 when",
+        ],
+    );
+    bad.err_has("usage: every K [ticks [thread M]] COMMAND")
+        .err_has("Unknown thread 7.");
+}
+
+#[test]
+fn an_era_of_ticks_bounds_breakpoints_forward_and_backward_and_goto_reaches_its_ends() {
+    // (Few turns: outside its era, a hit of an era breakpoint still traps, and going back
+    // scans the turns before.)
+    let dir = tick_calls_trace("eras", "15000");
+    // The era covers 20 ticks inside one stretch without events: 10 turns of the loop.
+    let era = "era mid from tick 20000 to tick 20020";
+    let mut cmds = vec![
+        era,
+        "info eras",
+        "goto era mid",
+        "print iter",
+        "break step era mid",
+        "info breakpoints",
+    ];
+    cmds.extend(["continue", "print v"].repeat(10));
+    cmds.push("continue");
+    let fwd = replay_cmds(&dir, true, &cmds);
+    fwd.code(0)
+        .line("Era mid: from event {n} tick 20000 (tick 20000 of thread 1) to event {n} tick 20020 (tick 20020 of thread 1)")
+        .line("mid        event {n} tick 20000           event {n} tick 20020")
+        .line("\tonly from event {n} tick 20000 to event {n} tick 20020")
+        .line("[Inferior 1 (process {n}) exited normally]");
+    assert_eq!(
+        fwd.count("Breakpoint 1, step (v={n}) at {*}"),
+        10,
+        "{}",
+        fwd.stdout
+    );
+    let v: Vec<i64> = values(&fwd.stdout)
+        .iter()
+        .map(|v| v.parse().expect("a number"))
+        .collect();
+    // The era's start, then its ten hits: ten turns in a row, from the one at its start
+    // (whose entry may be the era's first tick, or come after it: the tick at the start can
+    // be the previous turn's backward branch).
+    assert_eq!(v.len(), 11, "{}", fwd.stdout);
+    let (x, y) = (v[0], v[1]);
+    assert!(y == x || y == x + 1, "{}", fwd.stdout);
+    assert_eq!(
+        v[1..].to_vec(),
+        (y..y + 10).collect::<Vec<_>>(),
+        "{}",
+        fwd.stdout
+    );
+    // Backwards from the era's end: its hits in reverse order, and none before it.
+    let mut back = vec![era, "goto era mid end", "print iter", "break step era mid"];
+    back.extend(["reverse-continue", "print v"].repeat(10));
+    back.push("reverse-continue");
+    let rev = replay_cmds(&dir, true, &back);
+    rev.code(0).line("No more reverse-execution history.");
+    let w: Vec<i64> = values(&rev.stdout)
+        .iter()
+        .map(|v| v.parse().expect("a number"))
+        .collect();
+    assert_eq!(w[0], x + 10, "20 ticks after its start\n{}", rev.stdout);
+    assert_eq!(
+        w[1..].to_vec(),
+        (y..y + 10).rev().collect::<Vec<_>>(),
+        "{}",
+        rev.stdout
+    );
+    // Bounds named by a bookmark and by `here` are the same moments; mistakes are refused
+    // and leave the replay where it was.
+    let named = replay_cmds(
+        &dir,
+        true,
+        &[
+            "goto tick 20000",
+            "bookmark b",
+            "goto tick 20020",
+            "era same from b to here",
+            "era bad from tick 20020 to tick 20000",
+            "break step era nosuch",
+            "goto tick 999999999",
+            "print iter",
+            "delete era same",
+            "info eras",
+        ],
+    );
+    named
+        .line("Era same: from event {n} tick 20000 (bookmark b) to event {n} tick 20020 (here)")
+        .line("No eras.");
+    named
+        .err_has("An era must end after it starts (from event ")
+        .err_has("No era named \"nosuch\".")
+        .err_has("The recording has no tick 999999999 of thread 1.");
+    assert_eq!(
+        values(&named.stdout),
+        vec![(x + 10).to_string()],
+        "{}",
+        named.stdout
+    );
+}

@@ -7,8 +7,8 @@
 //! ([`Engine::rewind`]) every event spent after the new time is unmatched again, and periodic
 //! events count from there.
 //!
-//! Times are event numbers (recorded events replayed), since no instruction counter exists
-//! here; an engine fed by a real clock would take ticks the same way.
+//! Times are event numbers (recorded events replayed); where the trace counts ticks, tick
+//! quanta, periodic tick events and era bounds take the running thread's tick count too.
 //!
 //! The engine decides *when* an event applies; the breakpoint table still decides conditions
 //! and ignore counts of the breakpoints that PC and era events stand for.
@@ -20,6 +20,45 @@ use crate::{Position, TimelineError};
 /// A debugger event's number (its own numbering, shown by `info events`).
 pub type EventId = u32;
 
+/// The start of a quantum (seed 002: the instructions a thread runs while its instruction
+/// counter holds one value): `event` events replayed and the thread running towards the next
+/// one at `ticks` (None: at the event itself, before any tick of that stretch).
+///
+/// Invariant: between two events one thread runs, so moments of one event compare by the
+/// ticks of that one thread; the derived order (event, then ticks, None first) is time's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Moment {
+    /// Events replayed.
+    pub event: u64,
+    /// The running thread's tick count (None: the event itself).
+    pub ticks: Option<u64>,
+}
+
+impl Moment {
+    /// The moment event `event` has been replayed.
+    pub fn event(event: u64) -> Moment {
+        Moment { event, ticks: None }
+    }
+
+    /// The moment of position `p` (the start of its quantum).
+    pub fn of(p: &Position) -> Moment {
+        Moment {
+            event: p.event,
+            ticks: p.ticks,
+        }
+    }
+}
+
+/// `event 12`, or `event 12 tick 5093`.
+impl std::fmt::Display for Moment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.ticks {
+            Some(t) => write!(f, "event {} tick {t}", self.event),
+            None => write!(f, "event {}", self.event),
+        }
+    }
+}
+
 /// When an event holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Spec {
@@ -28,14 +67,15 @@ pub enum Spec {
         /// The breakpoint's number.
         breakpoint: u32,
     },
-    /// User breakpoint `breakpoint` is hit at a time in `from..to` (an era breakpoint).
+    /// User breakpoint (or watchpoint) `breakpoint` is hit at a moment in `from..to` (an era
+    /// breakpoint: seed 002's era event, a PC event over a range of quanta).
     Era {
         /// The breakpoint's number.
         breakpoint: u32,
-        /// First time at which it applies.
-        from: u64,
-        /// First time at which it no longer applies (None: to the end).
-        to: Option<u64>,
+        /// First moment at which it applies.
+        from: Moment,
+        /// First moment at which it no longer applies (None: to the end).
+        to: Option<Moment>,
     },
     /// The replay reaches time `time` (a quantum event).
     Quantum {
@@ -61,6 +101,16 @@ pub enum Spec {
         every: u64,
         /// The time it was installed at.
         start: u64,
+    },
+    /// Whenever thread `thread` has counted a multiple of `every` ticks (a periodic event in
+    /// instruction-counter time, seed 002's `[s×k, (s+1)×k, …)`). Ticks are counted per
+    /// thread, so the period is one thread's: its firings fall at the same instruction
+    /// instances in every replay, whatever the other threads do meanwhile.
+    PeriodicTicks {
+        /// The thread, by its recorded thread id.
+        thread: i32,
+        /// The period in ticks (at least 1).
+        every: u64,
     },
 }
 
@@ -181,7 +231,7 @@ impl Engine {
     }
 
     /// The era of user breakpoint `number`, if it has one: (from, to).
-    pub fn era_of(&self, number: u32) -> Option<(u64, Option<u64>)> {
+    pub fn era_of(&self, number: u32) -> Option<(Moment, Option<Moment>)> {
         self.events.values().find_map(|e| match e.spec {
             Spec::Era {
                 breakpoint,
@@ -192,15 +242,15 @@ impl Engine {
         })
     }
 
-    /// Whether the hit of user breakpoint `number` at `time` is one: a breakpoint that an
+    /// Whether the hit of user breakpoint `number` at `now` is one: a breakpoint that an
     /// era event stands for applies only within its era; the others always do.
-    pub fn admits(&self, number: u32, time: u64) -> bool {
+    pub fn admits(&self, number: u32, now: Moment) -> bool {
         self.events.values().all(|e| match e.spec {
             Spec::Era {
                 breakpoint,
                 from,
                 to,
-            } if breakpoint == number => time >= from && to.is_none_or(|t| time < t),
+            } if breakpoint == number => now >= from && to.is_none_or(|t| now < t),
             _ => true,
         })
     }
@@ -254,25 +304,40 @@ impl Engine {
             .collect()
     }
 
-    /// The tick quanta still to come: (recorded thread id, tick count).
-    pub fn tick_goals(&self) -> Vec<(i32, u64)> {
+    /// The tick counts to stop at next: (recorded thread id, tick count) for each tick
+    /// quantum still to come and, for each periodic tick event, the next multiple of its
+    /// period after its thread's count now (`now` tells it; None: unknown, no stop).
+    pub fn tick_goals(&self, now: &mut dyn FnMut(i32) -> Option<u64>) -> Vec<(i32, u64)> {
         self.events
             .values()
             .filter(|e| e.life != Life::Spent)
             .filter_map(|e| match e.spec {
                 Spec::Tick { thread, ticks } => Some((thread, ticks)),
+                Spec::PeriodicTicks { thread, every } => {
+                    let every = every.max(1);
+                    now(thread).map(|t| (thread, (t / every + 1) * every))
+                }
                 _ => None,
             })
             .collect()
     }
 
     /// Thread `thread` has counted `ticks` ticks, `time` events replayed: the tick quanta
-    /// for that instant match; returns their actions.
+    /// for that instant and the periodic tick events due there match; returns their actions.
     pub fn match_tick(&mut self, thread: i32, ticks: u64, time: u64) -> Vec<(EventId, Action)> {
         let due: Vec<EventId> = self
             .events
             .values()
-            .filter(|e| e.life != Life::Spent && e.spec == Spec::Tick { thread, ticks })
+            .filter(|e| {
+                e.life != Life::Spent
+                    && match e.spec {
+                        Spec::Tick { .. } => e.spec == Spec::Tick { thread, ticks },
+                        Spec::PeriodicTicks { thread: t, every } => {
+                            t == thread && ticks > 0 && ticks.is_multiple_of(every.max(1))
+                        }
+                        _ => false,
+                    }
+            })
             .map(|e| e.id)
             .collect();
         due.into_iter()
@@ -347,17 +412,82 @@ mod tests {
         g.add(
             Spec::Era {
                 breakpoint: 2,
-                from: 10,
-                to: Some(20),
+                from: Moment::event(10),
+                to: Some(Moment::event(20)),
             },
             Action::Stop,
             false,
         );
-        assert!(!g.admits(2, 9));
-        assert!(g.admits(2, 10));
-        assert!(g.admits(2, 19));
-        assert!(!g.admits(2, 20));
-        assert!(g.admits(3, 0), "other breakpoints are not concerned");
+        assert!(!g.admits(2, Moment::event(9)));
+        assert!(g.admits(2, Moment::event(10)));
+        assert!(g.admits(2, Moment::event(19)));
+        assert!(!g.admits(
+            2,
+            Moment {
+                event: 20,
+                ticks: Some(0)
+            }
+        ));
+        assert!(
+            g.admits(3, Moment::event(0)),
+            "other breakpoints are not concerned"
+        );
+    }
+
+    #[test]
+    fn an_era_bounded_by_ticks_starts_and_ends_inside_an_event_stretch() {
+        let at = |event, ticks| Moment {
+            event,
+            ticks: Some(ticks),
+        };
+        let mut g = Engine::new();
+        g.add(
+            Spec::Era {
+                breakpoint: 1,
+                from: at(5, 1000),
+                to: Some(at(7, 20)),
+            },
+            Action::Stop,
+            false,
+        );
+        assert!(!g.admits(1, at(5, 999)));
+        assert!(!g.admits(1, Moment::event(5)));
+        assert!(g.admits(1, at(5, 1000)));
+        assert!(g.admits(1, at(6, 3)), "a later event, any thread");
+        assert!(g.admits(1, at(7, 19)));
+        assert!(!g.admits(1, at(7, 20)));
+        assert!(!g.admits(1, at(8, 0)));
+    }
+
+    #[test]
+    fn periodic_ticks_stop_at_each_multiple_of_their_threads_count() {
+        let mut g = Engine::new();
+        let id = g.add(
+            Spec::PeriodicTicks {
+                thread: 7,
+                every: 1000,
+            },
+            Action::Commands(vec!["print i".into()]),
+            false,
+        );
+        let mut now = |t: i32| (t == 7).then_some(2500);
+        assert_eq!(g.tick_goals(&mut now), vec![(7, 3000)]);
+        let mut exact = |_: i32| Some(3000);
+        assert_eq!(
+            g.tick_goals(&mut exact),
+            vec![(7, 4000)],
+            "past the one it stands at"
+        );
+        let mut unknown = |_: i32| None;
+        assert!(g.tick_goals(&mut unknown).is_empty());
+        assert!(
+            g.match_tick(8, 3000, 1).is_empty(),
+            "another thread's ticks"
+        );
+        assert!(g.match_tick(7, 3001, 1).is_empty(), "not a multiple");
+        assert_eq!(g.match_tick(7, 3000, 1).len(), 1);
+        assert_eq!(g.get(id).map(|e| e.life), Some(Life::Requeued));
+        assert_eq!(g.match_tick(7, 4000, 1).len(), 1);
     }
 
     #[test]
@@ -371,12 +501,17 @@ mod tests {
             Action::Stop,
             true,
         );
-        assert_eq!(g.tick_goals(), vec![(7, 500)]);
+        let mut now = |_: i32| Some(0);
+        assert_eq!(g.tick_goals(&mut now), vec![(7, 500)]);
         assert!(g.match_tick(8, 500, 3).is_empty(), "another thread's ticks");
         assert_eq!(g.match_tick(7, 500, 3), vec![(id, Action::Stop)]);
-        assert!(g.tick_goals().is_empty(), "spent");
+        assert!(g.tick_goals(&mut now).is_empty(), "spent");
         g.rewind(2);
-        assert_eq!(g.tick_goals(), vec![(7, 500)], "back before it matched");
+        assert_eq!(
+            g.tick_goals(&mut now),
+            vec![(7, 500)],
+            "back before it matched"
+        );
     }
 
     #[test]

@@ -5,9 +5,10 @@
 //! that they can be tested on their own; the front end drives the replay with them (forward
 //! scans from a checkpoint, then a seek to the instant they chose).
 //!
-//! Time here is counted in recorded events (no instruction counter is available): between two
-//! events only one thread runs and what it does is determined, so "the k-th arrival at pc
-//! after event e" names one instruction instance exactly.
+//! Time here is counted in recorded events and, where the trace has them, in the running
+//! thread's ticks (the instruction counter): between two events only one thread runs and what
+//! it does is determined, so "the k-th arrival at pc after event e, ticks t" names one
+//! instruction instance exactly.
 
 pub mod engine;
 pub mod error;
@@ -15,6 +16,6 @@ pub mod position;
 pub mod stepper;
 pub mod thinning;
 
-pub use engine::{Action, DebuggerEvent, Engine, EventId, Life, Spec};
+pub use engine::{Action, DebuggerEvent, Engine, EventId, Life, Moment, Spec};
 pub use error::TimelineError;
 pub use position::Position;

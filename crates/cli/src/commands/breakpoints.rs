@@ -5,6 +5,7 @@
 use anyhow::bail;
 use hindsight_engine::breakpoints::{Era, NewBreakpoint};
 use hindsight_engine::{BreakpointKind, Session, WatchAccess};
+use hindsight_timeline::Moment;
 
 use crate::console::{say, Console};
 
@@ -88,7 +89,7 @@ fn set_breakpoint_in(
     everywhere: bool,
 ) -> anyhow::Result<u32> {
     let (loc_text, cond) = split_condition(args);
-    let (loc_text, era) = split_era(loc_text)?;
+    let (loc_text, era) = split_era(s, loc_text)?;
     let default_file = c.default_file().map(|p| p.to_path_buf());
     let what = if temporary {
         "Temporary breakpoint"
@@ -240,17 +241,25 @@ pub(crate) fn dprintf(
     args: Vec<String>,
 ) -> anyhow::Result<()> {
     let (loc_text, cond) = split_condition(location);
-    let (loc_text, era) = split_era(loc_text)?;
+    let (loc_text, era) = split_era(s, loc_text)?;
     let default_file = c.default_file().map(|p| p.to_path_buf());
     let b = s.add_dprintf(loc_text, default_file.as_deref(), cond, era, (format, args))?;
     announce(c, "Dprintf", loc_text, &b);
     Ok(())
 }
 
-/// Splits `LOCATION from T1 to T2` (an era: the breakpoint applies from event T1, up to but
-/// not including event T2; either bound may be left out).
-fn split_era(loc: &str) -> anyhow::Result<(&str, Option<Era>)> {
+/// Splits `LOCATION from T1 to T2` (an era given by events: the breakpoint applies from event
+/// T1, up to but not including event T2; either bound may be left out) or `LOCATION era NAME`
+/// (a named era, see `era`).
+fn split_era<'a>(s: &Session, loc: &'a str) -> anyhow::Result<(&'a str, Option<Era>)> {
     let words: Vec<&str> = loc.split_whitespace().collect();
+    if let Some(i) = words.iter().position(|w| *w == "era") {
+        let [name] = words[i + 1..] else {
+            bail!("usage: break LOCATION era NAME");
+        };
+        let cut = loc.rfind(" era ").unwrap_or(0);
+        return Ok((loc[..cut].trim(), Some(s.era_bounds(name)?)));
+    }
     let Some(i) = words.iter().position(|w| *w == "from" || *w == "to") else {
         return Ok((loc, None));
     };
@@ -277,7 +286,10 @@ fn split_era(loc: &str) -> anyhow::Result<(&str, Option<Era>)> {
             to.unwrap_or(0)
         );
     }
-    Ok((loc[..cut].trim(), Some((from, to))))
+    Ok((
+        loc[..cut].trim(),
+        Some((Moment::event(from), to.map(Moment::event))),
+    ))
 }
 
 fn set_watchpoint(
@@ -287,7 +299,17 @@ fn set_watchpoint(
     access: WatchAccess,
 ) -> anyhow::Result<()> {
     let (expr, cond) = split_condition(args);
+    // `watch EXPR era NAME`: an era watchpoint (only `era`: `from`/`to` may be names in EXPR).
+    let (expr, era) = match expr.rsplit_once(" era ") {
+        Some((e, name)) if !name.trim().contains(char::is_whitespace) => {
+            (e.trim(), Some(s.era_bounds(name.trim())?))
+        }
+        _ => (expr, None),
+    };
     let n = s.add_watchpoint(expr, access, cond)?;
+    if let Some(era) = era {
+        s.set_era(n, era)?;
+    }
     say!(c, "{} {n}: {expr}", crate::report::watch_title(access));
     Ok(())
 }
@@ -355,6 +377,9 @@ pub(crate) fn delete(
             .parse()
             .map_err(|_| anyhow::anyhow!("Argument required (checkpoint id to delete)."))?;
         return s.delete_checkpoint(n);
+    }
+    if let Some(rest) = args.trim().strip_prefix("era ") {
+        return s.delete_era(rest);
     }
     if let Some(rest) = args.trim().strip_prefix("bookmark") {
         return s.delete_bookmark(rest);
@@ -528,8 +553,8 @@ pub(crate) fn info_breakpoints(
                     say!(c, "        printf {line}");
                 }
                 match s.era_of(b.number) {
-                    Some((from, Some(to))) => say!(c, "\tonly from event {from} to event {to}"),
-                    Some((from, None)) => say!(c, "\tonly from event {from}"),
+                    Some((from, Some(to))) => say!(c, "\tonly from {from} to {to}"),
+                    Some((from, None)) => say!(c, "\tonly from {from}"),
                     None => {}
                 }
             }
@@ -542,6 +567,11 @@ pub(crate) fn info_breakpoints(
                     "",
                     w = type_width
                 );
+                match s.era_of(b.number) {
+                    Some((from, Some(to))) => say!(c, "\tonly from {from} to {to}"),
+                    Some((from, None)) => say!(c, "\tonly from {from}"),
+                    None => {}
+                }
             }
         }
         if let Some(cond) = &b.condition {

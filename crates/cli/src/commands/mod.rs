@@ -92,7 +92,12 @@ const COMMANDS: &[(&str, Handler, &str)] = &[
     (
         "every",
         time::every,
-        "every K COMMAND: run COMMAND every K events (replay)",
+        "every K [ticks [thread M]] COMMAND: run COMMAND every K events, or whenever thread M has counted a multiple of K ticks (replay)",
+    ),
+    (
+        "era",
+        time::era,
+        "era NAME from BOUND [to BOUND]: name a span of the replay (BOUND: start, here, event N, tick N [thread M], a bookmark, a position); then goto era NAME [end], break LOCATION era NAME, watch EXPR era NAME",
     ),
     ("echo", data::echo, "Print text"),
     ("enable", breakpoints::enable, "Enable breakpoints"),
@@ -105,7 +110,7 @@ const COMMANDS: &[(&str, Handler, &str)] = &[
     (
         "goto",
         time::goto,
-        "goto POSITION | event N | BOOKMARK | start: travel there (replay)",
+        "goto POSITION | event N | tick N [thread M] | era NAME [end] | BOOKMARK | start: travel there (replay)",
     ),
     ("help", help, "Print this list"),
     (
@@ -385,6 +390,7 @@ fn info(s: &mut Session, c: &mut Console, args: &str, _: Option<&str>) -> anyhow
         "breakpoints",
         "checkpoints",
         "display",
+        "eras",
         "events",
         "frame",
         "inferiors",
@@ -428,6 +434,7 @@ fn info(s: &mut Session, c: &mut Console, args: &str, _: Option<&str>) -> anyhow
         "bookmarks" => time::info_bookmarks(s, c),
         "checkpoints" => time::info_checkpoints(s, c),
         "events" => time::info_events(s, c),
+        "eras" => time::info_eras(s, c),
         "messages" => time::info_messages(s, c),
         "inferiors" => inferiors::info_inferiors(s, c),
         _ => bail!("Undefined info command: \"{sub}\"."),

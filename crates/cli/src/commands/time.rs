@@ -1,6 +1,6 @@
 //! Time-travel commands (replay only): gdb's reverse execution commands, and hindsight's
-//! `when`, `goto`, `bookmark`, `checkpoint`, `every`, `info events`, plus `dprintf` and
-//! `printf`.
+//! `when`, `goto`, `bookmark`, `checkpoint`, `every`, `era`, `info events`, `info eras`,
+//! plus `dprintf` and `printf`.
 
 use anyhow::bail;
 use hindsight_engine::{LineStep, Session, Stop};
@@ -127,7 +127,29 @@ pub(crate) fn goto(
     args: &str,
     _: Option<&str>,
 ) -> anyhow::Result<()> {
-    let stop = s.goto_text(args);
+    let words: Vec<&str> = args.split_whitespace().collect();
+    let stop = match words[..] {
+        // `goto tick N [thread M]`.
+        ["tick", n, ref rest @ ..] => {
+            let ticks: u64 = n
+                .parse()
+                .map_err(|_| anyhow::anyhow!("Invalid tick count \"{n}\"."))?;
+            let thread = match rest {
+                [] => None,
+                ["thread", m] => Some(
+                    m.parse::<u32>()
+                        .map_err(|_| anyhow::anyhow!("Invalid thread ID: {m}"))?,
+                ),
+                _ => bail!("Usage: goto tick N [thread M]"),
+            };
+            s.goto_tick(ticks, thread)
+        }
+        // `goto era NAME [end]`.
+        ["era", name] => s.goto_era(name, false),
+        ["era", name, "end"] => s.goto_era(name, true),
+        ["era", ..] => bail!("Usage: goto era NAME [end]"),
+        _ => s.goto_text(args),
+    };
     show(s, c, stop)
 }
 
@@ -211,28 +233,103 @@ pub(crate) fn restart(
     show(s, c, stop)
 }
 
+/// `every K [ticks [thread M]] COMMAND`: K events, or K ticks of one thread.
 pub(crate) fn every(
     s: &mut Session,
     c: &mut Console,
     args: &str,
     _: Option<&str>,
 ) -> anyhow::Result<()> {
+    const USAGE: &str =
+        "usage: every K [ticks [thread M]] COMMAND (K events, or K ticks of thread M; K > 0)";
     if !s.is_replay() {
         bail!(hindsight_engine::motion::NEEDS_RECORDING);
     }
     let a = args.trim();
-    let (k, cmd) = a.split_once(char::is_whitespace).unwrap_or((a, ""));
+    let (k, rest) = a.split_once(char::is_whitespace).unwrap_or((a, ""));
     let k: u64 = k
         .parse()
         .ok()
         .filter(|&k| k > 0)
-        .ok_or_else(|| anyhow::anyhow!("usage: every K COMMAND (K events, K > 0)"))?;
-    let cmd = cmd.trim();
-    if cmd.is_empty() {
-        bail!("usage: every K COMMAND (K events, K > 0)");
+        .ok_or_else(|| anyhow::anyhow!(USAGE))?;
+    let rest = rest.trim();
+    if let Some(rest) = rest
+        .strip_prefix("ticks ")
+        .or_else(|| rest.strip_prefix("tick "))
+    {
+        let rest = rest.trim();
+        let (thread, cmd) = match rest.strip_prefix("thread ") {
+            Some(t) => {
+                let t = t.trim_start();
+                let (m, cmd) = t.split_once(char::is_whitespace).unwrap_or((t, ""));
+                let m = m
+                    .parse::<u32>()
+                    .map_err(|_| anyhow::anyhow!("Invalid thread ID: {m}"))?;
+                (Some(m), cmd.trim())
+            }
+            None => (None, rest),
+        };
+        if cmd.is_empty() {
+            bail!(USAGE);
+        }
+        let (id, num) = s.every_ticks(k, thread, cmd)?;
+        say!(
+            c,
+            "Periodic event {id}: every {k} ticks of thread {num}, {cmd}"
+        );
+        return Ok(());
     }
-    let id = s.every(k, cmd)?;
-    say!(c, "Periodic event {id}: every {k} events, {cmd}");
+    if rest.is_empty() {
+        bail!(USAGE);
+    }
+    let id = s.every(k, rest)?;
+    say!(c, "Periodic event {id}: every {k} events, {rest}");
+    Ok(())
+}
+
+/// `era NAME from BOUND [to BOUND]`: names a span of the replay.
+pub(crate) fn era(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    _: Option<&str>,
+) -> anyhow::Result<()> {
+    let e = s.define_era(args)?;
+    match &e.to {
+        Some(to) => say!(
+            c,
+            "Era {}: from {} ({}) to {} ({})",
+            e.name,
+            e.from.moment,
+            e.from.named,
+            to.moment,
+            to.named
+        ),
+        None => say!(
+            c,
+            "Era {}: from {} ({}) to the end",
+            e.name,
+            e.from.moment,
+            e.from.named
+        ),
+    }
+    Ok(())
+}
+
+/// `info eras`.
+pub(crate) fn info_eras(s: &mut Session, c: &mut Console) -> anyhow::Result<()> {
+    let list = s.eras();
+    if list.is_empty() {
+        say!(c, "No eras.");
+        return Ok(());
+    }
+    say!(c, "Name       From                          To");
+    for e in list {
+        let to =
+            e.to.map(|t| t.moment.to_string())
+                .unwrap_or_else(|| "the end".into());
+        say!(c, "{:<10} {:<29} {to}", e.name, e.from.moment.to_string());
+    }
     Ok(())
 }
 
@@ -252,8 +349,8 @@ pub(crate) fn info_events(s: &mut Session, c: &mut Console) -> anyhow::Result<()
                 from,
                 to,
             } => match to {
-                Some(t) => format!("breakpoint {breakpoint} from event {from} to event {t}"),
-                None => format!("breakpoint {breakpoint} from event {from}"),
+                Some(t) => format!("breakpoint {breakpoint} from {from} to {t}"),
+                None => format!("breakpoint {breakpoint} from {from}"),
             },
             Spec::Quantum { time } => format!("stop at event {time}"),
             Spec::Tick { thread, ticks } => {
@@ -261,6 +358,9 @@ pub(crate) fn info_events(s: &mut Session, c: &mut Console) -> anyhow::Result<()
             }
             Spec::ControlPoint { position } => format!("position {position}"),
             Spec::Periodic { every, .. } => format!("every {every} events"),
+            Spec::PeriodicTicks { thread, every } => {
+                format!("every {every} ticks of LWP {thread} (as recorded)")
+            }
         };
         let action = match &e.action {
             Action::Stop => "stop".to_string(),

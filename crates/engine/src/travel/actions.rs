@@ -84,8 +84,60 @@ pub(crate) fn every(s: &mut Session, k: u64, cmd: &str) -> anyhow::Result<u32> {
     Ok(id)
 }
 
-/// `break event N` (a quantum event): stop when the replay reaches event N; returns the
-/// event's id.
+/// Periodic tick events are due: thread `tid` has counted `ticks`; their commands run (by the
+/// front end) with that thread selected, at a position known without replaying.
+pub(crate) fn run_tick_commands(
+    s: &mut Session,
+    obs: &mut dyn Observer,
+    tid: Tid,
+    ticks: u64,
+    commands: &[String],
+) {
+    let event = s.replay.as_ref().map(|r| r.events_replayed()).unwrap_or(0);
+    if let Ok(regs) = s
+        .live()
+        .and_then(|i| i.regs(tid).map_err(|e| anyhow::anyhow!("{e}")))
+    {
+        // The tick trap stops the thread where its count became `ticks`: instance 0 of that
+        // quantum (as a seek to this position finds it).
+        s.travel.here = Some(Position::at_event(event, Some(ticks), regs.pc()));
+    }
+    s.thread = Some(tid);
+    s.frame = 0;
+    obs.run_commands(s, commands);
+}
+
+/// `every K ticks [thread M] COMMAND`: run COMMAND whenever thread M (gdb's number; default
+/// the selected thread) has counted a multiple of K ticks. Returns the event's id and the
+/// thread's number.
+pub(crate) fn every_ticks(
+    s: &mut Session,
+    k: u64,
+    thread: Option<u32>,
+    cmd: &str,
+) -> anyhow::Result<(u32, u32)> {
+    let Some(replay) = s.replay.as_ref() else {
+        bail!(NEEDS_RECORDING);
+    };
+    if !replay.counts_ticks() {
+        bail!("This recording has no tick counts (it was made without the instruction counter).");
+    }
+    let cmd = cmd.trim();
+    if k == 0 || cmd.is_empty() {
+        bail!("usage: every K ticks [thread M] COMMAND (K > 0)");
+    }
+    let (recorded, num) = super::eras::recorded_thread(s, thread)?;
+    let id = s.travel.engine.add(
+        Spec::PeriodicTicks {
+            thread: recorded,
+            every: k,
+        },
+        Action::Commands(vec![cmd.to_string()]),
+        false,
+    );
+    Ok((id, num))
+}
+
 /// `break tick N [thread M]`: a quantum event in the instruction counter's time — stop when
 /// thread M (gdb's number; default the selected thread) has counted N ticks. Returns the
 /// event's id and the thread's number.
@@ -132,6 +184,8 @@ pub(crate) fn break_at_tick(
     Ok((id, info.num))
 }
 
+/// `break event N` (a quantum event): stop when the replay reaches event N; returns the
+/// event's id.
 pub(crate) fn break_at_event(s: &mut Session, n: u64) -> anyhow::Result<u32> {
     if s.replay.is_none() {
         bail!(NEEDS_RECORDING);

@@ -22,7 +22,8 @@
 //! starts from.
 //!
 //! Modules: `scan` (the scan and seek machinery), `reverse` (the reverse commands), `places`
-//! (`goto`, `when`, bookmarks, checkpoints by hand), `actions` (what debugger events do).
+//! (`goto`, `when`, bookmarks, checkpoints by hand), `eras` (named spans, `goto tick`),
+//! `actions` (what debugger events do).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -41,12 +42,14 @@ use crate::session::Session;
 use crate::stop::{arrive, Stop};
 
 mod actions;
+pub mod eras;
 mod places;
 mod reverse;
 mod scan;
 mod walk;
 
 pub(crate) use actions::*;
+pub(crate) use eras::{define_era, delete_era, era_bounds, goto_era, goto_tick};
 pub(crate) use places::*;
 pub(crate) use reverse::*;
 use scan::*;
@@ -98,6 +101,10 @@ pub(crate) struct Travel {
     pub(crate) exec_at: Option<u64>,
     /// Stops inside long stretches without events, where checkpoints can be taken.
     pub(crate) alarm: TickAlarm,
+    /// A silent run's goal (`goto tick`): (recorded thread, ticks).
+    pub(crate) run_to: Option<(i32, u64)>,
+    /// The user's eras, by name.
+    pub(crate) eras: BTreeMap<String, eras::NamedEra>,
 }
 
 /// A tick stop set ahead of the running thread now and then, so that a replay running through

@@ -307,6 +307,9 @@ impl StopHook for Scan<'_> {
             self.counts.clear();
         }
         self.ticks = ticks;
+        if let Some(user) = self.user.as_mut() {
+            user.ticks = ticks;
+        }
     }
 
     fn at_event(&mut self, inf: &Inferior, events: u64, tid: Tid) -> bool {
@@ -531,6 +534,8 @@ pub(super) fn drive(
             signal_pass,
             engine: &mut u.engine,
             time: 0,
+            ticks: None,
+            silent: false,
             checkpoint_at: None,
             sites_pending: false,
             signals: None,

@@ -555,6 +555,7 @@ impl StopHook for OverHook<'_> {
 
     fn clock(&mut self, ticks: Option<u64>) {
         self.ticks = ticks;
+        self.user.ticks = ticks;
     }
 }
 
@@ -699,6 +700,8 @@ fn user_hook<'a>(
         signal_pass,
         engine: &mut user.engine,
         time,
+        ticks: None,
+        silent: false,
         checkpoint_at: None,
         sites_pending: false,
         signals: None,
