@@ -32,8 +32,8 @@ echo "== native" >&2
 native=$(best "$out/mp_pipeline" "$N")
 echo "== record" >&2
 rm -rf "$out/trace"
-# Without the agent: the reads and writes it buffers are not messages yet (see README).
-rec=$(best sh -c "rm -rf '$out/trace' && HINDSIGHT_NO_AGENT=1 '$hs' record -o '$out/trace' -- '$out/mp_pipeline' $N")
+# The default recording: the agent buffers the reads and writes, each call a message.
+rec=$(best sh -c "rm -rf '$out/trace' && '$hs' record -o '$out/trace' -- '$out/mp_pipeline' $N")
 pids=$("$hs" info "$out/trace" | sed -n 's/^  process \([0-9]*\).*/\1/p')
 [ "$(echo "$pids" | wc -w)" -eq 3 ] || { echo "expected 3 processes: $pids" >&2; exit 1; }
 
@@ -60,7 +60,7 @@ grep -q 'placed before event' "$out/stdout" || { echo "the consumer was not plac
 table="| pipeline of 3 processes, $N messages of 8 bytes | time | vs native | vs one by one |
 |---|---|---|---|
 | native | $(ms "$native") | 1× | |
-| record (\`HINDSIGHT_NO_AGENT=1\`) | $(ms "$rec") | $(ratio "$rec" "$native") | |
+| record (the default: the agent buffers the reads and writes) | $(ms "$rec") | $(ratio "$rec" "$native") | |
 | replay each process alone (\`--process\`), summed | $(ms "$alone") | $(ratio "$alone" "$native") | 1× |
 | replay together (\`break message\` before the filter's last receive, then \`inferior 1\`, \`inferior 3\` placed at the cut) | $(ms "$together") | $(ratio "$together" "$native") | $(ratio "$together" "$alone") |
 | filter stopped before message $half (\`break message\`), then the consumer placed at the consistent state (\`inferior 3\`, \`info messages\`) | $(ms "$placed") | | |

@@ -117,6 +117,8 @@ pub struct State {
     pub buffered: u64,
     /// Calls sent back to be traced.
     pub fell_back: u64,
+    /// The program's rcx at the last call sent back to be traced.
+    pub fallback_rcx: u64,
 }
 
 fn u64_at(b: &[u8], at: usize) -> u64 {
@@ -250,6 +252,7 @@ impl Agent {
             report: (u64_at(&b, offsets::REPORT), u64_at(&b, offsets::REPORT_A)),
             buffered: u64_at(&b, offsets::BUFFERED),
             fell_back: u64_at(&b, offsets::FELL_BACK),
+            fallback_rcx: u64_at(&b, offsets::FALLBACK_RCX),
         })
     }
 
@@ -467,6 +470,53 @@ impl Agent {
             at += r.size();
         }
         Ok((n.max(1), first))
+    }
+
+    /// Replay: how many of the calls filled last the agent has answered (the records before
+    /// its `consumed` mark).
+    pub fn answered(&self, mem: &ProcessMemory) -> Result<u32, AgentError> {
+        let s = self.state(mem)?;
+        let end = s.consumed.min(s.used).min(abi::BUFFER_SIZE as u64);
+        let mut buf = vec![0u8; end as usize];
+        mem.read(self.addrs.buffer, &mut buf)?;
+        let mut n = 0;
+        let mut at = 0;
+        while at < buf.len() {
+            let Ok(r) = Record::parse(&buf[at..]) else {
+                break;
+            };
+            n += 1;
+            at += r.size();
+        }
+        Ok(n)
+    }
+
+    /// Replay: the offset in the buffer of the end of the first `n` records filled (None
+    /// when fewer are there).
+    pub fn end_of_records(&self, mem: &ProcessMemory, n: u32) -> Result<Option<u64>, AgentError> {
+        let s = self.state(mem)?;
+        let used = s.used.min(abi::BUFFER_SIZE as u64);
+        let mut buf = vec![0u8; used as usize];
+        mem.read(self.addrs.buffer, &mut buf)?;
+        let mut at = 0;
+        for _ in 0..n {
+            let Ok(r) = Record::parse(&buf[at..]) else {
+                return Ok(None);
+            };
+            at += r.size();
+        }
+        Ok(Some(at as u64))
+    }
+
+    /// Replay: sets how many bytes of records the agent may answer from (the records past
+    /// it stay in the buffer, held back: the thread's call that would take the next one is
+    /// made traced).
+    pub fn set_used(&self, mem: &ProcessMemory, used: u64) -> Result<(), AgentError> {
+        mem.write(
+            self.addrs.globals + offsets::USED as u64,
+            &used.to_le_bytes(),
+        )?;
+        Ok(())
     }
 
     /// Replay: the record at `offset` in the buffer (the one a mismatch report names).

@@ -185,6 +185,10 @@ pub struct Globals {
     pub buffered: u64,
     /// Recording: calls the agent sent back to be traced (a running count).
     pub fell_back: u64,
+    /// The program's rcx at the last call the agent sent back to be traced (the frame's
+    /// rcx then tells the stub to make the call): replay puts a thread stopped at such a
+    /// call back at its stub's entry as it stood there.
+    pub fallback_rcx: u64,
     /// The program's registers during a call.
     pub frame: Frame,
     /// The program's xmm0–xmm15 during a call (the agent's code may use SSE).
@@ -216,6 +220,7 @@ impl Globals {
             report_a: 0,
             buffered: 0,
             fell_back: 0,
+            fallback_rcx: 0,
             frame: Frame {
                 rax: 0,
                 rbx: 0,
@@ -281,6 +286,8 @@ pub mod offsets {
     pub const BUFFERED: usize = offset_of!(Globals, buffered);
     /// [`Globals::fell_back`].
     pub const FELL_BACK: usize = offset_of!(Globals, fell_back);
+    /// [`Globals::fallback_rcx`].
+    pub const FALLBACK_RCX: usize = offset_of!(Globals, fallback_rcx);
     /// [`Globals::frame`].
     pub const FRAME: usize = offset_of!(Globals, frame);
     /// [`Globals::xmm`].

@@ -228,7 +228,10 @@ fn frame() -> Frame {
 /// The call is the stub's to execute (traced), the registers as they were.
 fn fall_back() {
     // SAFETY: one thread in the agent at a time.
-    unsafe { (*globals()).frame.rcx = 1 };
+    unsafe {
+        (*globals()).fallback_rcx = (*globals()).frame.rcx;
+        (*globals()).frame.rcx = 1;
+    }
     let n = get!(fell_back);
     set!(fell_back, n.wrapping_add(1));
 }
@@ -281,6 +284,20 @@ fn plain_fd(fd: u64) -> bool {
         unsafe { (*g).fd_state[fd as usize] = if output { FD_OUTPUT } else { FD_PLAIN } };
     }
     !output
+}
+
+/// Whether `fd` is a pipe, a FIFO or a socket (an error: no).
+fn is_channel(fd: u64) -> bool {
+    const S_IFMT: u64 = 0o170000;
+    const S_IFIFO: u64 = 0o010000;
+    const S_IFSOCK: u64 = 0o140000;
+    let mut st = [0u64; 18];
+    if untraced(nr::FSTAT, &[fd, st.as_mut_ptr() as u64, 0, 0, 0, 0]) < 0 {
+        return false;
+    }
+    // st_mode: the low half of the fourth word (after st_dev, st_ino, st_nlink).
+    let kind = st[3] & S_IFMT;
+    kind == S_IFIFO || kind == S_IFSOCK
 }
 
 /// Whether the program's `fd` is the same open file as descriptor `theirs` of hindsight's
@@ -391,6 +408,12 @@ fn record_call() {
     }
     // A descriptor at the desched floor may be one of the agent's: hindsight sees it closed.
     if nr == nr::CLOSE && args[0] as i64 >= DESCHED_FD_FLOOR {
+        return fall_back();
+    }
+    // A channel between processes (a pipe, a FIFO, a socket) is closed traced: hindsight
+    // tells which channel a buffered read or write went through when it drains the buffer,
+    // by the descriptor, which must still name it then.
+    if nr == nr::CLOSE && is_channel(args[0]) {
         return fall_back();
     }
     if call.max_ranges > record::MAX_WRITES {

@@ -111,6 +111,17 @@ impl BreakpointTable {
         n
     }
 
+    /// The number the next breakpoint or watchpoint gets.
+    pub fn next_number(&self) -> u32 {
+        self.next
+    }
+
+    /// Numbers from `n` on, unless the table is further already (several tables that share
+    /// one numbering: gdb's inferiors).
+    pub fn number_from(&mut self, n: u32) {
+        self.next = self.next.max(n);
+    }
+
     /// Adds a code breakpoint; returns its number.
     pub fn add_breakpoint(
         &mut self,

@@ -4,8 +4,13 @@
 //! process, and ranks of events in one order of them all that extends happens-before
 //! ([`Causality::recorded_rank`]: how stops of different processes are ordered).
 //!
-//! An event is named by its process and its index in that process's stream ([`EventId`]). A
-//! process "stands before event `e`" when it has executed its events `0..e` and not `e`.
+//! An event is named by its process and its *step* ([`EventId`]): a process's steps are its
+//! events in stream order, except that a batch of calls the in-process agent buffered (one
+//! event of the stream) that moved data between processes is one step per call, for those
+//! calls happen at different moments (a producer's batch may hold its sends and its reads of
+//! the acknowledgements of them). Without such batches a step is the event's index;
+//! [`Causality::step`] and [`Causality::point`] convert. A process "stands before step `s`"
+//! when it has executed its steps `0..s` and not `s`.
 //!
 //! Happens-before is made of three kinds of edges, besides each process's own order:
 //! - a message: the send's event happens before the event of every receive that took any of
@@ -35,8 +40,80 @@ use hindsight_trace::{Channel, ChannelKind, Direction, Links, ProcessInfo, Trans
 pub struct EventId {
     /// Recorded pid.
     pub pid: i32,
-    /// Index in the process's event stream.
+    /// Its step (see the module's header; the event's index in its stream when the process
+    /// has no batches of buffered calls that moved data).
     pub event: u64,
+}
+
+/// Where a step is in a process's stream: an event, and for a batch of buffered calls the
+/// call in it (0 for any other event; the batch's call count: after its last call).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Point {
+    /// Index of the event in the process's stream.
+    pub event: u64,
+    /// Index of the call in the batch (0 otherwise).
+    pub call: u32,
+}
+
+/// The steps of one process: its batches of buffered calls that moved data, each with the
+/// step of its first call, in stream order.
+#[derive(Debug, Clone, Default)]
+struct Steps {
+    /// (event, its first step, calls).
+    batches: Vec<(u64, u64, u32)>,
+}
+
+impl Steps {
+    fn new(mut listed: Vec<(u64, u32)>) -> Steps {
+        listed.sort_unstable();
+        listed.dedup_by_key(|b| b.0);
+        let mut extra = 0u64;
+        let batches = listed
+            .into_iter()
+            .map(|(event, calls)| {
+                let first = event + extra;
+                extra += u64::from(calls.max(1)) - 1;
+                (event, first, calls.max(1))
+            })
+            .collect();
+        Steps { batches }
+    }
+
+    /// The step of `point` (a call past a batch's last is the step after it; a call in an
+    /// event that is not a listed batch is the event's step).
+    fn step(&self, p: Point) -> u64 {
+        let k = self.batches.partition_point(|b| b.0 < p.event);
+        let base = match k.checked_sub(1).map(|k| self.batches[k]) {
+            Some((event, first, calls)) => first + u64::from(calls) + (p.event - event - 1),
+            None => p.event,
+        };
+        match self.batches.get(k) {
+            Some(&(event, _, calls)) if event == p.event => base + u64::from(p.call.min(calls)),
+            _ => base,
+        }
+    }
+
+    /// The point of step `s`.
+    fn point(&self, s: u64) -> Point {
+        let k = self.batches.partition_point(|b| b.1 <= s);
+        match k.checked_sub(1).map(|k| self.batches[k]) {
+            Some((event, first, calls)) if s < first + u64::from(calls) => Point {
+                event,
+                call: (s - first) as u32,
+            },
+            Some((event, first, calls)) => Point {
+                event: event + 1 + (s - first - u64::from(calls)),
+                call: 0,
+            },
+            None => Point { event: s, call: 0 },
+        }
+    }
+
+    /// Calls of the batch at `event`, if it is a listed one.
+    fn calls(&self, event: u64) -> Option<u32> {
+        let k = self.batches.partition_point(|b| b.0 < event);
+        self.batches.get(k).filter(|b| b.0 == event).map(|b| b.2)
+    }
 }
 
 /// Units of a channel that went from one send to one receive.
@@ -134,6 +211,8 @@ pub struct Causality {
     /// (first event of a run, its index among all the events of the recording), in stream
     /// order.
     turns: Vec<Vec<(u64, u64)>>,
+    /// Each process's steps.
+    steps: Vec<Steps>,
 }
 
 impl Causality {
@@ -142,11 +221,26 @@ impl Causality {
     pub fn build(links: &Links, processes: &[ProcessInfo]) -> Result<Causality, CausalError> {
         let pids: Vec<i32> = processes.iter().map(|p| p.pid).collect();
         let index: HashMap<i32, usize> = pids.iter().enumerate().map(|(i, p)| (*p, i)).collect();
-        let mut events = vec![0u64; pids.len()];
+        let mut listed = vec![Vec::new(); pids.len()];
+        for b in &links.batches {
+            let i = *index
+                .get(&b.pid)
+                .ok_or(CausalError::UnknownProcess(b.pid))?;
+            listed[i].push((b.event, b.calls));
+        }
+        let steps: Vec<Steps> = listed.into_iter().map(Steps::new).collect();
+        let step_of = |i: usize, event: u64| steps[i].step(Point { event, call: 0 });
+        // Everything from here on counts steps.
+        let mut turns = Vec::with_capacity(links.turns.len());
+        let mut done = vec![0u64; pids.len()];
         for (pid, n) in &links.turns {
             let i = *index.get(pid).ok_or(CausalError::UnknownProcess(*pid))?;
-            events[i] += n;
+            let (from, to) = (step_of(i, done[i]), step_of(i, done[i] + n));
+            done[i] += n;
+            turns.push((*pid, to - from));
         }
+        let mut events: Vec<u64> = (0..pids.len()).map(|i| step_of(i, done[i])).collect();
+        let mut transfers = Vec::with_capacity(links.transfers.len());
         for t in &links.transfers {
             if !index.contains_key(&t.pid) {
                 return Err(CausalError::UnknownProcess(t.pid));
@@ -154,10 +248,23 @@ impl Causality {
             if links.channel(t.channel).is_none() {
                 return Err(CausalError::UnknownChannel(t.channel));
             }
-            // A transfer past the end of a stream cut off by a crash still counts as an event.
             let i = index[&t.pid];
+            let mut t = t.clone();
+            t.event = steps[i].step(Point {
+                event: t.event,
+                call: t.call,
+            });
+            // A transfer past the end of a stream cut off by a crash still counts as an event.
             events[i] = events[i].max(t.event + 1);
+            transfers.push(t);
         }
+        let links = Links {
+            turns,
+            channels: links.channels.clone(),
+            transfers,
+            batches: Vec::new(),
+        };
+        let links = &links;
         let messages = match_transfers(links);
         // Incoming edges per receiving event.
         let mut incoming: Vec<BTreeMap<u64, Vec<EventId>>> = vec![BTreeMap::new(); pids.len()];
@@ -169,11 +276,24 @@ impl Causality {
         }
         for p in processes {
             if let (Some(parent), Some(at)) = (p.parent, p.fork_event) {
-                if index.contains_key(&parent) {
-                    incoming[index[&p.pid]].entry(0).or_default().push(EventId {
-                        pid: parent,
-                        event: at,
-                    });
+                if let Some(&q) = index.get(&parent) {
+                    let at = step_of(q, at);
+                    // A vfork parent's one event is both where the child was made and where
+                    // the child's exec or end released it: the child runs after the parent's
+                    // events before it (the release is the edge into it).
+                    let released_by_child = incoming[q]
+                        .get(&at)
+                        .is_some_and(|d| d.iter().any(|e| e.pid == p.pid));
+                    let from = match released_by_child {
+                        true => at.checked_sub(1),
+                        false => Some(at),
+                    };
+                    if let Some(event) = from {
+                        incoming[index[&p.pid]]
+                            .entry(0)
+                            .or_default()
+                            .push(EventId { pid: parent, event });
+                    }
                 }
             }
         }
@@ -187,7 +307,34 @@ impl Causality {
             messages,
             stamps,
             turns,
+            steps,
         })
+    }
+
+    /// The step of `point` of process `pid` (see the module's header): the event's index
+    /// when the process has no listed batches.
+    pub fn step(&self, pid: i32, point: Point) -> u64 {
+        match self.slot(pid) {
+            Some(i) => self.steps[i].step(point),
+            None => point.event,
+        }
+    }
+
+    /// The point of step `step` of process `pid`.
+    pub fn point(&self, pid: i32, step: u64) -> Point {
+        match self.slot(pid) {
+            Some(i) => self.steps[i].point(step),
+            None => Point {
+                event: step,
+                call: 0,
+            },
+        }
+    }
+
+    /// How many calls the batch of buffered calls at event `event` of `pid` holds, when it
+    /// is one whose calls are steps of their own.
+    pub fn batch_calls(&self, pid: i32, event: u64) -> Option<u32> {
+        self.slot(pid).and_then(|i| self.steps[i].calls(event))
     }
 
     /// A rank of "process `pid` stands before its event `next`" in one order of all the
@@ -220,7 +367,7 @@ impl Causality {
         &self.pids
     }
 
-    /// How many events process `pid` has.
+    /// How many steps process `pid` has (its events when it has no listed batches).
     pub fn events(&self, pid: i32) -> u64 {
         self.slot(pid).map(|i| self.events[i]).unwrap_or(0)
     }
@@ -542,5 +689,37 @@ fn clocks(
                 event,
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_calls_of_a_listed_batch_are_steps_of_their_own() {
+        // Events 0..10; event 2 a batch of 3 calls, event 5 one of 4.
+        let s = Steps::new(vec![(5, 4), (2, 3)]);
+        let p = |event, call| Point { event, call };
+        let want = [
+            (p(0, 0), 0),
+            (p(2, 0), 2),
+            (p(2, 2), 4),
+            (p(3, 0), 5),
+            (p(4, 0), 6),
+            (p(5, 0), 7),
+            (p(5, 3), 10),
+            (p(6, 0), 11),
+            (p(9, 0), 14),
+        ];
+        for (point, step) in want {
+            assert_eq!(s.step(point), step, "{point:?}");
+            assert_eq!(s.point(step), point, "step {step}");
+        }
+        // After a batch's last call is the next event; a call of an event that is no
+        // listed batch is the event.
+        assert_eq!(s.step(p(2, 3)), s.step(p(3, 0)));
+        assert_eq!(s.step(p(4, 7)), s.step(p(4, 0)));
+        assert_eq!((s.calls(5), s.calls(4)), (Some(4), None));
     }
 }

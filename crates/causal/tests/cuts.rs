@@ -3,8 +3,8 @@
 
 use std::collections::HashSet;
 
-use hindsight_causal::{Causality, EventId};
-use hindsight_trace::{Channel, ChannelKind, Direction, Link, Links, ProcessInfo, Transfer};
+use hindsight_causal::{Causality, EventId, Point};
+use hindsight_trace::{Batch, Channel, ChannelKind, Direction, Link, Links, ProcessInfo, Transfer};
 use proptest::prelude::*;
 
 fn process(pid: i32, parent: Option<(i32, u64)>) -> ProcessInfo {
@@ -69,6 +69,7 @@ impl Sim {
                 channel,
                 start,
                 len,
+                call: 0,
             }));
         }
         EventId {
@@ -157,6 +158,110 @@ fn a_receive_spanning_two_sends_is_two_messages() {
 }
 
 #[test]
+fn the_ack_protocol_inside_two_batches_of_buffered_calls() {
+    // Producer 1 and consumer 2, each one event: a batch of 2N calls (the producer sends
+    // message k with call 2k and reads ack k with call 2k+1; the consumer reads message k
+    // with call 2k and acks it with call 2k+1). As events they would make a cycle; as
+    // steps they are the protocol.
+    const N: u32 = 4;
+    let mut links = Links::default();
+    for id in 0..2 {
+        links.push(Link::Channel(Channel {
+            id,
+            kind: ChannelKind::Pipe,
+            name: format!("c{id}"),
+        }));
+    }
+    for pid in [1, 2] {
+        links.push(Link::Turn { pid, events: 1 });
+        links.push(Link::Batch(Batch {
+            pid,
+            event: 0,
+            calls: 2 * N,
+        }));
+    }
+    for k in 0..N {
+        for (pid, call, direction, channel) in [
+            (1, 2 * k, Direction::Send, 0),
+            (2, 2 * k, Direction::Receive, 0),
+            (2, 2 * k + 1, Direction::Send, 1),
+            (1, 2 * k + 1, Direction::Receive, 1),
+        ] {
+            links.push(Link::Transfer(Transfer {
+                pid,
+                event: 0,
+                direction,
+                channel,
+                start: u64::from(k),
+                len: 1,
+                call,
+            }));
+        }
+    }
+    let c = Causality::build(&links, &[process(1, None), process(2, None)]).expect("no cycle");
+    assert_eq!(c.batch_calls(1, 0), Some(2 * N));
+    assert_eq!(c.events(1), u64::from(2 * N));
+    for k in 0..N {
+        // The consumer stands after its read of message k (before its ack): the producer
+        // has sent k+1 messages and read k acks, and stands before reading ack k.
+        let at = c.step(
+            2,
+            Point {
+                event: 0,
+                call: 2 * k + 1,
+            },
+        );
+        let cut = c.cut(2, at).expect("a cut");
+        let producer = cut.before(1).expect("the producer");
+        assert_eq!(
+            c.point(1, producer),
+            Point {
+                event: 0,
+                call: 2 * k + 1
+            }
+        );
+        let t = c.traffic(&cut, 1);
+        assert_eq!(
+            (t[&0].sends, t.get(&1).map_or(0, |t| t.receives)),
+            (u64::from(k) + 1, u64::from(k))
+        );
+        assert!(c.in_flight(&cut).is_empty());
+    }
+}
+
+#[test]
+fn a_vfork_parents_one_event_makes_the_child_and_is_released_by_it() {
+    // Parent 1's event 1 is its vfork: the child 2 is made there, runs, and its exec (its
+    // event 1) releases the parent's vfork, which returns in that same event.
+    let mut links = Links::default();
+    links.push(Link::Channel(Channel {
+        id: 0,
+        kind: ChannelKind::VforkDone,
+        name: "release of vfork parent by 2".into(),
+    }));
+    links.push(Link::Turn { pid: 1, events: 1 });
+    links.push(Link::Turn { pid: 2, events: 2 });
+    links.push(Link::Turn { pid: 1, events: 2 });
+    for (pid, event, direction) in [(2, 1, Direction::Send), (1, 1, Direction::Receive)] {
+        links.push(Link::Transfer(Transfer {
+            pid,
+            event,
+            direction,
+            channel: 0,
+            start: 0,
+            len: 1,
+            call: 0,
+        }));
+    }
+    let c =
+        Causality::build(&links, &[process(1, None), process(2, Some((1, 1)))]).expect("no cycle");
+    let e = |pid, event| EventId { pid, event };
+    assert!(c.happens_before(e(1, 0), e(2, 0)));
+    assert!(c.happens_before(e(2, 1), e(1, 1)));
+    assert!(!c.happens_before(e(1, 1), e(2, 0)));
+}
+
+#[test]
 fn contradicting_links_are_an_error() {
     // Each receives what the other sends after that receive.
     let mut links = Links::default();
@@ -181,6 +286,7 @@ fn contradicting_links_are_an_error() {
             channel,
             start: 0,
             len: 1,
+            call: 0,
         }));
     }
     let err = Causality::build(&links, &[process(1, None), process(2, None)]).unwrap_err();
@@ -321,6 +427,7 @@ fn ranks_follow_happens_before_where_the_recorders_order_does_not() {
             channel: 0,
             start: 0,
             len: 4,
+            call: 0,
         }));
     }
     let c = Causality::build(&links, &[process(1, None), process(2, None)]).unwrap();

@@ -7,8 +7,17 @@ use hindsight_causal::{Causality, Cut, Message, Traffic};
 use hindsight_trace::{ChannelKind, Direction};
 
 /// What a recording's links do not show, said wherever messages are listed.
-pub const NOT_FOLLOWED: &str =
-    "messages through shared memory are not followed, nor reads and writes that the agent buffered";
+pub const NOT_FOLLOWED: &str = "messages through shared memory are not followed";
+
+/// Step `step` of process `pid` in words: `event 12`, or `event 12 (buffered call 3)` for a
+/// call in a batch of buffered calls.
+fn step_text(c: &Causality, pid: i32, step: u64) -> String {
+    let p = c.point(pid, step);
+    match c.batch_calls(pid, p.event) {
+        Some(_) => format!("event {} (buffered call {})", p.event, p.call + 1),
+        None => format!("event {}", p.event),
+    }
+}
 
 /// A channel's kind and name, e.g. `pipe pipe:[1234]`.
 fn channel_text(c: &Causality, id: u32) -> String {
@@ -37,8 +46,12 @@ fn message_line(c: &Causality, m: &Message) -> String {
         _ => format!(" units {}..{}", m.units.start, m.units.end),
     };
     format!(
-        "  channel {}{units}: process {} event {} -> process {} event {}",
-        m.channel, m.send.pid, m.send.event, m.receive.pid, m.receive.event
+        "  channel {}{units}: process {} {} -> process {} {}",
+        m.channel,
+        m.send.pid,
+        step_text(c, m.send.pid, m.send.event),
+        m.receive.pid,
+        step_text(c, m.receive.pid, m.receive.event)
     )
 }
 
@@ -79,10 +92,10 @@ pub fn listing(c: &Causality) -> Vec<String> {
                 Direction::Receive => "received from outside the recording",
             };
             format!(
-                "  channel {}: process {} event {}: {what}{}",
+                "  channel {}: process {} {}: {what}{}",
                 t.channel,
                 t.pid,
-                t.event,
+                step_text(c, t.pid, t.event),
                 units_text(c, t.channel, t.len)
             )
         })
@@ -130,11 +143,19 @@ pub fn at_cut(c: &Causality, cut: &Cut, stopped: i32) -> Vec<String> {
         c.pids().len()
     )];
     for (pid, before) in &cut.frontier {
-        let total = c.events(*pid);
-        let place = if *before >= total {
+        let steps = c.events(*pid);
+        let total = c.point(*pid, steps).event;
+        let p = c.point(*pid, *before);
+        let place = if *before >= steps {
             format!("at its end ({total} events)")
         } else {
-            format!("before event {before} of {total}")
+            match c.batch_calls(*pid, p.event) {
+                Some(n) if p.call > 0 => format!(
+                    "before event {} of {total}, after {} of its {n} buffered calls",
+                    p.event, p.call
+                ),
+                _ => format!("before event {} of {total}", p.event),
+            }
         };
         let who = if *pid == stopped {
             " (stopped here)"

@@ -312,12 +312,14 @@ impl Session {
             context::check_syntax(c)?;
         }
         plant(self, &addresses)?;
+        self.shared_numbering_before();
         let n = self.breakpoints.add_breakpoint(
             location.to_string(),
             addresses.clone(),
             temporary,
             condition.map(str::to_string),
         );
+        self.shared_numbering_after();
         if let Some(era) = era {
             self.set_era(n, era)?;
         }
@@ -351,12 +353,14 @@ impl Session {
         if let Some(c) = condition {
             context::check_syntax(c)?;
         }
+        self.shared_numbering_before();
         let n = self.breakpoints.add_breakpoint(
             location.to_string(),
             Vec::new(),
             temporary,
             condition.map(str::to_string),
         );
+        self.shared_numbering_after();
         watch_library_loads(self);
         Ok(n)
     }
@@ -439,6 +443,7 @@ impl Session {
         let mut ranges = watched_ranges(self);
         ranges.push((address, len, access));
         debugreg::allocate(&ranges).map_err(|e| anyhow::anyhow!("{e}"))?;
+        self.shared_numbering_before();
         let n = self.breakpoints.add_watchpoint(
             expr.to_string(),
             access,
@@ -446,6 +451,7 @@ impl Session {
             len,
             condition.map(str::to_string),
         );
+        self.shared_numbering_after();
         self.watch_values.insert(n, bytes);
         self.watch_types.insert(n, ty);
         apply_watchpoints(self)?;
@@ -473,9 +479,12 @@ impl Session {
         Ok(())
     }
 
-    /// Deletes breakpoint or watchpoint `n`.
+    /// Deletes breakpoint or watchpoint `n` (in every inferior when it is a breakpoint of
+    /// every inferior).
     pub fn delete_breakpoint(&mut self, n: u32) -> anyhow::Result<()> {
-        delete_one(self, n)
+        delete_one(self, n)?;
+        self.update_everywhere(n, None);
+        Ok(())
     }
 
     /// Enables or disables breakpoints and watchpoints (each at most once).
@@ -500,6 +509,10 @@ impl Session {
         if touched_watch {
             apply_watchpoints(self)?;
         }
+        for &n in numbers {
+            let condition = self.breakpoints.get(n).and_then(|b| b.condition.clone());
+            self.update_everywhere(n, Some((enabled, condition)));
+        }
         Ok(())
     }
 
@@ -512,6 +525,8 @@ impl Session {
             bail!("No breakpoint number {n}.");
         };
         bp.condition = condition.map(str::to_string);
+        let enabled = bp.enabled;
+        self.update_everywhere(n, Some((enabled, condition.map(str::to_string))));
         Ok(())
     }
 

@@ -368,6 +368,7 @@ pub(crate) fn resume_raw(
 ) -> anyhow::Result<(StopEvent, Option<Reason>)> {
     // Any motion leaves the position that was known.
     s.travel.here = None;
+    s.held_call = None;
     loop {
         let fallback_tid = s.thread.or(s.pid().map(Tid)).unwrap_or(Tid(0));
         let inf = s
@@ -446,6 +447,11 @@ pub(crate) fn resume_raw(
                 ),
                 hindsight_replay::ReplayStop::Divergence(d) => anyhow::bail!("{d}"),
                 hindsight_replay::ReplayStop::AtEvent(_) => (StopEvent::Interrupted, None),
+                // Only a placement between buffered calls asks for this stop, with its own
+                // resume; one met here goes on.
+                hindsight_replay::ReplayStop::AtBufferedCall(_) => {
+                    (StopEvent::Interrupted, Some(Reason::Checkpoint))
+                }
                 // A tick stop: the user's tick quantum, a periodic tick event, the goal of a
                 // silent run, or the alarm set for a checkpoint in a long stretch (go on).
                 hindsight_replay::ReplayStop::AtTick(tid) => {

@@ -25,12 +25,17 @@
 //!   next event. A replay that went past an exec cannot travel back: it starts again from the
 //!   process's creation (and stands right after its previous event when an exec lies
 //!   between).
+//! - Places are `hindsight-causal`'s steps: a batch of calls that the in-process agent
+//!   buffered and that moved data is one step per call, and a stop between two of them is
+//!   known by the agent's count of answered calls. A process placed inside a batch is run
+//!   to the call its place names (the replay holds the batch's later answers back from the
+//!   agent, so that the thread makes that call traced, and stops there).
 //! - Every session of the tree shares the outer one's interrupter (^C stops whichever runs).
 
 use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Context as _};
-use hindsight_causal::{Causality, Cut};
+use hindsight_causal::{Causality, Cut, Point};
 use hindsight_trace::TraceReader;
 
 use crate::motion::Place;
@@ -47,8 +52,21 @@ struct Slot {
     /// Its replay, once started, while another process is the current one (the current one's
     /// is the outer session).
     session: Option<Box<Session>>,
-    /// The event its replay was moved to by the last placement.
+    /// The step its replay was moved to by the last placement.
     placed: Option<u64>,
+}
+
+/// A breakpoint of every inferior (`break LOCATION` in a replayed tree, as gdb's): set in
+/// each process's replay with the same number, where its location is found (pending
+/// elsewhere), in the replays started later too.
+#[derive(Debug, Clone)]
+struct Everywhere {
+    number: u32,
+    location: String,
+    default_file: Option<PathBuf>,
+    temporary: bool,
+    condition: Option<String>,
+    enabled: bool,
 }
 
 /// The processes of a replayed tree (held by the outer [`Session`]).
@@ -56,9 +74,14 @@ pub(crate) struct Inferiors {
     slots: Vec<Slot>,
     /// Index (in `slots`) of the process the outer session replays.
     current: usize,
-    /// (slot, event) of the stop the others are placed around.
+    /// (slot, step) of the stop the others are placed around.
     anchor: Option<(usize, u64)>,
     causality: Option<Causality>,
+    /// The breakpoints of every inferior.
+    everywhere: Vec<Everywhere>,
+    /// The number the next breakpoint or watchpoint of any inferior gets (one numbering
+    /// across inferiors, as gdb's).
+    next_number: u32,
 }
 
 /// Where an inferior stands in the consistent state around the current stop.
@@ -72,6 +95,9 @@ pub enum InferiorPlace {
         event: u64,
         /// Its stream's events.
         total: u64,
+        /// When `event` is a batch of buffered calls that moved data: (how many of its calls
+        /// it has made, how many it holds).
+        calls: Option<(u32, u32)>,
     },
     /// It has run to its end.
     End {
@@ -125,11 +151,123 @@ impl Inferiors {
             current,
             anchor: None,
             causality: None,
+            everywhere: Vec::new(),
+            next_number: 1,
         }))
     }
 }
 
 impl Session {
+    /// Before a breakpoint or watchpoint is added: its number follows every inferior's.
+    pub(crate) fn shared_numbering_before(&mut self) {
+        if let Some(n) = self.inferiors.as_ref().map(|i| i.next_number) {
+            self.breakpoints.number_from(n);
+        }
+    }
+
+    /// After a breakpoint or watchpoint was added: the next number of every inferior.
+    pub(crate) fn shared_numbering_after(&mut self) {
+        let n = self.breakpoints.next_number();
+        if let Some(i) = self.inferiors.as_mut() {
+            i.next_number = i.next_number.max(n);
+        }
+    }
+
+    /// `break LOCATION` in a replayed tree: a breakpoint of every inferior, as gdb's (one
+    /// number; `break LOCATION inferior N` is one of inferior N alone). Set in the current
+    /// inferior as [`Session::add_breakpoint`] does (returned), and in every other one with
+    /// the same number (pending where its location is not found). Without inferiors: the
+    /// current process's.
+    pub fn add_breakpoint_everywhere(
+        &mut self,
+        location: &str,
+        default_file: Option<&std::path::Path>,
+        temporary: bool,
+        condition: Option<&str>,
+    ) -> anyhow::Result<crate::breakpoints::NewBreakpoint> {
+        let b = self.add_breakpoint(location, default_file, temporary, condition, None)?;
+        self.spread(b.number, location, default_file, temporary, condition);
+        Ok(b)
+    }
+
+    /// [`Session::add_breakpoint_everywhere`] for a location no inferior has yet (pending in
+    /// every one).
+    pub fn add_pending_breakpoint_everywhere(
+        &mut self,
+        location: &str,
+        temporary: bool,
+        condition: Option<&str>,
+    ) -> anyhow::Result<u32> {
+        let n = self.add_pending_breakpoint(location, temporary, condition)?;
+        self.spread(n, location, None, temporary, condition);
+        Ok(n)
+    }
+
+    /// Sets breakpoint `number` of the current inferior in every other one.
+    fn spread(
+        &mut self,
+        number: u32,
+        location: &str,
+        default_file: Option<&std::path::Path>,
+        temporary: bool,
+        condition: Option<&str>,
+    ) {
+        let Some(inf) = self.inferiors.as_mut() else {
+            return;
+        };
+        let e = Everywhere {
+            number,
+            location: location.to_string(),
+            default_file: default_file.map(|p| p.to_path_buf()),
+            temporary,
+            condition: condition.map(str::to_string),
+            enabled: true,
+        };
+        let current = inf.current;
+        for (j, slot) in inf.slots.iter_mut().enumerate() {
+            if j != current {
+                if let Some(s) = slot.session.as_deref_mut() {
+                    apply_everywhere(s, &e);
+                }
+            }
+        }
+        inf.everywhere.push(e);
+    }
+
+    /// What `delete`, `enable`, `disable` and `condition` did to breakpoint `n` of the current
+    /// inferior, done in every other one when it is a breakpoint of every inferior (`None`:
+    /// deleted; else enabled and condition).
+    pub(crate) fn update_everywhere(&mut self, n: u32, now: Option<(bool, Option<String>)>) {
+        let Some(inf) = self.inferiors.as_mut() else {
+            return;
+        };
+        let Some(k) = inf.everywhere.iter().position(|e| e.number == n) else {
+            return;
+        };
+        let current = inf.current;
+        match &now {
+            None => {
+                inf.everywhere.remove(k);
+            }
+            Some((enabled, condition)) => {
+                inf.everywhere[k].enabled = *enabled;
+                inf.everywhere[k].condition = condition.clone();
+            }
+        }
+        for (j, slot) in inf.slots.iter_mut().enumerate() {
+            let Some(s) = slot.session.as_deref_mut().filter(|_| j != current) else {
+                continue;
+            };
+            // (A temporary breakpoint that hit there is gone there already.)
+            let _ = match &now {
+                None => crate::breakpoints::delete_one(s, n),
+                Some((enabled, condition)) => s
+                    .set_breakpoints_enabled(&[n], *enabled)
+                    .and_then(|_| s.set_condition(n, condition.as_deref())),
+            };
+        }
+    }
+
     /// Whether this session replays several processes (gdb's inferiors).
     pub fn has_inferiors(&self) -> bool {
         self.inferiors.is_some()
@@ -160,11 +298,11 @@ impl Session {
         Ok(c)
     }
 
-    /// The stop the other processes are placed around, as (recorded pid, event): the current
+    /// The stop the other processes are placed around, as (recorded pid, step): the current
     /// inferior's place, unless it still stands where the last placement put it (then the
     /// anchor stays).
-    pub(crate) fn anchor(&mut self) -> anyhow::Result<(i32, u64)> {
-        let here = self.event_now()?;
+    pub(crate) fn anchor(&mut self, c: &Causality) -> anyhow::Result<(i32, u64)> {
+        let here = self.step_now(c)?;
         let pid = self.user_pid();
         let Some(inf) = self.inferiors.as_mut() else {
             return Ok((pid, here));
@@ -182,6 +320,22 @@ impl Session {
         }
     }
 
+    /// The step (see `hindsight-causal`) the replay stands before: its event's, or, when it
+    /// stopped between two calls of a batch of buffered calls, the step of the next call.
+    pub(crate) fn step_now(&mut self, c: &Causality) -> anyhow::Result<u64> {
+        // Inside a batch the replay has replayed the batch's event and no other (the
+        // position is not asked for: it would be looked for again by replaying, and a
+        // thread placed at a buffered call stands in its stub, where no position is named).
+        let point = match self.replay.as_ref().and_then(|r| r.batch_progress()) {
+            Some((event, call)) => Point { event, call },
+            None => Point {
+                event: self.event_now()?,
+                call: 0,
+            },
+        };
+        Ok(c.step(self.user_pid(), point))
+    }
+
     /// The event the replay stands before: its position's, or (when the position cannot be
     /// named: after an exec, time travel is refused) the count of events it replayed.
     pub(crate) fn event_now(&mut self) -> anyhow::Result<u64> {
@@ -197,7 +351,7 @@ impl Session {
     /// The latest consistent cut around the anchor.
     pub(crate) fn anchored_cut(&mut self) -> anyhow::Result<(Causality, Cut, i32)> {
         let causality = self.causality()?;
-        let (pid, event) = self.anchor()?;
+        let (pid, event) = self.anchor(&causality)?;
         let cut = causality
             .cut(pid, event)
             .ok_or_else(|| anyhow!("Process {pid} is not in the trace's links."))?;
@@ -246,7 +400,12 @@ impl Session {
             let next = match inf.slots[target].session.take() {
                 Some(s) => *s,
                 None => match self.start_inferior(pid) {
-                    Ok(s) => s,
+                    Ok(mut s) => {
+                        for e in &inf.everywhere {
+                            apply_everywhere(&mut s, e);
+                        }
+                        s
+                    }
                     Err(e) => {
                         self.inferiors = Some(inf);
                         return Err(e);
@@ -268,13 +427,11 @@ impl Session {
             .is_some_and(|(slot, _)| slot == target);
         if !stopped_here {
             let placed = self.inferiors.as_ref().and_then(|i| i.slots[target].placed);
-            if placed.is_none() || placed != goal_event(place) {
+            let goal = goal_step(&causality, pid, place);
+            if placed.is_none() || placed != goal {
                 let placing = place_session(self, place);
                 // Wherever it stands now, it is not a new stop (the anchor stays).
-                let at = match &placing {
-                    Ok(at) => Some(*at),
-                    Err(_) => self.event_now().ok(),
-                };
+                let at = self.step_now(&causality).ok();
                 if let Some(i) = self.inferiors.as_mut() {
                     i.slots[target].placed = at;
                 }
@@ -321,13 +478,14 @@ impl Session {
     /// the first) that process `from` sent it — `to` stands before its receive (the message
     /// is in flight), everyone else as far on as that allows. Processes are named by their
     /// recorded pids or inferior numbers. Set as `break event E` in `to`'s replay (its
-    /// receive's event); returns that debugger event's id, the message and `to`'s pid.
+    /// receive's event); returns that debugger event's id, the message, `to`'s pid and the
+    /// receive's event.
     pub fn break_at_message(
         &mut self,
         from: i32,
         to: i32,
         n: u64,
-    ) -> anyhow::Result<(u32, hindsight_causal::Message, i32)> {
+    ) -> anyhow::Result<(u32, hindsight_causal::Message, i32, u64)> {
         let causality = self.causality()?;
         let pid_of = |p: i32| -> anyhow::Result<i32> {
             let pids = causality.pids();
@@ -358,9 +516,14 @@ impl Session {
                 if received.len() == 1 { "" } else { "s" }
             );
         };
-        let event = m.receive.event;
+        let receive = causality.point(to, m.receive.event);
+        let event = receive.event;
+        // A receive inside a batch: the quantum event stops before the batch, and the
+        // replay is run on to the call (see `on_to_message_call`).
+        let inside = (receive.call > 0).then_some((event, receive.call));
         if self.user_pid() == to {
-            return Ok((self.break_at_event(event)?, m, to));
+            self.message_calls.extend(inside);
+            return Ok((self.break_at_event(event)?, m, to, event));
         }
         let Some(slot) = self
             .inferiors
@@ -373,20 +536,38 @@ impl Session {
         };
         let back = self.inferior_number();
         self.switch_inferior(slot as u32 + 1)?;
+        self.message_calls.extend(inside);
         let id = self.break_at_event(event);
         if let Some(back) = back {
             self.switch_inferior(back)?;
         }
-        Ok((id?, m, to))
+        Ok((id?, m, to, event))
+    }
+
+    /// After `stop`: when it is the quantum event of a `break message` whose receive is a
+    /// call inside a batch of buffered calls (the replay stands before the batch), runs the
+    /// replay on to that call.
+    pub(crate) fn on_to_message_call(&mut self, stop: &Stop) -> anyhow::Result<()> {
+        if !matches!(stop.reason, StopReason::EventReached { .. }) {
+            return Ok(());
+        }
+        let Some((event, 0)) = self.replay.as_ref().and_then(|r| r.batch_progress()) else {
+            return Ok(());
+        };
+        let Some(&(_, call)) = self.message_calls.iter().find(|(e, _)| *e == event) else {
+            return Ok(());
+        };
+        run_to_buffered_call(self, event, call)
     }
 
     /// Whether a process other than the current one has a replay with breakpoints (then
     /// `continue` and `reverse-continue` go across processes).
     pub(crate) fn others_have_breakpoints(&self) -> bool {
         self.inferiors.as_ref().is_some_and(|i| {
-            i.slots
-                .iter()
-                .any(|s| s.session.as_ref().is_some_and(|s| s.has_stops()))
+            i.everywhere.iter().any(|e| e.enabled)
+                || i.slots
+                    .iter()
+                    .any(|s| s.session.as_ref().is_some_and(|s| s.has_stops()))
         })
     }
 
@@ -465,10 +646,16 @@ impl Session {
         let cur_pid = inf.slots[cur].pid;
         let mut best: Option<(u64, usize, u64, Stop)> = None;
         let first = if backward {
+            if self.held_call.is_some() {
+                // No way back from a buffered call yet: from the end of its batch (the hits
+                // after the limit are passed over).
+                let place = after_batch(self, place_of(causality, cut, &inf.slots[cur]))?;
+                place_session(self, place)?;
+            }
             back_to_hit(self, causality, cur_pid, limit, cur_pid == anchor_pid)?
         } else {
             let stop = self.resume_alone(obs)?;
-            let event = self.event_now().unwrap_or(u64::MAX);
+            let event = self.step_now(causality).unwrap_or(u64::MAX);
             let rank = causality.recorded_rank(cur_pid, event).unwrap_or(u64::MAX);
             Some((rank, event, stop))
         };
@@ -490,16 +677,30 @@ impl Session {
             let place = place_of(causality, cut, &inf.slots[j]);
             let pid = inf.slots[j].pid;
             let placed = inf.slots[j].placed;
+            // A process whose replay has not started has the breakpoints of every inferior.
+            if inf.slots[j].session.is_none() && inf.everywhere.iter().any(|e| e.enabled) {
+                let mut s = self.start_inferior(pid)?;
+                for e in &inf.everywhere {
+                    apply_everywhere(&mut s, e);
+                }
+                inf.slots[j].session = Some(Box::new(s));
+            }
             let Some(s) = inf.slots[j].session.as_deref_mut() else {
                 continue;
             };
             if !s.has_stops() {
                 continue;
             }
-            // From where the consistent state places it.
+            // From where the consistent state places it (going back, from the end of a batch
+            // its place is inside: no way back from a buffered call yet, and the hits after
+            // the limit are passed over).
+            let place = match backward {
+                true => after_batch(s, place)?,
+                false => place,
+            };
             match (place, backward) {
                 (InferiorPlace::NotCreated, true) | (InferiorPlace::End { .. }, false) => continue,
-                _ if placed.is_some() && placed == goal_event(place) => {}
+                _ if placed.is_some() && placed == goal_step(causality, pid, place) => {}
                 _ => {
                     place_session(s, place)?;
                 }
@@ -509,7 +710,7 @@ impl Session {
             } else {
                 let stop = s.resume_alone(obs)?;
                 if is_hit(&stop) {
-                    let event = s.event_now()?;
+                    let event = s.step_now(causality)?;
                     let rank = causality.recorded_rank(pid, event).unwrap_or(u64::MAX);
                     Some((rank, event, stop))
                 } else {
@@ -529,7 +730,7 @@ impl Session {
         match (best, fallback) {
             (Some((_, slot, event, stop)), _) => Ok((slot, event, stop)),
             (None, Some(Some(stop))) => {
-                let event = self.event_now().unwrap_or(0);
+                let event = self.step_now(causality).unwrap_or(0);
                 Ok((cur, event, stop))
             }
             (None, _) => bail!("No more reverse-execution history."),
@@ -551,19 +752,84 @@ impl Session {
     }
 }
 
-/// The event a process placed at `place` stands before (None: at its creation).
-fn goal_event(place: InferiorPlace) -> Option<u64> {
+/// `place`, or when it is inside a batch of buffered calls, the place right after the
+/// batch's calls: before the next event that a thread of `s`'s process runs to (the events
+/// in between need no execution: the batch's calls are made on the way to it).
+fn after_batch(s: &Session, place: InferiorPlace) -> anyhow::Result<InferiorPlace> {
+    let InferiorPlace::Before {
+        event,
+        total,
+        calls: Some(_),
+    } = place
+    else {
+        return Ok(place);
+    };
+    let replay = s.replay.as_ref().context("not a replay")?;
+    let mut stream = replay.reader().events(s.user_pid())?;
+    let mut index = 0u64;
+    while let Some(e) = stream.next_event()? {
+        if index > event && e.tid().is_some() {
+            return Ok(InferiorPlace::Before {
+                event: index,
+                total,
+                calls: None,
+            });
+        }
+        index += 1;
+    }
+    Ok(InferiorPlace::End { total })
+}
+
+/// Sets breakpoint `e` of every inferior in `s` (another inferior's replay) with its number;
+/// pending where its location is not found.
+fn apply_everywhere(s: &mut Session, e: &Everywhere) {
+    s.breakpoints.number_from(e.number);
+    if s.breakpoints.next_number() != e.number {
+        // (Numbers are shared: one past it is taken there already.)
+        return;
+    }
+    let condition = e.condition.as_deref();
+    let set = s.add_breakpoint(
+        &e.location,
+        e.default_file.as_deref(),
+        e.temporary,
+        condition,
+        None,
+    );
+    if set.is_err() {
+        let _ = s.add_pending_breakpoint(&e.location, e.temporary, condition);
+    }
+    if !e.enabled {
+        let _ = s.set_breakpoints_enabled(&[e.number], false);
+    }
+}
+
+/// The step process `pid` placed at `place` stands before (None: at its creation).
+fn goal_step(c: &Causality, pid: i32, place: InferiorPlace) -> Option<u64> {
     match place {
         InferiorPlace::NotCreated => None,
-        InferiorPlace::Before { event, .. } => Some(event),
-        InferiorPlace::End { total } => Some(total),
+        InferiorPlace::Before { event, calls, .. } => Some(c.step(
+            pid,
+            Point {
+                event,
+                call: calls.map_or(0, |c| c.0),
+            },
+        )),
+        InferiorPlace::End { total } => Some(c.step(
+            pid,
+            Point {
+                event: total,
+                call: 0,
+            },
+        )),
     }
 }
 
 /// Moves `s`'s replay to `place`: at its creation; at its end; or before event `e` as late
 /// as it gets — at the instruction that makes event `e` (the deterministic code after
 /// event `e - 1` has run: it is part of the consistent state), reached by going to the end
-/// of event `e` and one instruction back. Returns the event it stands before.
+/// of event `e` and one instruction back. In a batch of buffered calls it stands at the
+/// call its place names (the first: before the batch). Returns the event it stands before.
 fn place_session(s: &mut Session, place: InferiorPlace) -> anyhow::Result<u64> {
     // A replay that went past an exec cannot go back (time travel refuses): it starts again
     // from the process's creation.
@@ -580,6 +846,30 @@ fn place_session(s: &mut Session, place: InferiorPlace) -> anyhow::Result<u64> {
             } else if s.started {
                 s.goto(&Place::Start)?;
             }
+        }
+        InferiorPlace::Before {
+            event,
+            calls: Some((call, _)),
+            ..
+        } => {
+            fresh(s)?;
+            // Before the batch is handed to the agent, or just after, none of it answered: a
+            // `goto` to a batch (which needs no execution) may land further on, at the next
+            // event a thread runs to, so the event before it is tried then.
+            let mut at = event;
+            loop {
+                s.goto(&Place::Event(at))?;
+                let replay = s.replay.as_ref().context("not a replay")?;
+                if replay.events_replayed() <= event || replay.batch_progress() == Some((event, 0))
+                {
+                    break;
+                }
+                at = at
+                    .checked_sub(1)
+                    .ok_or_else(|| anyhow!("no way to stand before event {event}"))?;
+            }
+            run_to_buffered_call(s, event, call)?;
+            return Ok(event);
         }
         InferiorPlace::Before { event, .. } => {
             fresh(s)?;
@@ -599,6 +889,46 @@ fn place_session(s: &mut Session, place: InferiorPlace) -> anyhow::Result<u64> {
         }
     }
     s.event_now()
+}
+
+/// Runs `s`'s replay, standing before event `event` (a batch of buffered calls), to the
+/// thread's call `call` of that batch: it stops at the program's `syscall` instruction of
+/// that call, the calls before it made (what the user set does not stop it: the place was
+/// computed, not hit).
+fn run_to_buffered_call(s: &mut Session, event: u64, call: u32) -> anyhow::Result<()> {
+    use hindsight_replay::ReplayStop;
+    let Session {
+        inferior, replay, ..
+    } = s;
+    let inf = inferior
+        .as_mut()
+        .filter(|i| i.is_alive())
+        .context("The program is not being run.")?;
+    let replay = replay.as_mut().context("not a replay")?;
+    replay.stop_at_buffered_call(event, call)?;
+    let stop = replay.resume(
+        inf,
+        hindsight_control::Resume::Continue,
+        &mut hindsight_replay::Silent,
+    );
+    s.travel.here = None;
+    s.started = true;
+    if !matches!(stop, Ok(ReplayStop::AtBufferedCall(_))) {
+        if let Some(r) = s.replay.as_mut() {
+            r.cancel_buffered_call_stop().map_err(|e| anyhow!("{e}"))?;
+        }
+    }
+    match stop.map_err(|e| anyhow!("{e}"))? {
+        ReplayStop::AtBufferedCall(tid) => {
+            s.thread = Some(tid);
+            s.held_call = Some((event, call));
+            Ok(())
+        }
+        ReplayStop::Divergence(d) => bail!("{d}"),
+        other => {
+            bail!("the replay stopped before the buffered call {call} of event {event}: {other:?}")
+        }
+    }
 }
 
 /// Whether a stop of a process other than the current one is one a motion across processes
@@ -631,7 +961,7 @@ fn back_to_hit(
         if !is_hit(&stop) {
             return Ok(None);
         }
-        let event = s.event_now()?;
+        let event = s.step_now(c)?;
         let rank = c.recorded_rank(pid, event).unwrap_or(u64::MAX);
         if rank < limit || (inclusive && rank == limit) {
             return Ok(Some((rank, event, stop)));
@@ -641,7 +971,8 @@ fn back_to_hit(
 
 /// Where `slot`'s process stands in `cut`.
 fn place_of(c: &Causality, cut: &Cut, slot: &Slot) -> InferiorPlace {
-    let total = c.events(slot.pid);
+    let steps = c.events(slot.pid);
+    let total = c.point(slot.pid, steps).event;
     let created = match (slot.parent, slot.fork_event) {
         (Some(parent), Some(at)) if c.pids().contains(&parent) => {
             cut.contains(hindsight_causal::EventId {
@@ -653,7 +984,15 @@ fn place_of(c: &Causality, cut: &Cut, slot: &Slot) -> InferiorPlace {
     };
     match cut.before(slot.pid) {
         _ if !created => InferiorPlace::NotCreated,
-        Some(e) if e < total => InferiorPlace::Before { event: e, total },
+        Some(step) if step < steps => {
+            let p = c.point(slot.pid, step);
+            let calls = c.batch_calls(slot.pid, p.event).map(|n| (p.call, n));
+            InferiorPlace::Before {
+                event: p.event,
+                total,
+                calls,
+            }
+        }
         _ => InferiorPlace::End { total },
     }
 }

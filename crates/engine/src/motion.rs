@@ -91,11 +91,24 @@ impl Session {
         self.travel.check_no_exec()
     }
 
+    /// Refuses what needs the position of now when the replay stands at a buffered call
+    /// where it was placed (see [`crate::inferiors`]): no position names that instant yet.
+    pub(crate) fn check_not_held(&self) -> anyhow::Result<()> {
+        if let Some((event, call)) = self.held_call {
+            bail!(
+                "This process was placed at call {} of the buffered calls of its event {event}, an instant that has no position yet: go forward (`continue`, `next`) before going back in time here.",
+                call + 1
+            );
+        }
+        Ok(())
+    }
+
     /// The checks of a reverse motion: [`Session::can_travel`], and the program is there. After
     /// the program exited in a replay, the motion starts from its exit syscall instruction (the
     /// last one it ran): returns the exiting thread then.
     fn check_reverse(&mut self) -> anyhow::Result<Option<Tid>> {
         self.can_travel()?;
+        self.check_not_held()?;
         let exited = self.inferior.as_ref().is_some_and(|i| !i.is_alive());
         if exited && self.replay.is_some() {
             if let Some(tid) = crate::remote::to_the_exit(self)? {
@@ -121,7 +134,9 @@ impl Session {
         self.motion(|s| {
             s.live()?;
             let (stop, reason) = hook::resume_raw(s, obs, Resume::Continue, None)?;
-            arrive(s, &stop, reason.as_ref(), true)
+            let stop = arrive(s, &stop, reason.as_ref(), true)?;
+            s.on_to_message_call(&stop)?;
+            Ok(stop)
         })
     }
 

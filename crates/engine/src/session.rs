@@ -88,6 +88,14 @@ pub struct Session {
     pub(crate) in_motion: bool,
     /// A replay of several processes: the others (see [`crate::inferiors`]).
     pub(crate) inferiors: Option<crate::inferiors::Inferiors>,
+    /// The replay was stopped at a buffered call to place its process (event, call: see
+    /// [`crate::inferiors`]): no position names that instant yet, so time travel from it is
+    /// refused until a forward motion leaves it.
+    pub(crate) held_call: Option<(u64, u32)>,
+    /// `break message` stops at a receive inside a batch of buffered calls: (the batch's
+    /// event, the call). Its quantum event stops the replay before the batch; the replay is
+    /// then run on to the call.
+    pub(crate) message_calls: Vec<(u64, u32)>,
 }
 
 /// Asks the motion that runs to stop (from a signal handler or another thread): a replay
@@ -174,6 +182,8 @@ impl Session {
             live_pause: false,
             in_motion: false,
             inferiors: None,
+            held_call: None,
+            message_calls: Vec::new(),
         };
         s.spawn()?;
         if let Some(opts) = s.replay_opts.as_ref().filter(|o| o.process.is_none()) {

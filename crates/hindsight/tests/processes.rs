@@ -9,8 +9,8 @@ use std::path::Path;
 
 use common::*;
 
-/// Records without the agent: every read and write is then a traced syscall, and a message
-/// (the agent's buffered calls are not followed as messages yet).
+/// Records without the agent: every read and write is then a traced syscall (the default
+/// recording runs most of them inside the process, in batches of buffered calls).
 fn record_unbuffered(prog: &Path, args: &[&str]) -> (std::path::PathBuf, Run) {
     record_trace_env(prog, args, &[("HINDSIGHT_NO_AGENT", "1")])
 }
@@ -27,7 +27,7 @@ fn messages(trace: &Path) -> Run {
 /// The line `info --messages` shows for bytes `start..end` of a channel sent by process
 /// `from` and received by process `to`.
 fn bytes_sent(from: &str, to: &str, start: u64, end: u64) -> String {
-    format!("  channel {{n}} bytes {start}..{end}: process {from} event {{n}} -> process {to} event {{n}}")
+    format!("  channel {{n}} bytes {start}..{end}: process {from} event {{n}}{{*}} -> process {to} event {{n}}{{*}}")
 }
 
 /// The recorded pids of `mp_acks`'s producer and consumer, from what it printed.
@@ -65,19 +65,24 @@ fn replay_process(trace: &Path, pid: &str, cmds: &[String]) -> Run {
 #[test]
 fn info_lists_the_messages_of_a_producer_and_a_consumer() {
     let prog = compile("mp_acks", &[]);
-    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
     rec.has("consumer: sum=10");
     let (p, c) = pids(&rec);
     let info = messages(&trace);
     info.code(0)
-        .line("Channels:   {n} between the recorded processes (messages through shared memory are not followed, nor reads and writes that the agent buffered)")
+        .line("Channels:   {n} between the recorded processes (messages through shared memory are not followed)")
         .line("  channel {n}: pipe pipe:[{n}]")
         .line(&format!("  channel {{n}}: exit status exit of {c}"))
         // 4 messages, 4 acks, the consumer's end reaped by the producer's waitpid.
         .line("Messages:   9");
+    // Each process's reads and writes are calls of one batch that the agent buffered: each
+    // call is a moment of its own.
+    let in_batches = |from: &str, to: &str, start: u64, end: u64| {
+        format!("  channel {{n}} bytes {start}..{end}: process {from} event {{n}} (buffered call {{n}}) -> process {to} event {{n}} (buffered call {{n}})")
+    };
     for k in 0..4 {
-        info.line(&bytes_sent(&p, &c, 8 * k, 8 * k + 8))
-            .line(&bytes_sent(&c, &p, 4 * k, 4 * k + 4));
+        info.line(&in_batches(&p, &c, 8 * k, 8 * k + 8))
+            .line(&in_batches(&c, &p, 4 * k, 4 * k + 4));
     }
     info.line(&format!(
         "  channel {{n}}: process {c} event {{n}} -> process {p} event {{n}}"
@@ -87,7 +92,7 @@ fn info_lists_the_messages_of_a_producer_and_a_consumer() {
 #[test]
 fn a_stop_of_the_consumer_holds_the_producer_at_a_consistent_state() {
     let prog = compile("mp_acks", &[]);
-    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
     let (p, c) = pids(&rec);
     let got = marker_line("mp_acks.c", "CONSUMER-GOT");
     for k in [1, 3] {
@@ -98,11 +103,11 @@ fn a_stop_of_the_consumer_holds_the_producer_at_a_consistent_state() {
         let r = replay_process(&trace, &c, &cmds);
         r.has(&format!("$1 = {k}"))
             .line(&format!(
-                "Consistent state of 2 processes around the stop of process {c} (messages through shared memory are not followed, nor reads and writes that the agent buffered):"
+                "Consistent state of 2 processes around the stop of process {c} (messages through shared memory are not followed):"
             ))
             // The producer has sent exactly k messages and received k-1 acks.
             .line(&format!(
-                "  process {p}: before event {{n}} of {{n}}: sent {k} ({} bytes) on pipe pipe:[{{n}}]{}",
+                "  process {p}: before event {{n}} of {{n}}{{*}}: sent {k} ({} bytes) on pipe pipe:[{{n}}]{}",
                 8 * k,
                 if k == 1 {
                     String::new()
@@ -111,7 +116,7 @@ fn a_stop_of_the_consumer_holds_the_producer_at_a_consistent_state() {
                 }
             ))
             .line(&format!(
-                "  process {c} (stopped here): before event {{n}} of {{n}}: received {k} ({} bytes) on pipe pipe:[{{n}}]{}",
+                "  process {c} (stopped here): before event {{n}} of {{n}}{{*}}: received {k} ({} bytes) on pipe pipe:[{{n}}]{}",
                 8 * k,
                 if k == 1 {
                     String::new()
@@ -126,7 +131,7 @@ fn a_stop_of_the_consumer_holds_the_producer_at_a_consistent_state() {
 #[test]
 fn a_stop_of_the_producer_holds_the_consumer_before_its_receive_forward_and_back() {
     let prog = compile("mp_acks", &[]);
-    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
     let (p, c) = pids(&rec);
     let send = marker_line("mp_acks.c", "PRODUCER-SEND");
     let r = replay_process(
@@ -147,11 +152,11 @@ fn a_stop_of_the_producer_holds_the_consumer_before_its_receive_forward_and_back
     // Before message 3: the consumer has taken 2 and acknowledged them, and waits for the
     // third; after going back to message 2, it has taken 1.
     r.has("$1 = 3").has("$2 = 2").seq(&[
-        &format!("  process {p} (stopped here): before event {{n}} of {{n}}: sent 2 (16 bytes) on pipe pipe:[{{n}}]; received 2 (8 bytes) on pipe pipe:[{{n}}]"),
-        &format!("  process {c}: before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {p} (stopped here): before event {{n}} of {{n}}{{*}}: sent 2 (16 bytes) on pipe pipe:[{{n}}]; received 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {c}: before event {{n}} of {{n}}{{*}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 2 (8 bytes) on pipe pipe:[{{n}}]"),
         "Messages in flight: none",
-        &format!("  process {p} (stopped here): before event {{n}} of {{n}}: sent 1 (8 bytes) on pipe pipe:[{{n}}]; received 1 (4 bytes) on pipe pipe:[{{n}}]"),
-        &format!("  process {c}: before event {{n}} of {{n}}: received 1 (8 bytes) on pipe pipe:[{{n}}]; sent 1 (4 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {p} (stopped here): before event {{n}} of {{n}}{{*}}: sent 1 (8 bytes) on pipe pipe:[{{n}}]; received 1 (4 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {c}: before event {{n}} of {{n}}{{*}}: received 1 (8 bytes) on pipe pipe:[{{n}}]; sent 1 (4 bytes) on pipe pipe:[{{n}}]"),
         "Messages in flight: none",
     ]);
 }
@@ -175,7 +180,7 @@ fn a_client_and_a_server_over_a_unix_socket() {
     let prog = compile("mp_unix", &[]);
     let sock = scratch().join("mp_unix.sock");
     let sock = sock.to_str().expect("a text path");
-    let (trace, rec) = record_unbuffered(&prog, &[sock, "4"]);
+    let (trace, rec) = record_trace(&prog, &[sock, "4"]);
     let server = word_after(&rec, "server ", "server ");
     let client = word_after(&rec, "server ", "client ");
     // Each direction of the connection is a channel named by both sockets and the path.
@@ -205,10 +210,10 @@ fn a_client_and_a_server_over_a_unix_socket() {
     );
     r.has("$1 = 2")
         .line(&format!(
-            "  process {server} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on unix stream socket {{*}}; sent 1 (8 bytes) on unix stream socket {{*}}"
+            "  process {server} (stopped here): before event {{n}} of {{n}}{{*}}: received 2 (16 bytes) on unix stream socket {{*}}; sent 1 (8 bytes) on unix stream socket {{*}}"
         ))
         .line(&format!(
-            "  process {client}: before event {{n}} of {{n}}: sent 2 (16 bytes) on unix stream socket {{*}}; received 1 (8 bytes) on unix stream socket {{*}}"
+            "  process {client}: before event {{n}} of {{n}}{{*}}: sent 2 (16 bytes) on unix stream socket {{*}}; received 1 (8 bytes) on unix stream socket {{*}}"
         ))
         .line("Messages in flight: none");
 }
@@ -216,7 +221,7 @@ fn a_client_and_a_server_over_a_unix_socket() {
 #[test]
 fn a_stop_in_the_middle_of_a_three_process_pipeline() {
     let prog = compile("mp_pipeline", &[]);
-    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
     rec.has("sum=20");
     let producer = word_after(&rec, "producer ", "producer ");
     let filter = word_after(&rec, "producer ", "filter ");
@@ -237,10 +242,10 @@ fn a_stop_in_the_middle_of_a_three_process_pipeline() {
         ],
     );
     r.has("$1 = 2").seq(&[
-        "Consistent state of 3 processes around the stop of process {n} (messages through shared memory are not followed, nor reads and writes that the agent buffered):",
-        &format!("  process {producer}: before event {{n}} of {{n}}: sent 4 (32 bytes) on pipe pipe:[{{n}}]"),
-        &format!("  process {filter} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 1 (8 bytes) on pipe pipe:[{{n}}]"),
-        &format!("  process {consumer}: before event {{n}} of {{n}}: received 1 (8 bytes) on pipe pipe:[{{n}}]"),
+        "Consistent state of 3 processes around the stop of process {n} (messages through shared memory are not followed):",
+        &format!("  process {producer}: before event {{n}} of {{n}}{{*}}: sent 4 (32 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {filter} (stopped here): before event {{n}} of {{n}}{{*}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 1 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {consumer}: before event {{n}} of {{n}}{{*}}: received 1 (8 bytes) on pipe pipe:[{{n}}]"),
         "Messages in flight: 2",
         &bytes_sent(&producer, &filter, 16, 24),
         &bytes_sent(&producer, &filter, 24, 32),
@@ -250,12 +255,12 @@ fn a_stop_in_the_middle_of_a_three_process_pipeline() {
 #[test]
 fn info_and_the_gdb_server_say_what_they_show_of_several_processes() {
     let prog = compile("mp_acks", &[]);
-    let (trace, rec) = record_unbuffered(&prog, &["2"]);
+    let (trace, rec) = record_trace(&prog, &["2"]);
     let (p, c) = pids(&rec);
     // `info` counts the messages and says what is not followed.
     hindsight(&[OsStr::new("info"), trace.as_os_str()])
         .code(0)
-        .line("Messages:   5 between the processes over {n} channels (messages through shared memory are not followed, nor reads and writes that the agent buffered; --messages lists them)");
+        .line("Messages:   5 between the processes over {n} channels (messages through shared memory are not followed; --messages lists them)");
     // gdb is served one process, and told so; the others are shown by `monitor`.
     let commands = scratch().join("gdb-commands-for-mp-acks");
     std::fs::write(&commands, "monitor info messages\nquit\n").expect("commands file");
@@ -283,7 +288,7 @@ fn info_and_the_gdb_server_say_what_they_show_of_several_processes() {
 #[test]
 fn a_loopback_tcp_connection_is_two_channels() {
     let prog = compile("mp_tcp", &[]);
-    let (trace, rec) = record_unbuffered(&prog, &["3"]);
+    let (trace, rec) = record_trace(&prog, &["3"]);
     rec.has("served 3");
     let server = word_after(&rec, "server ", "server ");
     let client = word_after(&rec, "server ", "client ");
@@ -315,8 +320,20 @@ fn replay_tree(trace: &Path, cmds: &[String]) -> Run {
 #[test]
 fn a_breakpoint_in_the_consumer_places_the_producer_at_the_consistent_state() {
     let prog = compile("mp_acks", &[]);
-    let (trace, rec) = record_unbuffered(&prog, &["4"]);
-    let (p, c) = pids(&rec);
+    // With the agent, each process's reads and writes are one batch of buffered calls: the
+    // producer is placed between two of them. Without it, each is an event.
+    for buffered in [true, false] {
+        let (trace, rec) = match buffered {
+            true => record_trace(&prog, &["4"]),
+            false => record_unbuffered(&prog, &["4"]),
+        };
+        consumer_stops_place_the_producer(&prog, &trace, &rec);
+    }
+}
+
+fn consumer_stops_place_the_producer(prog: &Path, trace: &Path, rec: &Run) {
+    let trace = trace.to_path_buf();
+    let (p, c) = pids(rec);
     let got = marker_line("mp_acks.c", "CONSUMER-GOT");
     let ack = marker_line("mp_acks.c", "PRODUCER-ACK");
     let prog = prog.display().to_string();
@@ -343,7 +360,7 @@ fn a_breakpoint_in_the_consumer_places_the_producer_at_the_consistent_state() {
             .seq(&[
                 // Before anything ran: the consumer is not created yet.
                 "  Num  Description       Connection           Executable{*}Position",
-                &format!("* 1    process {p}{{*}} 1 (replay){{*}}{prog}{{*}} before event {{n}} of {{n}}, stopped here"),
+                &format!("* 1    process {p}{{*}} 1 (replay){{*}}{prog}{{*}} before event {{n}} of {{n}}{{*}}, stopped here"),
                 &format!("  2    process {c}{{*}} 1 (replay){{*}}{prog}{{*}} not created yet"),
                 &format!("[Switching to inferior 2 [process {c}] ({prog})]"),
                 &format!("[Process {c} is not created yet at this stop: shown at its creation]"),
@@ -352,10 +369,10 @@ fn a_breakpoint_in_the_consumer_places_the_producer_at_the_consistent_state() {
             .seq(&[
                 &format!("$1 = {k}"),
                 &format!("$2 = {}", k * (k - 1) / 2),
-                &format!("  1    process {p}{{*}} before event {{n}} of {{n}}"),
-                &format!("* 2    process {c}{{*}} before event {{n}} of {{n}}, stopped here"),
+                &format!("  1    process {p}{{*}} before event {{n}} of {{n}}{{*}}"),
+                &format!("* 2    process {c}{{*}} before event {{n}} of {{n}}{{*}}, stopped here"),
                 &format!("[Switching to inferior 1 [process {p}] ({prog})]"),
-                &format!("[Process {p} placed before event {{n}} of {{n}}: the latest state consistent with the stop]"),
+                &format!("[Process {p} placed before event {{n}} of {{n}}{{*}}: the latest state consistent with the stop]"),
                 "[Switching to thread 1.1 {*}",
                 // The producer sent message k and waits for its acknowledgement: it stands
                 // at its read, the latest instant before it receives.
@@ -365,11 +382,11 @@ fn a_breakpoint_in_the_consumer_places_the_producer_at_the_consistent_state() {
                 "* 1.1  Thread {*}",
             ])
             .line(&format!(
-                "Consistent state of 2 processes around the stop of process {c} (messages through shared memory are not followed, nor reads and writes that the agent buffered):"
+                "Consistent state of 2 processes around the stop of process {c} (messages through shared memory are not followed):"
             ))
             // The producer has sent exactly k messages and received k-1 acks.
             .line(&format!(
-                "  process {p}: before event {{n}} of {{n}}: sent {k} ({} bytes) on pipe pipe:[{{n}}]{}",
+                "  process {p}: before event {{n}} of {{n}}{{*}}: sent {k} ({} bytes) on pipe pipe:[{{n}}]{}",
                 8 * k,
                 if k == 1 {
                     String::new()
@@ -385,9 +402,47 @@ fn a_breakpoint_in_the_consumer_places_the_producer_at_the_consistent_state() {
 }
 
 #[test]
+fn a_producer_placed_between_its_buffered_calls_goes_on_from_there() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
+    let (p, c) = pids(&rec);
+    let got = marker_line("mp_acks.c", "CONSUMER-GOT");
+    let send = marker_line("mp_acks.c", "PRODUCER-SEND");
+    let r = replay_tree(
+        &trace,
+        &[
+            "inferior 2".into(),
+            format!("break mp_acks.c:{got} if got == 2"),
+            "continue".into(),
+            "info inferiors".into(),
+            "inferior 1".into(),
+            "reverse-stepi".into(),
+            format!("break mp_acks.c:{send}"),
+            "continue".into(),
+            "print k".into(),
+            "info messages".into(),
+        ],
+    );
+    // The producer's reads and writes are calls of one batch: it is stopped at its third
+    // (sent 2, received 1), going back from there is refused (an error: the batch's exit
+    // status says so), going on works (to message 3; the consumer then stands having
+    // acknowledged 2).
+    r.seq(&[
+        &format!("  1    process {p}{{*}} before event {{n}} of {{n}}, after 3 of its {{n}} buffered calls"),
+        &format!("* 2    process {c}{{*}} before event {{n}} of {{n}}, after 3 of its {{n}} buffered calls, stopped here"),
+        &format!("[Process {p} placed before event {{n}} of {{n}}, after 3 of its {{n}} buffered calls: the latest state consistent with the stop]"),
+        &format!("Breakpoint 2, main (argc=2, argv={{hex}}) at mp_acks.c:{send}"),
+        "$1 = 3",
+        &format!("  process {p} (stopped here): before event {{n}} of {{n}}, after 4 of its {{n}} buffered calls: sent 2 (16 bytes) on pipe pipe:[{{n}}]; received 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {c}: before event {{n}} of {{n}}, after 4 of its {{n}} buffered calls: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 2 (8 bytes) on pipe pipe:[{{n}}]"),
+    ]);
+    r.err_has("This process was placed at call 4 of the buffered calls of its event");
+}
+
+#[test]
 fn continue_and_reverse_continue_go_across_processes_in_happens_before_order() {
     let prog = compile("mp_acks", &[]);
-    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
     let (p, c) = pids(&rec);
     let send = marker_line("mp_acks.c", "PRODUCER-SEND");
     let got = marker_line("mp_acks.c", "CONSUMER-GOT");
@@ -419,7 +474,7 @@ fn continue_and_reverse_continue_go_across_processes_in_happens_before_order() {
         want.push(format!("${{n}} = {k}"));
         want.push(consumer.clone());
         want.push(format!(
-            "Breakpoint 1, consume (in={{n}}, ack={{n}}, n=4) at mp_acks.c:{got}"
+            "Breakpoint 2, consume (in={{n}}, ack={{n}}, n=4) at mp_acks.c:{got}"
         ));
         want.push(format!("${{n}} = {k}"));
     }
@@ -433,7 +488,7 @@ fn continue_and_reverse_continue_go_across_processes_in_happens_before_order() {
         if k > 1 {
             want.push(consumer.clone());
             want.push(format!(
-                "Breakpoint 1, consume (in={{n}}, ack={{n}}, n=4) at mp_acks.c:{got}"
+                "Breakpoint 2, consume (in={{n}}, ack={{n}}, n=4) at mp_acks.c:{got}"
             ));
             want.push(format!("${{n}} = {}", k - 1));
         }
@@ -441,7 +496,7 @@ fn continue_and_reverse_continue_go_across_processes_in_happens_before_order() {
     want.push(format!("* 1    process {p}{{*}} stopped here"));
     // The consumer waits for the first message.
     want.push(format!(
-        "  2    process {c}{{*}} before event {{n}} of {{n}}"
+        "  2    process {c}{{*}} before event {{n}} of {{n}}{{*}}"
     ));
     let want: Vec<&str> = want.iter().map(String::as_str).collect();
     r.code(0).seq(&want);
@@ -450,7 +505,7 @@ fn continue_and_reverse_continue_go_across_processes_in_happens_before_order() {
 #[test]
 fn break_message_stops_before_the_kth_receive_at_the_consistent_state() {
     let prog = compile("mp_acks", &[]);
-    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
     let (p, c) = pids(&rec);
     let prog = prog.display().to_string();
     let r = replay_tree(
@@ -471,8 +526,8 @@ fn break_message_stops_before_the_kth_receive_at_the_consistent_state() {
         &format!("Quantum event 1: stop before process {c} receives message 3 from process {p} (its event {{n}})"),
         &format!("[Switching to inferior 2 [process {c}] ({prog})]"),
         &format!("* 2    process {c}{{*}} stopped here"),
-        &format!("  process {p}: before event {{n}} of {{n}}: sent 3 (24 bytes) on pipe pipe:[{{n}}]; received 2 (8 bytes) on pipe pipe:[{{n}}]"),
-        &format!("  process {c} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {p}: before event {{n}} of {{n}}{{*}}: sent 3 (24 bytes) on pipe pipe:[{{n}}]; received 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {c} (stopped here): before event {{n}} of {{n}}{{*}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 2 (8 bytes) on pipe pipe:[{{n}}]"),
         "Messages in flight: 1",
         &bytes_sent(&p, &c, 16, 24),
         &format!("[Switching to inferior 1 [process {p}] ({prog})]"),
@@ -488,7 +543,7 @@ fn break_message_stops_before_the_kth_receive_at_the_consistent_state() {
 #[test]
 fn a_breakpoint_in_the_producer_holds_the_consumer_before_its_receive() {
     let prog = compile("mp_acks", &[]);
-    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
     let (p, c) = pids(&rec);
     let send = marker_line("mp_acks.c", "PRODUCER-SEND");
     let read = marker_line("mp_acks.c", "CONSUMER-READ");
@@ -511,14 +566,14 @@ fn a_breakpoint_in_the_producer_holds_the_consumer_before_its_receive() {
     // has taken 2 messages (sum 1+2) and stands at its read of the third.
     r.code(0).seq(&[
         &format!("[Switching to inferior 2 [process {c}] ({prog})]"),
-        &format!("[Process {c} placed before event {{n}} of {{n}}: the latest state consistent with the stop]"),
+        &format!("[Process {c} placed before event {{n}} of {{n}}{{*}}: the latest state consistent with the stop]"),
         &format!("#1  {{hex}} in consume (in=3, ack=6, n=4) at mp_acks.c:{read}"),
         &format!("$1 = {k}"),
         "$2 = 3",
         &format!("  1    process {p}{{*}} stopped here"),
-        &format!("* 2    process {c}{{*}} before event {{n}} of {{n}}"),
-        &format!("  process {p} (stopped here): before event {{n}} of {{n}}: sent 2 (16 bytes) on pipe pipe:[{{n}}]; received 2 (8 bytes) on pipe pipe:[{{n}}]"),
-        &format!("  process {c}: before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("* 2    process {c}{{*}} before event {{n}} of {{n}}{{*}}"),
+        &format!("  process {p} (stopped here): before event {{n}} of {{n}}{{*}}: sent 2 (16 bytes) on pipe pipe:[{{n}}]; received 2 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {c}: before event {{n}} of {{n}}{{*}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 2 (8 bytes) on pipe pipe:[{{n}}]"),
         "Messages in flight: none",
     ]);
 }
@@ -526,7 +581,7 @@ fn a_breakpoint_in_the_producer_holds_the_consumer_before_its_receive() {
 #[test]
 fn a_three_process_pipeline_replayed_together() {
     let prog = compile("mp_pipeline", &[]);
-    let (trace, rec) = record_unbuffered(&prog, &["4"]);
+    let (trace, rec) = record_trace(&prog, &["4"]);
     let producer = word_after(&rec, "producer ", "producer ");
     let filter = word_after(&rec, "producer ", "filter ");
     let consumer = word_after(&rec, "producer ", "consumer ");
@@ -555,12 +610,12 @@ fn a_three_process_pipeline_replayed_together() {
     r.code(0).seq(&[
         &format!("[Switching to inferior 2 [process {filter}] {{*}}"),
         "$1 = 2",
-        &format!("  1    process {producer}{{*}} before event {{n}} of {{n}}"),
+        &format!("  1    process {producer}{{*}} before event {{n}} of {{n}}{{*}}"),
         &format!("* 2    process {filter}{{*}} stopped here"),
-        &format!("  3    process {consumer}{{*}} before event {{n}} of {{n}}"),
-        &format!("  process {producer}: before event {{n}} of {{n}}: sent 4 (32 bytes) on pipe pipe:[{{n}}]"),
-        &format!("  process {filter} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 1 (8 bytes) on pipe pipe:[{{n}}]"),
-        &format!("  process {consumer}: before event {{n}} of {{n}}: received 1 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  3    process {consumer}{{*}} before event {{n}} of {{n}}{{*}}"),
+        &format!("  process {producer}: before event {{n}} of {{n}}{{*}}: sent 4 (32 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {filter} (stopped here): before event {{n}} of {{n}}{{*}}: received 2 (16 bytes) on pipe pipe:[{{n}}]; sent 1 (8 bytes) on pipe pipe:[{{n}}]"),
+        &format!("  process {consumer}: before event {{n}} of {{n}}{{*}}: received 1 (8 bytes) on pipe pipe:[{{n}}]"),
         "Messages in flight: 2",
         &format!("[Switching to inferior 3 [process {consumer}] {{*}}"),
         "$1 = 2",
@@ -574,7 +629,7 @@ fn a_unix_socket_client_and_server_replayed_together() {
     let prog = compile("mp_unix", &[]);
     let sock = scratch().join("mp_unix_tree.sock");
     let sock = sock.to_str().expect("a text path");
-    let (trace, rec) = record_unbuffered(&prog, &[sock, "4"]);
+    let (trace, rec) = record_trace(&prog, &[sock, "4"]);
     let server = word_after(&rec, "server ", "server ");
     let client = word_after(&rec, "server ", "client ");
     let got = marker_line("mp_unix.c", "SERVER-GOT");
@@ -599,13 +654,14 @@ fn a_unix_socket_client_and_server_replayed_together() {
     // The server has request 2 and has not answered it: the client has sent 2 requests and
     // received 1 reply, and waits for the second.
     r.code(0).seq(&[
-        &format!("  process {server} (stopped here): before event {{n}} of {{n}}: received 2 (16 bytes) on unix stream socket {{*}}; sent 1 (8 bytes) on unix stream socket {{*}}"),
-        &format!("  process {client}: before event {{n}} of {{n}}: sent 2 (16 bytes) on unix stream socket {{*}}; received 1 (8 bytes) on unix stream socket {{*}}"),
+        &format!("  process {server} (stopped here): before event {{n}} of {{n}}{{*}}: received 2 (16 bytes) on unix stream socket {{*}}; sent 1 (8 bytes) on unix stream socket {{*}}"),
+        &format!("  process {client}: before event {{n}} of {{n}}{{*}}: sent 2 (16 bytes) on unix stream socket {{*}}; received 1 (8 bytes) on unix stream socket {{*}}"),
         "Messages in flight: none",
         &format!("[Switching to inferior 2 [process {client}] {{*}}"),
         "$1 = 2",
-        // The client's third request, after the server answered the second.
-        "Breakpoint 1, client {*}",
+        // The client's third request, after the server answered the second (one numbering
+        // across the processes).
+        "Breakpoint 2, client {*}",
         "$2 = 3",
         // Back: the server's hit on request 2 is the one before.
         &format!("[Switching to inferior 1 [process {server}] {{*}}"),
@@ -619,7 +675,7 @@ fn a_shell_pipeline_of_installed_programs_replayed_together() {
     // `sh -c 'echo hello | cat'`: the shell forks a child that writes (the builtin echo) and
     // one that executes cat. Inferiors in the order they were created.
     let sh = Path::new("/bin/sh");
-    let (trace, rec) = record_unbuffered(sh, &["-c", "echo hello | cat"]);
+    let (trace, rec) = record_trace(sh, &["-c", "echo hello | cat"]);
     rec.has("hello");
     let r = replay_tree(
         &trace,
@@ -638,17 +694,17 @@ fn a_shell_pipeline_of_installed_programs_replayed_together() {
     r.code(0).seq(&[
         "Quantum event 1: stop before process {n} receives message 1 from process {n} (its event {n})",
         "[Switching to inferior 3 [process {n}] ({*}/cat)]",
-        "  1    process {n}{*} before event {n} of {n}",
+        "  1    process {n}{*} before event {n} of {n}{*}",
         "  2    process {n}{*} at its end ({n} events)",
-        "* 3    process {n}{*}/cat{*} before event {n} of {n}, stopped here",
+        "* 3    process {n}{*}/cat{*} before event {n} of {n}{*}, stopped here",
         "  process {n}: at its end ({n} events): sent 1 (6 bytes) on pipe pipe:[{n}]{*}",
         "Messages in flight: 1",
         "[Switching to inferior 2 [process {n}] {*}",
         "[Process {n} placed at its end ({n} events): the latest state consistent with the stop]",
         "[Switching to inferior 1 [process {n}] {*}",
-        "[Process {n} placed before event {n} of {n}: the latest state consistent with the stop]",
-        "* 1    process {n}{*} before event {n} of {n}",
-        "  3    process {n}{*}/cat{*} before event {n} of {n}, stopped here",
+        "[Process {n} placed before event {n} of {n}{*}: the latest state consistent with the stop]",
+        "* 1    process {n}{*} before event {n} of {n}{*}",
+        "  3    process {n}{*}/cat{*} before event {n} of {n}{*}, stopped here",
     ]);
 }
 
@@ -659,7 +715,7 @@ fn a_client_that_sends_before_the_server_accepts_is_matched_from_its_first_byte(
     let prog = compile("mp_late_accept", &[]);
     let sock = scratch().join("mp_late_accept.sock");
     let sock = sock.to_str().expect("a text path");
-    let (trace, rec) = record_unbuffered(&prog, &[sock]);
+    let (trace, rec) = record_trace(&prog, &[sock]);
     let server = word_after(&rec, "server ", "server ");
     let client = word_after(&rec, "client ", "client ");
     let info = messages(&trace);
@@ -673,4 +729,74 @@ fn a_client_that_sends_before_the_server_accepts_is_matched_from_its_first_byte(
     }
     info.line(&bytes_sent(&server, &client, 0, 3));
     assert!(!info.stdout.contains("socket:[?]"), "{}", info.stdout);
+}
+
+#[test]
+fn a_descriptor_closed_and_reopened_inside_a_batch_names_what_it_named_at_each_call() {
+    let prog = compile("mp_fifo_reuse", &[]);
+    let fifo = scratch().join(format!("fifo-reuse-{}", std::process::id()));
+    let _ = std::fs::remove_file(&fifo);
+    let fifo = fifo.display().to_string();
+    let (trace, rec) = record_trace(&prog, &[&fifo]);
+    // The same descriptor number for the program file, then the FIFO.
+    rec.has("child read 5: hello")
+        .line("parent: file 16 bytes, descriptors {n} then {n}, wrote 5");
+    let info = messages(&trace);
+    // The parent's read of its file (the descriptor was closed later in the same batch) is
+    // no receive; its write to the FIFO is the one message to the child.
+    info.code(0)
+        .line(&format!("  channel {{n}}: fifo {fifo} (fifo:[{{n}}])"))
+        .line("Messages:   2")
+        .line("  channel {n} bytes 0..5: process {n} event {n} (buffered call {n}) -> process {n} event {n} (buffered call {n})")
+        .nowhere("received from outside the recording");
+}
+
+#[test]
+fn a_breakpoint_without_inferior_is_in_every_process() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, rec) = record_trace(&prog, &["2"]);
+    let (p, c) = pids(&rec);
+    let prog = prog.display().to_string();
+    let mut cmds: Vec<String> = ["break main", "continue", "break write", "info breakpoints"]
+        .map(String::from)
+        .to_vec();
+    cmds.extend((0..5).map(|_| "continue".to_string()));
+    cmds.extend(
+        [
+            "reverse-continue",
+            "reverse-continue",
+            "info inferiors",
+            "delete 2",
+        ]
+        .map(String::from),
+    );
+    cmds.extend((0..2).map(|_| "continue".to_string()));
+    let r = replay_tree(&trace, &cmds);
+    let producer = format!("[Switching to inferior 1 [process {p}] ({prog})]");
+    let consumer = format!("[Switching to inferior 2 [process {c}] ({prog})]");
+    // One number across the processes; the producer's sends (8 bytes) and the consumer's
+    // acknowledgements (4 bytes) in happens-before order, then the consumer's own output;
+    // back, the other way.
+    let send = "Breakpoint 2, __GI___libc_write (fd={n}, buf={hex}, nbytes=8) at {*}";
+    let ack = "Breakpoint 2, __GI___libc_write (fd={n}, buf={hex}, nbytes=4) at {*}";
+    r.seq(&[
+        "Breakpoint 2 at {hex}: file {*}write.c, line {n}.",
+        "2       breakpoint     keep y   {hex} in __GI___libc_write at {*}",
+        send,
+        &consumer,
+        ack,
+        &producer,
+        send,
+        &consumer,
+        ack,
+        "Breakpoint 2, __GI___libc_write (fd=1, buf={hex}, nbytes=16) at {*}",
+        ack,
+        &producer,
+        send,
+        &format!("* 1    process {p}{{*}}, stopped here"),
+    ]);
+    // Deleted in every process: the replay goes on to the end.
+    let after_delete = r.stdout.rsplit("process ").next().unwrap_or("").to_string();
+    assert!(!after_delete.contains("Breakpoint 2,"), "{}", r.stdout);
+    assert_eq!(r.count("Breakpoint 2, {*}"), 7, "{}", r.stdout);
 }

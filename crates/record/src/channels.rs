@@ -4,7 +4,8 @@
 //! [`Transfer`] with its place in the channel's stream (`hindsight-trace`'s `links`).
 //!
 //! What a descriptor is, is asked of the kernel at the syscall's exit (the thread is stopped
-//! there): `stat` of `/proc/PID/fd/N` gives the object (a pipe and a FIFO have one inode for
+//! there; for a call the in-process agent buffered, when its batch is drained: the agent
+//! closes no channel itself, so the descriptor still names it then): `stat` of `/proc/PID/fd/N` gives the object (a pipe and a FIFO have one inode for
 //! both ends; each end of a socket has its own), the socket diagnostics netlink interface
 //! gives a Unix socket's type and peer, and `/proc/net/tcp{,6}` a TCP connection's two ends.
 //!
@@ -66,6 +67,8 @@ pub(crate) struct Pending {
     pub len: u64,
     /// The event that names it, if known already (a send whose syscall's entry was written).
     pub event: Option<u64>,
+    /// Its call's index in a batch of buffered calls (0 otherwise).
+    pub call: u32,
 }
 
 impl Pending {
@@ -78,6 +81,7 @@ impl Pending {
             channel: self.channel,
             start: self.start,
             len: self.len,
+            call: self.call,
         }
     }
 }
@@ -184,6 +188,7 @@ impl Channels {
                 start,
                 len,
                 event: entry.filter(|_| direction == Direction::Send),
+                call: 0,
             });
         }
         Ok(out)
@@ -205,6 +210,7 @@ impl Channels {
             start: 0,
             len: 1,
             event: None,
+            call: 0,
         })
     }
 

@@ -86,6 +86,10 @@ pub enum ReplayStop {
     /// The running thread counted the ticks of the tick stop ([`Replayer::set_tick_stop`]):
     /// it stands where its count reached them; every thread is stopped.
     AtTick(Tid),
+    /// The thread is about to make the buffered call a stop was asked at
+    /// ([`Replayer::stop_at_buffered_call`]): it stands at the program's `syscall`
+    /// instruction (its stub's entry), the calls before it made; every thread is stopped.
+    AtBufferedCall(Tid),
 }
 
 /// The recorded event that the replay expects next, with its index.
@@ -170,6 +174,14 @@ pub struct Replayer {
     /// The recorded thread whose buffered calls were handed to the agent and are not known
     /// to be all answered yet.
     batch: Option<i32>,
+    /// The index of the event whose buffered calls were handed to the agent last.
+    batch_event: Option<u64>,
+    /// A stop asked for at a call of a batch of buffered calls: (the batch's event, the
+    /// call's index). The calls from there on are held back from the agent (its `used` is
+    /// lowered), so that the thread makes that call traced, where the replay stops.
+    hold: Option<(u64, u32)>,
+    /// While calls are held back: the agent's `used` to give back.
+    held_used: Option<u64>,
     /// Where to stop: (events replayed, tick count of the thread that runs then).
     tick_stop: Option<(u64, u64)>,
     /// Tick counts at which threads stop (recorded tid, ticks): the user's tick quanta.
@@ -270,6 +282,9 @@ impl Replayer {
             counter,
             agent,
             batch: None,
+            batch_event: None,
+            hold: None,
+            held_used: None,
             tick_stop: None,
             thread_tick_stops: Vec::new(),
         };
@@ -439,6 +454,9 @@ impl Replayer {
             counter: self.counter.clone(),
             agent: self.agent,
             batch: self.batch,
+            batch_event: self.batch_event,
+            hold: self.hold,
+            held_used: self.held_used,
             tick_stop: None,
             thread_tick_stops: Vec::new(),
         })
@@ -565,9 +583,141 @@ impl Replayer {
         self.thread_tick_stops = stops;
     }
 
+    /// Stops the replay (with [`ReplayStop::AtBufferedCall`]) when the thread of the batch
+    /// of buffered calls at event `event` is about to make its call `call` (0: the first):
+    /// it then stands at that call, the ones before made. The batch may be the one the agent
+    /// is answering now (`call` not made yet) or one to come.
+    pub fn stop_at_buffered_call(&mut self, event: u64, call: u32) -> Result<(), ReplayError> {
+        self.release_hold()?;
+        self.hold = Some((event, call));
+        if self.batch.is_some() {
+            self.apply_hold()?;
+        }
+        Ok(())
+    }
+
+    /// Holds back the calls of the loaded batch from the one a stop is asked at.
+    fn apply_hold(&mut self) -> Result<(), ReplayError> {
+        let (Some((event, call)), Some(a)) = (self.hold, self.agent) else {
+            return Ok(());
+        };
+        if tracing() {
+            eprintln!(
+                "replay: hold at batch {event} call {call} (loaded {:?}, held {:?})",
+                self.batch_event, self.held_used
+            );
+        }
+        if self.batch_event != Some(event) || self.held_used.is_some() {
+            return Ok(());
+        }
+        let Some(end) = a.end_of_records(&self.mem, call)? else {
+            self.hold = None;
+            return Ok(());
+        };
+        let state = a.state(&self.mem)?;
+        if tracing() {
+            eprintln!(
+                "replay: hold batch {event} at call {call}: offset {end} (consumed {}, used {})",
+                state.consumed, state.used
+            );
+        }
+        if state.consumed > end || end >= state.used {
+            // Made already, or past the batch's last call (the thread's next event).
+            self.hold = None;
+            return Ok(());
+        }
+        self.held_used = Some(state.used);
+        a.set_used(&self.mem, end)?;
+        Ok(())
+    }
+
+    /// Forgets the stop asked for by [`Replayer::stop_at_buffered_call`] (the replay stopped
+    /// elsewhere first): the agent gets the held calls back.
+    pub fn cancel_buffered_call_stop(&mut self) -> Result<(), ReplayError> {
+        self.release_hold()
+    }
+
+    /// Gives the agent back the calls held back.
+    fn release_hold(&mut self) -> Result<(), ReplayError> {
+        self.hold = None;
+        if let (Some(used), Some(a)) = (self.held_used.take(), self.agent) {
+            a.set_used(&self.mem, used)?;
+        }
+        Ok(())
+    }
+
+    /// At a traced syscall of `tid`: when it is the call a stop was asked at (the agent
+    /// found the batch's answers held back and had its stub make it traced), the call is
+    /// cancelled, the answers given back, and the thread put back at its stub's entry with
+    /// the program's registers: when it runs on, it makes the call through the agent, which
+    /// answers it from the batch as if nothing happened.
+    fn at_held_call(
+        &mut self,
+        tid: Tid,
+        rtid: i32,
+        regs: &Regs,
+    ) -> Result<Option<ReplayStop>, ReplayError> {
+        let (Some(_), Some(a)) = (self.held_used, self.agent) else {
+            return Ok(None);
+        };
+        if self.batch != Some(rtid) {
+            return Ok(None);
+        }
+        let state = a.state(&self.mem)?;
+        if tracing() {
+            eprintln!(
+                "replay: traced syscall at {:#x} while held (consumed {}, used {})",
+                regs.pc(),
+                state.consumed,
+                state.used
+            );
+        }
+        // Stopped just past its stub's fallback `syscall`.
+        let sys = regs.pc().wrapping_sub(hindsight_agent::abi::SYSCALL_LEN);
+        let Some(stub) = self
+            .counter
+            .as_ref()
+            .and_then(|c| c.view().agent_stub(sys))
+            .filter(|s| s.fallback == sys)
+        else {
+            return Ok(None);
+        };
+        if state.consumed < state.used {
+            return Ok(None);
+        }
+        self.release_hold()?;
+        let nr = regs.0.orig_rax;
+        let mut r = *regs;
+        r.0.orig_rax = u64::MAX;
+        tid.set_regs(&r)?;
+        self.run_to_exit(tid)?;
+        // As the thread stood at the stub's entry: the program's registers at its call (the
+        // agent saved them; the stub and the traced call changed rax, rcx, r11, the flags).
+        let mut r = tid.regs()?;
+        r.0.rip = stub.entry;
+        r.0.rax = nr;
+        r.0.rcx = state.fallback_rcx;
+        r.0.r11 = state.frame.r11;
+        r.0.eflags = state.frame.rflags;
+        tid.set_regs(&r)?;
+        Ok(Some(ReplayStop::AtBufferedCall(tid)))
+    }
+
     /// Number of recorded events replayed so far.
     pub fn events_replayed(&self) -> u64 {
         self.consumed
+    }
+
+    /// When the last event replayed is a batch of buffered calls that the agent is still
+    /// answering: its index and how many of its calls were answered (a stop between two
+    /// of them is inside the batch).
+    pub fn batch_progress(&self) -> Option<(u64, u32)> {
+        // (Events that need no execution may have been replayed since: the batch is the
+        // thread's until it reaches its next event.)
+        let event = self.batch_event?;
+        self.batch?;
+        let answered = self.agent?.answered(&self.mem).ok()?;
+        Some((event, answered))
     }
 
     fn peek(&mut self) -> Result<Option<&Event>, ReplayError> {
@@ -1047,6 +1197,7 @@ impl Replayer {
                     self.write_all(&writes)?;
                 }
                 Event::Buffered { tid, calls } => {
+                    self.batch_event = Some(self.head_index());
                     self.consume();
                     let Some(a) = self.agent else {
                         return Ok(Some(self.diverged(
@@ -1057,6 +1208,7 @@ impl Replayer {
                     };
                     a.fill(&self.mem, &calls)?;
                     self.batch = Some(tid);
+                    self.apply_hold()?;
                 }
                 Event::ThreadExit { tid } => {
                     self.consume();
@@ -1468,6 +1620,9 @@ impl Replayer {
             .is_some_and(|a| regs.pc() == a.addrs.report + hindsight_agent::abi::SYSCALL_LEN)
         {
             return self.agent_report(tid).map(Some);
+        }
+        if let Some(s) = self.at_held_call(tid, rtid, &regs)? {
+            return Ok(Some(s));
         }
         if let Some(s) = self.batch_answered(rtid, &replayed)? {
             return Ok(Some(s));

@@ -26,7 +26,7 @@ pub mod writer;
 pub use copies::Store;
 pub use error::TraceError;
 pub use event::*;
-pub use links::{Channel, ChannelKind, Direction, Link, Links, Transfer};
+pub use links::{Batch, Channel, ChannelKind, Direction, Link, Links, Transfer};
 pub use manifest::{Ending, Listed, Manifest, Part};
 pub use reader::{read_header, Checked, EventStream, Sizes, TraceReader};
 pub use store::{default_root, list, new_trace_path, resolve, set_latest};

@@ -20,7 +20,10 @@
 //!   through the channel: `start` is the number of units that went that way before.
 //! - A transfer names the event of its process where it is known to have happened: a send
 //!   the event where its syscall began (the units may be read from then on), a receive the
-//!   event where its syscall returned (the units were there by then).
+//!   event where its syscall returned (the units were there by then). A call that the
+//!   in-process agent buffered is named by its batch (an `Event::Buffered`) and its index
+//!   in it; such a batch is listed ([`Link::Batch`], with its number of calls) before the
+//!   first transfer that names it.
 
 use crate::encode::{Dec, DecodeError, Enc};
 
@@ -132,6 +135,21 @@ pub struct Transfer {
     pub start: u64,
     /// Units of this transfer (at least 1).
     pub len: u64,
+    /// When `event` is a batch of buffered calls (listed by a [`Link::Batch`]): the index
+    /// of the call in it; else 0.
+    pub call: u32,
+}
+
+/// A batch of calls that the in-process agent buffered (one `Event::Buffered`), some of
+/// which moved data between processes: every call of it is a moment of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Batch {
+    /// Recorded pid.
+    pub pid: i32,
+    /// Index of its event in the process's stream.
+    pub event: u64,
+    /// How many calls it holds (at least 1).
+    pub calls: u32,
 }
 
 /// One record of the `links` file.
@@ -148,6 +166,8 @@ pub enum Link {
     Channel(Channel),
     /// A send or a receive.
     Transfer(Transfer),
+    /// A batch of buffered calls that transfers name.
+    Batch(Batch),
 }
 
 impl Link {
@@ -166,7 +186,9 @@ impl Link {
                 e.bytes(c.name.as_bytes());
             }
             Link::Transfer(t) => {
-                e.u64(2);
+                // A call in a batch: record 3 (record 2, without it, is what traces made
+                // before batches were followed hold).
+                e.u64(if t.call == 0 { 2 } else { 3 });
                 e.i64(i64::from(t.pid));
                 e.u64(t.event);
                 e.u64(match t.direction {
@@ -176,6 +198,15 @@ impl Link {
                 e.u64(u64::from(t.channel));
                 e.u64(t.start);
                 e.u64(t.len);
+                if t.call != 0 {
+                    e.u64(u64::from(t.call));
+                }
+            }
+            Link::Batch(b) => {
+                e.u64(4);
+                e.i64(i64::from(b.pid));
+                e.u64(b.event);
+                e.u64(u64::from(b.calls));
             }
         }
     }
@@ -202,7 +233,7 @@ impl Link {
                     String::from_utf8(d.bytes()?).map_err(|_| bad("channel name is not text"))?;
                 Link::Channel(Channel { id, kind, name })
             }
-            2 => {
+            tag @ (2 | 3) => {
                 let pid = pid(d)?;
                 let event = d.u64()?;
                 let direction = match d.u64()? {
@@ -216,6 +247,10 @@ impl Link {
                 if len == 0 || start.checked_add(len).is_none() {
                     return Err(bad("empty or overflowing transfer"));
                 }
+                let call = match tag {
+                    3 => u32::try_from(d.u64()?).map_err(|_| bad("call index out of range"))?,
+                    _ => 0,
+                };
                 Link::Transfer(Transfer {
                     pid,
                     event,
@@ -223,7 +258,17 @@ impl Link {
                     channel,
                     start,
                     len,
+                    call,
                 })
+            }
+            4 => {
+                let pid = pid(d)?;
+                let event = d.u64()?;
+                let calls = u32::try_from(d.u64()?)
+                    .ok()
+                    .filter(|c| *c > 0)
+                    .ok_or_else(|| bad("a batch of no calls"))?;
+                Link::Batch(Batch { pid, event, calls })
             }
             _ => return Err(bad("unknown link record")),
         })
@@ -239,6 +284,8 @@ pub struct Links {
     pub channels: Vec<Channel>,
     /// Sends and receives, in the order they were written.
     pub transfers: Vec<Transfer>,
+    /// Batches of buffered calls that transfers name, in the order they were written.
+    pub batches: Vec<Batch>,
 }
 
 impl Links {
@@ -254,6 +301,7 @@ impl Links {
                 _ => self.channels.push(c),
             },
             Link::Transfer(t) => self.transfers.push(t),
+            Link::Batch(b) => self.batches.push(b),
         }
     }
 
@@ -286,6 +334,21 @@ mod tests {
                 channel: 0,
                 start: 4096,
                 len: 10,
+                call: 0,
+            }),
+            Link::Batch(Batch {
+                pid: 13,
+                event: 9,
+                calls: 40,
+            }),
+            Link::Transfer(Transfer {
+                pid: 13,
+                event: 9,
+                direction: Direction::Send,
+                channel: 0,
+                start: 0,
+                len: 3,
+                call: 17,
             }),
         ];
         let mut e = Enc::default();

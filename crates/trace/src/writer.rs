@@ -569,6 +569,13 @@ impl TraceWriter {
         g.link(&Link::Transfer(t))
     }
 
+    /// Lists a batch of buffered calls that transfers name (before the first of them).
+    pub fn batch(&mut self, b: crate::links::Batch) -> Result<(), TraceError> {
+        let mut g = lock(&self.inner);
+        g.check()?;
+        g.link(&Link::Batch(b))
+    }
+
     /// Number of events appended to `pid`'s stream so far.
     pub fn event_count(&self, pid: i32) -> u64 {
         lock(&self.inner)

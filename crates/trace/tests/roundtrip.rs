@@ -330,6 +330,7 @@ fn links_keep_the_order_of_events_and_the_transfers() {
         channel: pipe,
         start: 0,
         len: 12,
+        call: 0,
     };
     w.transfer(send.clone()).unwrap();
     // Written between two flushes: the turns still come out whole.

@@ -69,11 +69,24 @@ fn pending_wanted(c: &mut Console, e: &anyhow::Error) -> bool {
     }
 }
 
+/// Sets a breakpoint: in a replayed tree, in every inferior.
 fn set_breakpoint(
     s: &mut Session,
     c: &mut Console,
     args: &str,
     temporary: bool,
+) -> anyhow::Result<u32> {
+    set_breakpoint_in(s, c, args, temporary, true)
+}
+
+/// Sets a breakpoint (`everywhere`: in every inferior of a replayed tree, as gdb's `break`
+/// without `inferior N`).
+fn set_breakpoint_in(
+    s: &mut Session,
+    c: &mut Console,
+    args: &str,
+    temporary: bool,
+    everywhere: bool,
 ) -> anyhow::Result<u32> {
     let (loc_text, cond) = split_condition(args);
     let (loc_text, era) = split_era(s, loc_text)?;
@@ -83,13 +96,23 @@ fn set_breakpoint(
     } else {
         "Breakpoint"
     };
-    let b = match s.add_breakpoint(loc_text, default_file.as_deref(), temporary, cond, era) {
+    let everywhere = everywhere && era.is_none() && s.has_inferiors();
+    let added = if everywhere {
+        s.add_breakpoint_everywhere(loc_text, default_file.as_deref(), temporary, cond)
+    } else {
+        s.add_breakpoint(loc_text, default_file.as_deref(), temporary, cond, era)
+    };
+    let b = match added {
         Ok(b) => b,
         // A function or file that a library loaded later may bring: gdb's pending
         // breakpoint, resolved when the loader reports a new library.
         Err(e) if era.is_none() && !loc_text.starts_with('*') && pending_wanted(c, &e) => {
             say!(c, "{e}");
-            let n = s.add_pending_breakpoint(loc_text, temporary, cond)?;
+            let n = if everywhere {
+                s.add_pending_breakpoint_everywhere(loc_text, temporary, cond)?
+            } else {
+                s.add_pending_breakpoint(loc_text, temporary, cond)?
+            };
             say!(c, "{what} {n} ({loc_text}) pending.");
             return Ok(n);
         }
@@ -126,7 +149,7 @@ pub(crate) fn break_(
         if back != Some(n) {
             s.switch_inferior(n)?;
         }
-        let r = set_breakpoint(s, c, &format!("{location} {rest}"), false).map(|_| ());
+        let r = set_breakpoint_in(s, c, &format!("{location} {rest}"), false, false).map(|_| ());
         if let Some(back) = back.filter(|b| *b != n) {
             s.switch_inferior(back)?;
         }
@@ -155,12 +178,12 @@ pub(crate) fn break_(
         let (Ok(from), Ok(to)) = (i32::try_from(from), i32::try_from(to)) else {
             anyhow::bail!("Invalid process number.");
         };
-        let (id, m, to) = s.break_at_message(from, to, n)?;
+        let (id, m, to, event) = s.break_at_message(from, to, n)?;
         say!(
             c,
             "Quantum event {id}: stop before process {to} receives message {n} from process {} (its event {})",
             m.send.pid,
-            m.receive.event
+            event
         );
         return Ok(());
     }

@@ -10,7 +10,17 @@ use crate::report::{self, PcShown};
 fn place_text(i: &InferiorInfo) -> String {
     let place = match i.place {
         InferiorPlace::NotCreated => "not created yet".to_string(),
-        InferiorPlace::Before { event, total } => format!("before event {event} of {total}"),
+        InferiorPlace::Before {
+            event,
+            total,
+            calls,
+            ..
+        } => match calls {
+            Some((0, _)) | None => format!("before event {event} of {total}"),
+            Some((made, n)) => {
+                format!("before event {event} of {total}, after {made} of its {n} buffered calls")
+            }
+        },
         InferiorPlace::End { total } => format!("at its end ({total} events)"),
     };
     if i.stopped {

@@ -14,6 +14,7 @@ pub(super) fn firings_before_now(
 /// `reverse-continue`: back to the last breakpoint hit or watched change before now (from
 /// the end, when the program has exited).
 pub(crate) fn reverse_continue(s: &mut Session) -> anyhow::Result<Stop> {
+    s.check_not_held()?;
     let firings = if s.pid().is_some() {
         let now = capture(s)?;
         firings_before_now(s, &now)?

@@ -636,7 +636,7 @@ pub(super) fn drive(
         }
         match stop {
             ReplayStop::AtEvent(_) if scan.passed => break Ended::Missed,
-            ReplayStop::AtEvent(_) | ReplayStop::AtTick(_) => {}
+            ReplayStop::AtEvent(_) | ReplayStop::AtTick(_) | ReplayStop::AtBufferedCall(_) => {}
             // A recording cut short ends at the boundary after its last event, which is never
             // announced (no event follows): a goal there is reached there.
             ReplayStop::EndOfRecording(_) => {
@@ -895,6 +895,7 @@ pub(crate) fn here(s: &mut Session) -> anyhow::Result<Position> {
         s.travel.here = Some(p);
         return Ok(p);
     }
+    s.check_not_held()?;
     let now = capture(s)?;
     let (_, p) = back_to(s, &now)?;
     Ok(p)

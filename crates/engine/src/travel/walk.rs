@@ -644,7 +644,7 @@ fn run_over(
                 });
             }
             match stop {
-                ReplayStop::AtEvent(_) | ReplayStop::AtTick(_) => {}
+                ReplayStop::AtEvent(_) | ReplayStop::AtTick(_) | ReplayStop::AtBufferedCall(_) => {}
                 ReplayStop::Divergence(d) => break Err(anyhow::anyhow!("{d}")),
                 // The end of a recording cut short, reached inside the call: when that is
                 // where the pass ends, the call is stepped through.

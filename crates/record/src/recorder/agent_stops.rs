@@ -5,10 +5,11 @@
 
 use hindsight_agent::abi;
 use hindsight_ptrace::{Regs, Tid};
-use hindsight_trace::{Event, MemWrite, SignalPoint};
+use hindsight_trace::{Batch, BufferedCall, Event, MemWrite, SignalPoint};
 
 use super::{is_synchronous, MemReader, Recorder};
 use crate::agent::{self, Place};
+use crate::channels::Pending;
 use crate::error::RecordError;
 
 impl Recorder {
@@ -68,8 +69,52 @@ impl Recorder {
             // The thread ran since it was resumed: a signal now is not "at the stop".
             t.resumed_with = None;
         }
-        self.append(pid, &Event::Buffered { tid, calls })?;
+        let links = self.batch_links(pid, &calls)?;
+        if !links.is_empty() {
+            let event = self.writer.event_count(pid);
+            self.writer.batch(Batch {
+                pid,
+                event,
+                calls: calls.len() as u32,
+            })?;
+        }
+        self.append_with(pid, &Event::Buffered { tid, calls }, &links)?;
         Ok(())
+    }
+
+    /// The transfers between processes that the buffered `calls` of `pid` made, each named
+    /// by its index in the batch. The descriptors are looked at now, in the batch's order:
+    /// the agent closes no pipe, FIFO or socket (those closes are traced and end a batch),
+    /// so a descriptor that a later call of the batch closed was none of those, and every
+    /// other one still names what it named at its call.
+    fn batch_links(
+        &mut self,
+        pid: i32,
+        calls: &[BufferedCall],
+    ) -> Result<Vec<Pending>, RecordError> {
+        let close = hindsight_agent::calls::nr::CLOSE;
+        let mut out = Vec::new();
+        for (i, c) in calls.iter().enumerate() {
+            let name = hindsight_syscalls::name(c.nr).unwrap_or("");
+            if c.nr == close || c.result <= 0 {
+                continue;
+            }
+            let fd = c.args[0];
+            let closed_later = calls[i + 1..]
+                .iter()
+                .any(|l| l.nr == close && l.args[0] == fd && l.result == 0);
+            if closed_later {
+                continue;
+            }
+            let mut links =
+                self.channels
+                    .transfers(&mut self.writer, pid, name, &c.args, c.result, None)?;
+            for l in &mut links {
+                l.call = i as u32;
+            }
+            out.extend(links);
+        }
+        Ok(out)
     }
 
     /// Disarms (or arms) the desched event of `tid`, the running thread, through the
