@@ -48,6 +48,7 @@ use hindsight_trace::{
 
 use crate::agent;
 use crate::channels::{Channels, Pending};
+use crate::cloak;
 use crate::disguise::Disguise;
 use crate::error::RecordError;
 use crate::point;
@@ -234,6 +235,13 @@ struct Process {
     /// Desched descriptors that no thread uses any more (of exited threads, or inherited
     /// from a parent), for the agent to close one at a time.
     agent_stale: Vec<i64>,
+    /// It installed a seccomp filter of its own (inherited by its children, kept across
+    /// exec): the agent is off, since the filter judges the agent's own syscalls too (a
+    /// filter that allows only read and write kills the process at the agent's fstat).
+    own_seccomp: bool,
+    /// A thread of it called exit_group: every thread is on its way out, and no other one
+    /// gets a turn (replay ends the process at that call; nothing of theirs may follow it).
+    exiting: bool,
 }
 
 impl Process {
@@ -484,6 +492,8 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
             agent,
             agent_runner: None,
             agent_stale: Vec::new(),
+            own_seccomp: false,
+            exiting: false,
         },
     );
     rec.owner.insert(pid, pid);
@@ -570,6 +580,21 @@ fn load_agent(
 }
 
 extern "C" fn on_alarm(_: libc::c_int) {}
+
+/// Whether syscall `name(args)`, which returned `result`, put the thread under a seccomp
+/// filter or strict mode of the program's own.
+fn installs_seccomp(name: &str, args: &[u64; 6], result: i64) -> bool {
+    const PR_SET_SECCOMP: u64 = 22;
+    const SECCOMP_SET_MODE_STRICT: u64 = 0;
+    const SECCOMP_SET_MODE_FILTER: u64 = 1;
+    match name {
+        "seccomp" => {
+            matches!(args[0], SECCOMP_SET_MODE_STRICT | SECCOMP_SET_MODE_FILTER) && result >= 0
+        }
+        "prctl" => args[0] & 0xffff_ffff == PR_SET_SECCOMP && result == 0,
+        _ => false,
+    }
+}
 
 /// Whether a thread stopped with `regs` is at the end of a syscall that the kernel restarts
 /// when the thread resumes (its result a restart code: -ERESTARTSYS … -ERESTART_RESTARTBLOCK).
@@ -854,7 +879,7 @@ impl Recorder {
         let Some(p) = self.procs.get_mut(&pid) else {
             return Ok(());
         };
-        if p.current.is_some() || p.ready.is_empty() {
+        if p.current.is_some() || p.ready.is_empty() || p.exiting {
             return Ok(());
         }
         // A thread that just entered a syscall keeps the process for a moment: most syscalls
@@ -1075,6 +1100,7 @@ impl Recorder {
                 if let Some(t) = p.thread(tid) {
                     t.state = State::Exiting;
                 }
+                p.exiting |= name == "exit_group";
             }
             self.writer.flush()?;
             let _ = Tid(tid).cont(0);
@@ -1116,6 +1142,10 @@ impl Recorder {
 
     fn on_syscall_exit(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
         let regs = Tid(tid).regs()?;
+        let agent_fds = match regs.0.orig_rax as i64 {
+            libc::SYS_getdents64 | libc::SYS_getdents => self.agent_fds(),
+            _ => HashMap::new(),
+        };
         let Some(p) = self.procs.get_mut(&pid) else {
             return Ok(());
         };
@@ -1144,10 +1174,19 @@ impl Recorder {
         if result == -516 {
             t.restart_block = Some((effects_nr, effects_args));
         }
+        if installs_seccomp(name, &s.args, result) {
+            p.own_seccomp = true;
+            if let Some(a) = p.agent {
+                a.switch_off(&p.mem)?;
+            }
+        }
         let mem = &p.mem;
         let result = self
             .disguise
             .at_exit(mem, pid, tid, effects_nr, &effects_args, result);
+        let result = cloak::at_exit(mem, tid, effects_nr, &effects_args, result, &|listed| {
+            agent_fds.get(&listed).cloned().unwrap_or_default()
+        });
         let mut writes = Vec::new();
         let mut mapped = None;
         let mut failure = None;
@@ -1241,6 +1280,10 @@ impl Recorder {
             let (agent, counter) = match self.procs.get(&pid) {
                 Some(p) => {
                     let agent = load_agent(Tid(tid), &p.mem, self.outputs)?;
+                    // Loaded all the same (replay loads it at the same place), but off.
+                    if let Some(a) = agent.filter(|_| p.own_seccomp) {
+                        a.switch_off(&p.mem)?;
+                    }
                     let counter = install_counter(Tid(tid), &p.mem, agent.as_ref())?;
                     (agent, counter)
                 }
@@ -1542,6 +1585,33 @@ impl Recorder {
         )?))
     }
 
+    /// The agent's descriptors of every process, by the id of each of its threads (what
+    /// a listing of `/proc/ID/fd` must not show).
+    fn agent_fds(&self) -> HashMap<i32, Vec<i64>> {
+        let mut by_tid = HashMap::new();
+        for p in self.procs.values() {
+            let Some(a) = p.agent else { continue };
+            let mut fds: Vec<i64> = p
+                .threads
+                .iter()
+                .map(|t| t.agent.desched_fd)
+                .chain(p.agent_stale.iter().copied())
+                .chain(a.state(&p.mem).ok().map(|s| s.desched_fd))
+                .filter(|fd| *fd >= hindsight_agent::abi::DESCHED_FD_FLOOR)
+                .collect();
+            fds.sort_unstable();
+            fds.dedup();
+            if fds.is_empty() {
+                continue;
+            }
+            for t in &p.threads {
+                by_tid.insert(t.tid, fds.clone());
+            }
+            by_tid.insert(p.pid, fds);
+        }
+        by_tid
+    }
+
     /// The recorded child whose end a wait4 or waitid of `pid` reported (not a stop or a
     /// continue, which end nothing).
     fn waited_child(&self, pid: i32, name: &str, args: &[u64; 6], result: i64) -> Option<i32> {
@@ -1617,10 +1687,29 @@ impl Recorder {
             // them, and the child's threads open their own. A vfork child shares its
             // parent's memory (the parent tells the agent its thread again when it runs).
             let vfork = stop == Stop::Vfork;
+            let own_seccomp = self.procs.get(&pid).is_some_and(|p| p.own_seccomp);
+            // A child that shares its parent's memory and runs beside it (clone(CLONE_VM)
+            // without CLONE_VFORK) shares the agent's one buffer, frame and stack too: the
+            // agent is switched off for both (every call traced). Replay needs nothing: it
+            // replays each process alone, and an agent with no buffered calls to answer
+            // sends every call back to be traced.
+            let shares_vm = !vfork
+                && self.procs.get_mut(&pid).is_some_and(|p| {
+                    let mem = &p.mem;
+                    p.threads.iter().find(|t| t.tid == tid).is_some_and(|t| {
+                        t.syscall.as_ref().is_some_and(|s| {
+                            let name = hindsight_syscalls::name(s.nr).unwrap_or("");
+                            shares_memory_with_child(name, &s.args, mem)
+                        })
+                    })
+                });
             let (agent, agent_stale) = match self.procs.get_mut(&pid) {
                 Some(p) => {
                     if vfork {
                         p.agent_runner = None;
+                    }
+                    if let Some(a) = p.agent.filter(|_| shares_vm) {
+                        a.switch_off(&p.mem)?;
                     }
                     let fds = if vfork {
                         Vec::new()
@@ -1676,6 +1765,8 @@ impl Recorder {
                     agent,
                     agent_runner: None,
                     agent_stale,
+                    own_seccomp,
+                    exiting: false,
                 },
             );
         }
