@@ -555,3 +555,14 @@ fn a_syscall_made_with_a_zero_stack_pointer_records_and_replays() {
     );
     replays_the_same(&rec);
 }
+
+#[test]
+fn a_child_stopped_by_a_signal_stays_stopped_until_continued() {
+    // SIGSTOP and SIGTSTP put a child in a group stop that its parent sees (WUNTRACED,
+    // WCONTINUED) and that lasts until the parent's SIGCONT, as without hindsight.
+    let prog = compile("group_stop", &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, native(&prog, &[]));
+    assert_eq!(rec.out.matches("state stopped").count(), 2, "{}", rec.out);
+    replays_the_same(&rec);
+}

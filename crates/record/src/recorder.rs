@@ -101,6 +101,9 @@ enum State {
     InSyscall,
     /// Executing exit/exit_group.
     Exiting,
+    /// In a group stop (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU), held there with PTRACE_LISTEN
+    /// as it would stand untraced, until a SIGCONT wakes it.
+    GroupStop,
 }
 
 #[derive(Debug)]
@@ -581,6 +584,15 @@ fn load_agent(
 
 extern "C" fn on_alarm(_: libc::c_int) {}
 
+/// Whether an event stop with signal `sig` is a group stop (PTRACE_SEIZE reports one with
+/// the stopping signal; other event stops, PTRACE_INTERRUPT's, with SIGTRAP).
+fn is_group_stop(sig: i32) -> bool {
+    matches!(
+        sig,
+        libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU
+    )
+}
+
 /// Whether syscall `name(args)`, which returned `result`, put the thread under a seccomp
 /// filter or strict mode of the program's own.
 fn installs_seccomp(name: &str, args: &[u64; 6], result: i64) -> bool {
@@ -1000,7 +1012,7 @@ impl Recorder {
                 Stop::Clone | Stop::Fork | Stop::Vfork => self.on_new_task(pid, tid, stop),
                 Stop::Exec => self.on_exec(pid, tid),
                 Stop::Signal(sig) => self.on_signal(pid, tid, sig),
-                Stop::EventStop(_) => self.on_event_stop(pid, tid),
+                Stop::EventStop(sig) => self.on_event_stop(pid, tid, sig),
                 Stop::Exiting => {
                     let _ = Tid(tid).cont(0);
                     Ok(())
@@ -2004,7 +2016,7 @@ impl Recorder {
         Ok(())
     }
 
-    fn on_event_stop(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
+    fn on_event_stop(&mut self, pid: i32, tid: i32, sig: i32) -> Result<(), RecordError> {
         if self.ending.is_some() {
             return self.ending_event_stop(pid, tid);
         }
@@ -2017,6 +2029,18 @@ impl Recorder {
         };
         t.interrupted = false;
         let state = t.state;
+        if is_group_stop(sig) {
+            return self.on_group_stop(pid, tid);
+        }
+        if state == State::GroupStop {
+            // Woken from its group stop (SIGCONT): it runs on from where it stopped when it
+            // gets its turn again (the SIGCONT's delivery, if any, comes then).
+            t.state = State::Ready;
+            if let Some(p) = self.procs.get_mut(&pid) {
+                p.ready.push_back(tid);
+            }
+            return self.schedule(pid);
+        }
         if state == State::User && others_ready && !self.agent_at_interrupt(pid, tid)? {
             return Ok(());
         }
@@ -2042,13 +2066,35 @@ impl Recorder {
                 let _ = Tid(tid).syscall(0);
                 Ok(())
             }
-            // Ready threads are stopped already; an exiting one goes on dying.
-            State::Ready => Ok(()),
+            // Ready threads are stopped already (and a stopped one is woken above); an
+            // exiting one goes on dying.
+            State::Ready | State::GroupStop => Ok(()),
             State::Exiting => {
                 let _ = Tid(tid).cont(0);
                 Ok(())
             }
         }
+    }
+
+    /// Thread `tid` entered a group stop (a stop signal's default action, delivered at its
+    /// signal stop): it stays stopped, as untraced, and gives up its turn. Nothing is
+    /// written: to the program a stop is time passing, and replay does not stop it.
+    fn on_group_stop(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
+        if let Some(p) = self.procs.get_mut(&pid) {
+            if p.current == Some(tid) {
+                p.current = None;
+            }
+            // One stopped inside a syscall stays there: woken, it goes on towards the
+            // syscall's exit.
+            if let Some(t) = p.thread(tid).filter(|t| t.state != State::InSyscall) {
+                t.state = State::GroupStop;
+            }
+        }
+        match Tid(tid).listen() {
+            Err(e) if e.is_gone() => {}
+            r => r?,
+        }
+        self.schedule(pid)
     }
 
     fn on_gone(&mut self, pid: i32, tid: i32, status: ExitStatus) -> Result<(), RecordError> {
