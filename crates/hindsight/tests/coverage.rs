@@ -566,3 +566,19 @@ fn a_child_stopped_by_a_signal_stays_stopped_until_continued() {
     assert_eq!(rec.out.matches("state stopped").count(), 2, "{}", rec.out);
     replays_the_same(&rec);
 }
+
+#[test]
+fn lines_of_processes_writing_at_once_replay_in_the_order_they_were_written() {
+    let prog = compile("interleaved_output", &[]);
+    let rec = record(&prog, &[]);
+    let mut got: Vec<&str> = rec.out.lines().collect();
+    assert_eq!(got.pop(), Some("all done"));
+    got.sort_unstable();
+    let mut want: Vec<String> = (0..4)
+        .flat_map(|p| (0..300).map(move |i| format!("process {p} line {i}")))
+        .collect();
+    want.sort_unstable();
+    assert_eq!(got, want);
+    // The same lines in the same order, which differs from run to run.
+    replays_the_same(&rec);
+}

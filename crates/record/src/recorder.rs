@@ -372,6 +372,13 @@ struct Recorder {
     channels: Channels,
     /// Children created by vfork whose parent waits for their exec or end: child → parent.
     vforks: HashMap<i32, i32>,
+    /// The thread whose write to the terminal outputs is under way (entered, its exit not
+    /// handled yet), and the threads waiting at their own such write's entry, in order: one
+    /// at a time, so that the order the recorder writes the `Output` events down is the
+    /// order the writes reached the terminal (processes writing at once otherwise replay
+    /// their lines in another order).
+    output_writer: Option<i32>,
+    output_waiters: VecDeque<(i32, i32)>,
     /// A recording being ended by a signal to the recorder (see [`ending`]).
     ending: Option<ending::Ending>,
 }
@@ -466,6 +473,8 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
         disguise: Disguise::default(),
         channels: Channels::default(),
         vforks: HashMap::new(),
+        output_writer: None,
+        output_waiters: VecDeque::new(),
         ending: None,
     };
     rec.writer.add_process(ProcessInfo {
@@ -1118,8 +1127,19 @@ impl Recorder {
             let _ = Tid(tid).cont(0);
             return Ok(());
         }
+        let to_outputs = self.writes_to_outputs(tid, nr, &args);
+        if to_outputs {
+            match self.output_writer {
+                // Parked at its entry (it keeps its process's turn) until that write is done.
+                Some(w) if w != tid && self.owner.contains_key(&w) => {
+                    self.output_waiters.push_back((pid, tid));
+                    return Ok(());
+                }
+                _ => self.output_writer = Some(tid),
+            }
+        }
         let event_index = self.writer.event_count(pid);
-        let blocking = may_block(nr, &args) && !self.writes_to_outputs(tid, nr, &args);
+        let blocking = may_block(nr, &args) && !to_outputs;
         let Some(p) = self.procs.get_mut(&pid) else {
             return Ok(());
         };
@@ -1153,6 +1173,26 @@ impl Recorder {
     }
 
     fn on_syscall_exit(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
+        self.syscall_exit(pid, tid)?;
+        self.output_done(tid)
+    }
+
+    /// Thread `tid`'s write to the outputs is over (or it is gone): the next waiting one
+    /// enters its write.
+    fn output_done(&mut self, tid: i32) -> Result<(), RecordError> {
+        if self.output_writer != Some(tid) || self.ending.is_some() {
+            return Ok(());
+        }
+        self.output_writer = None;
+        while let Some((pid, next)) = self.output_waiters.pop_front() {
+            if self.owner.get(&next) == Some(&pid) {
+                return self.on_syscall_entry(pid, next);
+            }
+        }
+        Ok(())
+    }
+
+    fn syscall_exit(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
         let regs = Tid(tid).regs()?;
         let agent_fds = match regs.0.orig_rax as i64 {
             libc::SYS_getdents64 | libc::SYS_getdents => self.agent_fds(),
@@ -2100,6 +2140,7 @@ impl Recorder {
     fn on_gone(&mut self, pid: i32, tid: i32, status: ExitStatus) -> Result<(), RecordError> {
         self.owner.remove(&tid);
         self.park(tid);
+        self.output_done(tid)?;
         if tid == pid {
             // The leader is reported last: the process is over.
             if let Some(p) = self.procs.remove(&pid) {
