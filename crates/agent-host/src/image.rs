@@ -47,8 +47,9 @@ pub struct Addresses {
     pub entry: u64,
     /// Its `ret` to the stub.
     pub ret: u64,
-    /// `[start, end)` of the code before the entry saved the stack pointer (its check of
-    /// the mode, and its way back when off): the return address is at the stack pointer.
+    /// `[start, end)` of the code up to the entry's saving of the stack pointer (its check
+    /// of the mode, its way back when off, and that save): the return address is at the
+    /// stack pointer.
     pub prologue: (u64, u64),
     /// The untraced syscall instruction.
     pub untraced: u64,

@@ -300,8 +300,8 @@ pub mod symbols {
     /// The start of the agent's way back to the stub when it is off (just before the
     /// entry): from there to [`BODY`] the return address is at the stack pointer.
     pub const OFF: &str = "hs_agent_off";
-    /// The first instruction after the entry's check of the mode (it saves the stack
-    /// pointer).
+    /// The first instruction after the entry saved the stack pointer (before it, from
+    /// [`OFF`] on, the return address is at the stack pointer).
     pub const BODY: &str = "hs_agent_body";
     /// The agent's last instruction, its `ret` to the stub.
     pub const RETURN: &str = "hs_agent_return";

@@ -49,9 +49,10 @@ global_asm!(
     // the same time, and the recorder switches the agent off for them.
     "mov rcx, [rip + {g} + {mode}]",
     "jrcxz hs_agent_off",
+    "mov [rip + {g} + {sp}], rsp",
+    // From here on the saved stack pointer holds the return address's place.
     ".globl hs_agent_body",
     "hs_agent_body:",
-    "mov [rip + {g} + {sp}], rsp",
     "lea rsp, [rip + {stack} + {stack_size}]",
     "mov [rip + {g} + {f} + 0], rax",
     "mov [rip + {g} + {f} + 8], rbx",
