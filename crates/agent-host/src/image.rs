@@ -47,6 +47,10 @@ pub struct Addresses {
     pub entry: u64,
     /// Its `ret` to the stub.
     pub ret: u64,
+    /// `[start, end)` of the code up to the entry's saving of the stack pointer (its check
+    /// of the mode, its way back when off, and that save): the return address is at the
+    /// stack pointer.
+    pub prologue: (u64, u64),
     /// The untraced syscall instruction.
     pub untraced: u64,
     /// The report syscall instruction.
@@ -174,6 +178,7 @@ pub fn parse(bytes: &[u8]) -> Result<Image, String> {
         code: (BASE + code.0, BASE + code.1),
         entry: sym(symbols::ENTRY)?,
         ret: sym(symbols::RETURN)?,
+        prologue: (sym(symbols::OFF)?, sym(symbols::BODY)?),
         untraced: sym(symbols::UNTRACED)?,
         report: sym(symbols::REPORT)?,
         globals: sym(symbols::GLOBALS)?,
@@ -190,7 +195,14 @@ mod tests {
     fn the_image_has_everything_hindsight_needs() {
         let img = image().expect("the built image reads");
         let a = img.addrs;
-        for addr in [a.entry, a.ret, a.untraced, a.report] {
+        for addr in [
+            a.entry,
+            a.ret,
+            a.untraced,
+            a.report,
+            a.prologue.0,
+            a.prologue.1,
+        ] {
             assert!(a.in_code(addr), "{addr:#x} in the code {:x?}", a.code);
         }
         assert!(a.globals >= a.code.1 && a.buffer >= a.code.1);
@@ -206,5 +218,7 @@ mod tests {
         assert_eq!(&text(a.untraced)[..2], &[0x0f, 0x05]);
         assert_eq!(&text(a.report)[..2], &[0x0f, 0x05]);
         assert_eq!(text(a.ret)[0], 0xc3);
+        // The way back when off is just before the entry, whose check ends at the body.
+        assert!(a.prologue.0 < a.entry && a.entry < a.prologue.1);
     }
 }

@@ -321,6 +321,17 @@ impl Agent {
         Ok(())
     }
 
+    /// Switches the agent off for good in this address space: every call goes back to its
+    /// stub to be traced, and the agent's state is no longer touched (its entry checks the
+    /// mode first). For processes that share the agent's memory and run at the same time.
+    pub fn switch_off(&self, mem: &ProcessMemory) -> Result<(), AgentError> {
+        mem.write(
+            self.addrs.globals + offsets::MODE as u64,
+            &abi::MODE_OFF.to_le_bytes(),
+        )?;
+        Ok(())
+    }
+
     /// Sets the agent's phase (`abi::PHASE_*`): hindsight took a thread out of a call.
     pub fn set_phase(&self, mem: &ProcessMemory, phase: u64) -> Result<(), AgentError> {
         mem.write(

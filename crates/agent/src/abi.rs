@@ -304,6 +304,12 @@ pub mod symbols {
     /// The entry the stubs call (a `call` from the stub, the program's stack 128 bytes
     /// below its red zone).
     pub const ENTRY: &str = "hs_agent_entry";
+    /// The start of the agent's way back to the stub when it is off (just before the
+    /// entry): from there to [`BODY`] the return address is at the stack pointer.
+    pub const OFF: &str = "hs_agent_off";
+    /// The first instruction after the entry saved the stack pointer (before it, from
+    /// [`OFF`] on, the return address is at the stack pointer).
+    pub const BODY: &str = "hs_agent_body";
     /// The agent's last instruction, its `ret` to the stub.
     pub const RETURN: &str = "hs_agent_return";
     /// The one syscall instruction the seccomp filter lets through.

@@ -33,11 +33,26 @@ struct Stack([u8; STACK_SIZE]);
 static mut HS_STACK: Stack = Stack([0; STACK_SIZE]);
 
 global_asm!(
+    // The agent is off (MODE_OFF): the call goes back to its stub to be traced, and nothing
+    // of the agent's state is touched. rcx is free (the syscall clobbers it), and neither
+    // `mov` nor `jmp` changes the flags.
+    ".globl hs_agent_off",
+    "hs_agent_off:",
+    "mov ecx, 1",
+    "jmp hs_agent_return",
     ".globl hs_agent_entry",
     ".type hs_agent_entry,@function",
     "hs_agent_entry:",
     // rsp points at the return address into the stub; the program's flags are intact.
+    // The mode is read before anything is saved: processes that share the agent's memory
+    // without being threads of one process (clone(CLONE_VM) without CLONE_THREAD) run at
+    // the same time, and the recorder switches the agent off for them.
+    "mov rcx, [rip + {g} + {mode}]",
+    "jrcxz hs_agent_off",
     "mov [rip + {g} + {sp}], rsp",
+    // From here on the saved stack pointer holds the return address's place.
+    ".globl hs_agent_body",
+    "hs_agent_body:",
     "lea rsp, [rip + {stack} + {stack_size}]",
     "mov [rip + {g} + {f} + 0], rax",
     "mov [rip + {g} + {f} + 8], rbx",
@@ -147,6 +162,7 @@ global_asm!(
     ".size hs_report, . - hs_report",
     g = sym hs_globals,
     sp = const offset_of!(Globals, saved_sp),
+    mode = const offset_of!(Globals, mode),
     f = const offset_of!(Globals, frame),
     x = const offset_of!(Globals, xmm),
     stack = sym HS_STACK,
@@ -311,6 +327,16 @@ fn same_open_file(fd: u64, theirs: u64) -> bool {
     r <= 0
 }
 
+/// Whether descriptor `fd` is of a procfs file (`fstatfs`; an error says no: the call
+/// fails the same way buffered).
+fn on_procfs(fd: u64) -> bool {
+    const PROC_SUPER_MAGIC: u64 = 0x9fa0;
+    // struct statfs: 120 bytes, f_type first.
+    let mut st = [0u64; 15];
+    untraced(FSTATFS, &[fd, st.as_mut_ptr() as u64, 0, 0, 0, 0]) == 0 && st[0] == PROC_SUPER_MAGIC
+}
+
+const FSTATFS: u64 = 138;
 const KCMP: u64 = 312;
 const KCMP_FILE: u64 = 0;
 const IOCTL: u64 = 16;
@@ -405,6 +431,11 @@ fn record_call() {
         if get!(shared_count) as usize > MAX_SHARED_FILES || !plain_fd(fd) {
             return fall_back();
         }
+    }
+    // A listing of a process's descriptors (/proc/PID/fd) would show the agent's own:
+    // hindsight takes them out at the traced call's exit.
+    if nr == nr::GETDENTS64 && on_procfs(args[0]) {
+        return fall_back();
     }
     // A descriptor at the desched floor may be one of the agent's: hindsight sees it closed.
     if nr == nr::CLOSE && args[0] as i64 >= DESCHED_FD_FLOOR {

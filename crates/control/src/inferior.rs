@@ -491,6 +491,13 @@ impl Inferior {
         self.threads.iter().any(|t| t.pending_signal != 0)
     }
 
+    /// A stopped thread was moved elsewhere (its registers set by the caller): a stop that its
+    /// last step left queued for its next resume (a faulting instruction's signal) no longer
+    /// holds, and is dropped.
+    pub fn moved(&mut self, tid: Tid) {
+        self.after_step.remove(&tid);
+    }
+
     /// Sets the signal a stopped thread receives when it resumes (0: none). gdb's `signal 0`.
     pub fn set_pending_signal(&mut self, tid: Tid, signal: i32) {
         if let Some(t) = self.thread_mut(tid) {

@@ -54,7 +54,7 @@ fn replays_the_same(rec: &Recorded) -> Run {
         rec.trace.as_os_str(),
         "--batch".as_ref(),
         "-ex".as_ref(),
-        "handle SIGSEGV SIGBUS SIGUSR1 SIGCHLD SIGALRM nostop noprint".as_ref(),
+        "handle SIGSEGV SIGBUS SIGUSR1 SIGCHLD SIGALRM SIGWINCH nostop noprint".as_ref(),
         "-ex".as_ref(),
         "continue".as_ref(),
     ]);
@@ -493,5 +493,92 @@ fn a_program_run_from_a_descriptor_replays() {
     let prog = compile("fexec_self", &[]);
     let rec = record(&prog, &[]);
     assert_eq!(rec.out, "stage 0\nstage 1\nstage 2\n");
+    replays_the_same(&rec);
+}
+
+// What the in-process agent (on by default) must not change: each of these programs saw
+// the agent, or recorded something else than it did, before the agent learnt it.
+
+#[test]
+fn a_poll_restarted_after_a_signal_without_handler_replays_what_it_wrote() {
+    // The signal interrupts the poll inside the agent; the kernel restarts it through
+    // restart_syscall, whose revents the program reads.
+    let prog = compile("poll_restart", &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, native(&prog, &[]));
+    assert_eq!(rec.out.matches("poll 1 revents 0x1 read 1 'x'").count(), 3);
+    replays_the_same(&rec);
+}
+
+#[test]
+fn a_child_sharing_its_parents_memory_runs_beside_it() {
+    // clone(CLONE_VM) without CLONE_VFORK: the child makes syscalls while its parent is
+    // blocked in one; they share the agent's memory.
+    let prog = compile("clone_vm_child", &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, native(&prog, &[]));
+    assert!(rec
+        .out
+        .starts_with("parent read 10 bytes: calls 2000; child exit 0\n"));
+    replays_the_same(&rec);
+}
+
+#[test]
+fn a_program_listing_its_descriptors_sees_only_its_own() {
+    // Threads blocked in reads give the agent descriptors of its own; /proc/self/fd and
+    // /proc/self/task/TID/fd list what the program has natively. The program exits while
+    // its threads are still asleep.
+    let prog = compile("fd_listing", &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, native(&prog, &[]));
+    assert_eq!(rec.out.lines().count(), 2, "{}", rec.out);
+    replays_the_same(&rec);
+}
+
+#[test]
+fn a_program_under_its_own_seccomp_filter_records_and_replays() {
+    // Its filter allows read, write and exit_group only, and kills the process otherwise.
+    let prog = compile("seccomp_allowlist", &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, native(&prog, &[]));
+    assert!(rec.out.starts_with("read 4: 7f 45 4c 46\n"), "{}", rec.out);
+    replays_the_same(&rec);
+}
+
+#[test]
+fn a_syscall_made_with_a_zero_stack_pointer_records_and_replays() {
+    let prog = compile("zero_stack_syscall", &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(
+        rec.out,
+        "written from a zero stack\nwrite returned 26, getpid matches 1\n"
+    );
+    replays_the_same(&rec);
+}
+
+#[test]
+fn a_child_stopped_by_a_signal_stays_stopped_until_continued() {
+    // SIGSTOP and SIGTSTP put a child in a group stop that its parent sees (WUNTRACED,
+    // WCONTINUED) and that lasts until the parent's SIGCONT, as without hindsight.
+    let prog = compile("group_stop", &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, native(&prog, &[]));
+    assert_eq!(rec.out.matches("state stopped").count(), 2, "{}", rec.out);
+    replays_the_same(&rec);
+}
+
+#[test]
+fn lines_of_processes_writing_at_once_replay_in_the_order_they_were_written() {
+    let prog = compile("interleaved_output", &[]);
+    let rec = record(&prog, &[]);
+    let mut got: Vec<&str> = rec.out.lines().collect();
+    assert_eq!(got.pop(), Some("all done"));
+    got.sort_unstable();
+    let mut want: Vec<String> = (0..4)
+        .flat_map(|p| (0..300).map(move |i| format!("process {p} line {i}")))
+        .collect();
+    want.sort_unstable();
+    assert_eq!(got, want);
+    // The same lines in the same order, which differs from run to run.
     replays_the_same(&rec);
 }

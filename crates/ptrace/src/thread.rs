@@ -59,6 +59,13 @@ impl Tid {
         ptrace(libc::PTRACE_CONT, self, 0, signal as usize, "PTRACE_CONT").map(|_| ())
     }
 
+    /// Lets a thread in a group stop stay stopped as it would untraced (`PTRACE_LISTEN`): its
+    /// parent's `waitpid(WUNTRACED)` sees it stopped, and a SIGCONT (or SIGKILL) wakes it;
+    /// waking, it reports an event stop again.
+    pub fn listen(self) -> Result<(), PtraceError> {
+        ptrace(libc::PTRACE_LISTEN, self, 0, 0, "PTRACE_LISTEN").map(|_| ())
+    }
+
     /// Resumes the thread until its next syscall entry or exit (`PTRACE_SYSCALL`), delivering
     /// `signal` (0 for none). From a seccomp stop, this lets the syscall run and stops at its
     /// exit, where its result and memory effects can be read.

@@ -100,9 +100,9 @@ pub(crate) fn place(
             };
         }
     }
-    // The return address: on the stack at the agent's first and last instruction, where
-    // the entry saved the stack pointer everywhere else.
-    let sp = if pc == a.entry || pc == a.ret {
+    // The return address: on the stack before the entry saved the stack pointer and at the
+    // agent's last instruction, where the entry saved the stack pointer everywhere else.
+    let sp = if (a.prologue.0..a.prologue.1).contains(&pc) || pc == a.ret {
         regs.sp()
     } else {
         state.saved_sp
@@ -186,9 +186,14 @@ pub(crate) fn interrupted_traced(
 }
 
 /// Sends a thread stopped inside the agent before its call did anything (the agent faulted
-/// on a bad pointer of the program's) to `stub`'s `syscall`, traced.
+/// on a bad pointer of the program's, or the stub's call on the program's stack) to
+/// `stub`'s `syscall`, traced.
 pub(crate) fn redo_at(tid: Tid, stub: &AgentStub, state: &State) -> Result<(), PtraceError> {
-    let mut r = program_regs(&tid.regs()?, &state.frame, state.saved_sp);
+    let now = tid.regs()?;
+    if let Some(r) = stub.in_place(&now) {
+        return tid.set_regs(&r);
+    }
+    let mut r = program_regs(&now, &state.frame, state.saved_sp);
     r.0.rip = stub.fallback;
     r.0.orig_rax = u64::MAX;
     tid.set_regs(&r)

@@ -6,6 +6,7 @@
 
 mod agent;
 mod channels;
+mod cloak;
 pub mod disguise;
 pub mod error;
 pub mod point;

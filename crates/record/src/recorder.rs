@@ -48,6 +48,7 @@ use hindsight_trace::{
 
 use crate::agent;
 use crate::channels::{Channels, Pending};
+use crate::cloak;
 use crate::disguise::Disguise;
 use crate::error::RecordError;
 use crate::point;
@@ -103,6 +104,9 @@ enum State {
     InSyscall,
     /// Executing exit/exit_group.
     Exiting,
+    /// In a group stop (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU), held there with PTRACE_LISTEN
+    /// as it would stand untraced, until a SIGCONT wakes it.
+    GroupStop,
 }
 
 #[derive(Debug)]
@@ -237,6 +241,13 @@ struct Process {
     /// Desched descriptors that no thread uses any more (of exited threads, or inherited
     /// from a parent), for the agent to close one at a time.
     agent_stale: Vec<i64>,
+    /// It installed a seccomp filter of its own (inherited by its children, kept across
+    /// exec): the agent is off, since the filter judges the agent's own syscalls too (a
+    /// filter that allows only read and write kills the process at the agent's fstat).
+    own_seccomp: bool,
+    /// A thread of it called exit_group: every thread is on its way out, and no other one
+    /// gets a turn (replay ends the process at that call; nothing of theirs may follow it).
+    exiting: bool,
 }
 
 impl Process {
@@ -364,6 +375,13 @@ struct Recorder {
     channels: Channels,
     /// Children created by vfork whose parent waits for their exec or end: child → parent.
     vforks: HashMap<i32, i32>,
+    /// The thread whose write to the terminal outputs is under way (entered, its exit not
+    /// handled yet), and the threads waiting at their own such write's entry, in order: one
+    /// at a time, so that the order the recorder writes the `Output` events down is the
+    /// order the writes reached the terminal (processes writing at once otherwise replay
+    /// their lines in another order).
+    output_writer: Option<i32>,
+    output_waiters: VecDeque<(i32, i32)>,
     /// A recording being ended by a signal to the recorder (see [`ending`]).
     ending: Option<ending::Ending>,
 }
@@ -463,6 +481,8 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
         disguise: Disguise::default(),
         channels: Channels::default(),
         vforks: HashMap::new(),
+        output_writer: None,
+        output_waiters: VecDeque::new(),
         ending: None,
     };
     rec.writer.add_process(ProcessInfo {
@@ -492,6 +512,8 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
             agent,
             agent_runner: None,
             agent_stale: Vec::new(),
+            own_seccomp: false,
+            exiting: false,
         },
     );
     rec.owner.insert(pid, pid);
@@ -578,6 +600,30 @@ fn load_agent(
 }
 
 extern "C" fn on_alarm(_: libc::c_int) {}
+
+/// Whether an event stop with signal `sig` is a group stop (PTRACE_SEIZE reports one with
+/// the stopping signal; other event stops, PTRACE_INTERRUPT's, with SIGTRAP).
+fn is_group_stop(sig: i32) -> bool {
+    matches!(
+        sig,
+        libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU
+    )
+}
+
+/// Whether syscall `name(args)`, which returned `result`, put the thread under a seccomp
+/// filter or strict mode of the program's own.
+fn installs_seccomp(name: &str, args: &[u64; 6], result: i64) -> bool {
+    const PR_SET_SECCOMP: u64 = 22;
+    const SECCOMP_SET_MODE_STRICT: u64 = 0;
+    const SECCOMP_SET_MODE_FILTER: u64 = 1;
+    match name {
+        "seccomp" => {
+            matches!(args[0], SECCOMP_SET_MODE_STRICT | SECCOMP_SET_MODE_FILTER) && result >= 0
+        }
+        "prctl" => args[0] & 0xffff_ffff == PR_SET_SECCOMP && result == 0,
+        _ => false,
+    }
+}
 
 /// Whether a thread stopped with `regs` is at the end of a syscall that the kernel restarts
 /// when the thread resumes (its result a restart code: -ERESTARTSYS … -ERESTART_RESTARTBLOCK).
@@ -862,7 +908,7 @@ impl Recorder {
         let Some(p) = self.procs.get_mut(&pid) else {
             return Ok(());
         };
-        if p.current.is_some() || p.ready.is_empty() {
+        if p.current.is_some() || p.ready.is_empty() || p.exiting {
             return Ok(());
         }
         // A thread that just entered a syscall keeps the process for a moment: most syscalls
@@ -983,7 +1029,7 @@ impl Recorder {
                 Stop::Clone | Stop::Fork | Stop::Vfork => self.on_new_task(pid, tid, stop),
                 Stop::Exec => self.on_exec(pid, tid),
                 Stop::Signal(sig) => self.on_signal(pid, tid, sig),
-                Stop::EventStop(_) => self.on_event_stop(pid, tid),
+                Stop::EventStop(sig) => self.on_event_stop(pid, tid, sig),
                 Stop::Exiting => {
                     let _ = Tid(tid).cont(0);
                     Ok(())
@@ -1083,13 +1129,25 @@ impl Recorder {
                 if let Some(t) = p.thread(tid) {
                     t.state = State::Exiting;
                 }
+                p.exiting |= name == "exit_group";
             }
             self.writer.flush()?;
             let _ = Tid(tid).cont(0);
             return Ok(());
         }
+        let to_outputs = self.writes_to_outputs(tid, nr, &args);
+        if to_outputs {
+            match self.output_writer {
+                // Parked at its entry (it keeps its process's turn) until that write is done.
+                Some(w) if w != tid && self.owner.contains_key(&w) => {
+                    self.output_waiters.push_back((pid, tid));
+                    return Ok(());
+                }
+                _ => self.output_writer = Some(tid),
+            }
+        }
         let event_index = self.writer.event_count(pid);
-        let blocking = may_block(nr, &args) && !self.writes_to_outputs(tid, nr, &args);
+        let blocking = may_block(nr, &args) && !to_outputs;
         let Some(p) = self.procs.get_mut(&pid) else {
             return Ok(());
         };
@@ -1123,7 +1181,31 @@ impl Recorder {
     }
 
     fn on_syscall_exit(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
+        self.syscall_exit(pid, tid)?;
+        self.output_done(tid)
+    }
+
+    /// Thread `tid`'s write to the outputs is over (or it is gone): the next waiting one
+    /// enters its write.
+    fn output_done(&mut self, tid: i32) -> Result<(), RecordError> {
+        if self.output_writer != Some(tid) || self.ending.is_some() {
+            return Ok(());
+        }
+        self.output_writer = None;
+        while let Some((pid, next)) = self.output_waiters.pop_front() {
+            if self.owner.get(&next) == Some(&pid) {
+                return self.on_syscall_entry(pid, next);
+            }
+        }
+        Ok(())
+    }
+
+    fn syscall_exit(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
         let regs = Tid(tid).regs()?;
+        let agent_fds = match regs.0.orig_rax as i64 {
+            libc::SYS_getdents64 | libc::SYS_getdents => self.agent_fds(),
+            _ => HashMap::new(),
+        };
         let Some(p) = self.procs.get_mut(&pid) else {
             return Ok(());
         };
@@ -1152,10 +1234,19 @@ impl Recorder {
         if result == -516 {
             t.restart_block = Some((effects_nr, effects_args));
         }
+        if installs_seccomp(name, &s.args, result) {
+            p.own_seccomp = true;
+            if let Some(a) = p.agent {
+                a.switch_off(&p.mem)?;
+            }
+        }
         let mem = &p.mem;
         let result = self
             .disguise
             .at_exit(mem, pid, tid, effects_nr, &effects_args, result);
+        let result = cloak::at_exit(mem, tid, effects_nr, &effects_args, result, &|listed| {
+            agent_fds.get(&listed).cloned().unwrap_or_default()
+        });
         let mut writes = Vec::new();
         let mut mapped = None;
         let mut failure = None;
@@ -1249,6 +1340,10 @@ impl Recorder {
             let (agent, counter) = match self.procs.get(&pid) {
                 Some(p) => {
                     let agent = load_agent(Tid(tid), &p.mem, self.outputs)?;
+                    // Loaded all the same (replay loads it at the same place), but off.
+                    if let Some(a) = agent.filter(|_| p.own_seccomp) {
+                        a.switch_off(&p.mem)?;
+                    }
                     let counter = install_counter(Tid(tid), &p.mem, agent.as_ref())?;
                     (agent, counter)
                 }
@@ -1550,6 +1645,33 @@ impl Recorder {
         )?))
     }
 
+    /// The agent's descriptors of every process, by the id of each of its threads (what
+    /// a listing of `/proc/ID/fd` must not show).
+    fn agent_fds(&self) -> HashMap<i32, Vec<i64>> {
+        let mut by_tid = HashMap::new();
+        for p in self.procs.values() {
+            let Some(a) = p.agent else { continue };
+            let mut fds: Vec<i64> = p
+                .threads
+                .iter()
+                .map(|t| t.agent.desched_fd)
+                .chain(p.agent_stale.iter().copied())
+                .chain(a.state(&p.mem).ok().map(|s| s.desched_fd))
+                .filter(|fd| *fd >= hindsight_agent::abi::DESCHED_FD_FLOOR)
+                .collect();
+            fds.sort_unstable();
+            fds.dedup();
+            if fds.is_empty() {
+                continue;
+            }
+            for t in &p.threads {
+                by_tid.insert(t.tid, fds.clone());
+            }
+            by_tid.insert(p.pid, fds);
+        }
+        by_tid
+    }
+
     /// The recorded child whose end a wait4 or waitid of `pid` reported (not a stop or a
     /// continue, which end nothing).
     fn waited_child(&self, pid: i32, name: &str, args: &[u64; 6], result: i64) -> Option<i32> {
@@ -1625,10 +1747,29 @@ impl Recorder {
             // them, and the child's threads open their own. A vfork child shares its
             // parent's memory (the parent tells the agent its thread again when it runs).
             let vfork = stop == Stop::Vfork;
+            let own_seccomp = self.procs.get(&pid).is_some_and(|p| p.own_seccomp);
+            // A child that shares its parent's memory and runs beside it (clone(CLONE_VM)
+            // without CLONE_VFORK) shares the agent's one buffer, frame and stack too: the
+            // agent is switched off for both (every call traced). Replay needs nothing: it
+            // replays each process alone, and an agent with no buffered calls to answer
+            // sends every call back to be traced.
+            let shares_vm = !vfork
+                && self.procs.get_mut(&pid).is_some_and(|p| {
+                    let mem = &p.mem;
+                    p.threads.iter().find(|t| t.tid == tid).is_some_and(|t| {
+                        t.syscall.as_ref().is_some_and(|s| {
+                            let name = hindsight_syscalls::name(s.nr).unwrap_or("");
+                            shares_memory_with_child(name, &s.args, mem)
+                        })
+                    })
+                });
             let (agent, agent_stale) = match self.procs.get_mut(&pid) {
                 Some(p) => {
                     if vfork {
                         p.agent_runner = None;
+                    }
+                    if let Some(a) = p.agent.filter(|_| shares_vm) {
+                        a.switch_off(&p.mem)?;
                     }
                     let fds = if vfork {
                         Vec::new()
@@ -1684,6 +1825,8 @@ impl Recorder {
                     agent,
                     agent_runner: None,
                     agent_stale,
+                    own_seccomp,
+                    exiting: false,
                 },
             );
         }
@@ -1921,7 +2064,7 @@ impl Recorder {
         Ok(())
     }
 
-    fn on_event_stop(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
+    fn on_event_stop(&mut self, pid: i32, tid: i32, sig: i32) -> Result<(), RecordError> {
         if self.ending.is_some() {
             return self.ending_event_stop(pid, tid);
         }
@@ -1934,6 +2077,18 @@ impl Recorder {
         };
         t.interrupted = false;
         let state = t.state;
+        if is_group_stop(sig) {
+            return self.on_group_stop(pid, tid);
+        }
+        if state == State::GroupStop {
+            // Woken from its group stop (SIGCONT): it runs on from where it stopped when it
+            // gets its turn again (the SIGCONT's delivery, if any, comes then).
+            t.state = State::Ready;
+            if let Some(p) = self.procs.get_mut(&pid) {
+                p.ready.push_back(tid);
+            }
+            return self.schedule(pid);
+        }
         if state == State::User && others_ready && !self.agent_at_interrupt(pid, tid)? {
             return Ok(());
         }
@@ -1959,8 +2114,9 @@ impl Recorder {
                 let _ = Tid(tid).syscall(0);
                 Ok(())
             }
-            // Ready threads are stopped already; an exiting one goes on dying.
-            State::Ready => Ok(()),
+            // Ready threads are stopped already (and a stopped one is woken above); an
+            // exiting one goes on dying.
+            State::Ready | State::GroupStop => Ok(()),
             State::Exiting => {
                 let _ = Tid(tid).cont(0);
                 Ok(())
@@ -1968,9 +2124,31 @@ impl Recorder {
         }
     }
 
+    /// Thread `tid` entered a group stop (a stop signal's default action, delivered at its
+    /// signal stop): it stays stopped, as untraced, and gives up its turn. Nothing is
+    /// written: to the program a stop is time passing, and replay does not stop it.
+    fn on_group_stop(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
+        if let Some(p) = self.procs.get_mut(&pid) {
+            if p.current == Some(tid) {
+                p.current = None;
+            }
+            // One stopped inside a syscall stays there: woken, it goes on towards the
+            // syscall's exit.
+            if let Some(t) = p.thread(tid).filter(|t| t.state != State::InSyscall) {
+                t.state = State::GroupStop;
+            }
+        }
+        match Tid(tid).listen() {
+            Err(e) if e.is_gone() => {}
+            r => r?,
+        }
+        self.schedule(pid)
+    }
+
     fn on_gone(&mut self, pid: i32, tid: i32, status: ExitStatus) -> Result<(), RecordError> {
         self.owner.remove(&tid);
         self.park(tid);
+        self.output_done(tid)?;
         if tid == pid {
             // The leader is reported last: the process is over.
             if let Some(p) = self.procs.remove(&pid) {

@@ -2359,6 +2359,31 @@ impl Replayer {
     ) -> Result<Option<ReplayStop>, ReplayError> {
         let rtid = self.recorded_tid(tid);
         let event = self.peek()?.cloned();
+        if signal == libc::SIGSEGV {
+            // A syscall made with an invalid stack pointer faults at its stub's call into the
+            // agent; as when recorded, it is made in place, traced.
+            let regs = tid.regs()?;
+            let in_place = self
+                .counter
+                .as_ref()
+                .and_then(|c| c.view().agent_stub(regs.pc()))
+                .and_then(|stub| stub.in_place(&regs));
+            if let Some(r) = in_place {
+                // Run to the syscall's seccomp stop here: the stub's `syscall` is not a
+                // program position that a resume could start from.
+                inf.set_pending_signal(tid, 0);
+                inf.moved(tid);
+                tid.set_regs(&r)?;
+                tid.cont(0)?;
+                return match hindsight_ptrace::wait_tid(tid)? {
+                    WaitEvent::Stopped(Stop::Seccomp) => self.on_syscall(inf, tid),
+                    other => Err(ReplayError::Unsupported(format!(
+                        "a syscall made with an invalid stack pointer did not reach its stop \
+                         ({other:?})"
+                    ))),
+                };
+            }
+        }
         if signal == libc::SIGTRAP {
             let pc = tid.regs()?.pc();
             if let Some(trap) = self.counter.as_ref().and_then(|c| c.trap(pc)) {

@@ -131,6 +131,29 @@ pub struct AgentStub {
     pub logical: u64,
 }
 
+impl AgentStub {
+    /// For a thread that faulted in this stub before its call reached the agent (the call
+    /// pushes the return address on the program's stack, which may be invalid: a program
+    /// may make a syscall with any stack pointer, even 0), the registers that make the
+    /// syscall in place, traced: the program's, the stub's `syscall` next. None when `regs`
+    /// is not in the stub before its return address.
+    pub fn in_place(&self, regs: &hindsight_ptrace::Regs) -> Option<hindsight_ptrace::Regs> {
+        let pc = regs.pc();
+        if !(self.entry..self.ret).contains(&pc) {
+            return None;
+        }
+        let mut r = *regs;
+        // Past the first instruction the stack pointer is 128 bytes lower (the red zone);
+        // r11 holds the agent's address, which the syscall clobbers anyway.
+        if pc != self.entry {
+            r.0.rsp = regs.0.rsp.wrapping_add(128);
+        }
+        r.0.rip = self.fallback;
+        r.0.orig_rax = u64::MAX;
+        Some(r)
+    }
+}
+
 /// Why a site's trampoline could not be made.
 fn encode_error(e: iced_x86::IcedError) -> &'static str {
     let _ = e;

@@ -325,6 +325,12 @@ impl Recorder {
                     let now = Tid(tid).regs()?.to_words();
                     if let Some(t) = self.procs.get_mut(&pid).and_then(|p| p.thread(tid)) {
                         t.resumed_with = Some(now);
+                        // As for a traced call: a poll or nanosleep that returned
+                        // -ERESTART_RESTARTBLOCK is resumed by restart_syscall, which
+                        // writes what the interrupted call would have written.
+                        if result == -516 {
+                            t.restart_block = Some((nr, args));
+                        }
                     }
                 }
                 Ok(true)

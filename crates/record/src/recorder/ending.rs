@@ -40,11 +40,14 @@ impl Recorder {
     pub(super) fn begin_ending(&mut self, signal: i32) {
         // (A thread interrupted for a preemption is stopping already: its stop is awaited
         // the same way.)
+        // (A thread waiting at its write to the outputs is stopped already: not awaited.)
+        let waiting: HashSet<i32> = self.output_waiters.iter().map(|w| w.1).collect();
         let running: HashSet<i32> = self
             .procs
             .values()
             .flat_map(|p| &p.threads)
             .filter(|t| t.interrupted || matches!(t.state, State::User | State::InSyscall))
+            .filter(|t| !waiting.contains(&t.tid))
             .map(|t| t.tid)
             .collect();
         for &tid in &running {
