@@ -1567,9 +1567,12 @@ impl Replayer {
             match hindsight_ptrace::wait_tid(tid)? {
                 WaitEvent::Stopped(Stop::Signal(s)) if s == signo => break,
                 WaitEvent::Stopped(Stop::Syscall) => tid.cont(0)?,
-                // Kernel surprise: a SIGCONT sent to a seized thread first reports an event
-                // stop (the end of a group stop that never began), then its delivery.
-                WaitEvent::Stopped(Stop::EventStop(_)) if signo == libc::SIGCONT => tid.cont(0)?,
+                // Kernel surprise: a seized thread reports job control as event stops,
+                // which have no effect on the program: a SIGCONT sent to it first reports one
+                // (the end of a group stop that never began), and a SIGCONT that ended a
+                // recorded stop of its process while it ran left it a notification trap
+                // (SIGTRAP) to report before anything else.
+                WaitEvent::Stopped(Stop::EventStop(_)) => tid.cont(0)?,
                 WaitEvent::Stopped(other) => {
                     return Ok(Some(self.diverged(
                         self.recorded_tid(tid),
