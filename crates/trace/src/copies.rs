@@ -241,20 +241,6 @@ impl Store {
     /// unshared.
     pub(crate) fn insert(&self, d: &Digest, copy: &Path) {
         static SERIAL: AtomicU32 = AtomicU32::new(0);
-        let tmp = self.dir.join(format!(
-            ".{}-{}-{}",
-            d.name(),
-            std::process::id(),
-            SERIAL.fetch_add(1, Ordering::Relaxed)
-        ));
-        let exec = std::fs::metadata(copy).is_ok_and(|m| m.mode() & 0o100 != 0);
-        if self.link(d, &tmp, exec) {
-            // Same bytes (same digest): swapping the inode changes nothing a reader sees.
-            if std::fs::rename(&tmp, copy).is_err() {
-                let _ = std::fs::remove_file(&tmp);
-            }
-            return;
-        }
         let Ok(f) = File::options().write(true).open(copy) else {
             return;
         };
@@ -262,9 +248,29 @@ impl Store {
             return;
         }
         drop(f);
-        if std::fs::hard_link(copy, &tmp).is_ok()
-            && std::fs::rename(&tmp, self.dir.join(d.name())).is_err()
-        {
+        let entry = self.dir.join(d.name());
+        // A link, not a rename: it fails where the entry exists, so that of two recordings
+        // inserting at once, the second finds the first's entry below.
+        match std::fs::hard_link(copy, &entry) {
+            Ok(()) => return,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(_) => return,
+        }
+        let tmp = self.dir.join(format!(
+            ".{}-{}-{}",
+            d.name(),
+            std::process::id(),
+            SERIAL.fetch_add(1, Ordering::Relaxed)
+        ));
+        let exec = std::fs::metadata(copy).is_ok_and(|m| m.mode() & 0o100 != 0);
+        let done = if self.link(d, &tmp, exec) {
+            // Same bytes (same digest): swapping the inode changes nothing a reader sees.
+            std::fs::rename(&tmp, copy)
+        } else {
+            // Damaged (or not executable where this copy must be): replaced.
+            std::fs::hard_link(copy, &tmp).and_then(|()| std::fs::rename(&tmp, &entry))
+        };
+        if done.is_err() {
             let _ = std::fs::remove_file(&tmp);
         }
     }
