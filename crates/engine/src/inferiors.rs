@@ -900,11 +900,7 @@ fn run_to_buffered_call(s: &mut Session, event: u64, call: u32) -> anyhow::Resul
     let Session {
         inferior, replay, ..
     } = s;
-    let inf = inferior
-        .as_mut()
-        .filter(|i| i.is_alive())
-        .context("The program is not being run.")?;
-    let replay = replay.as_mut().context("not a replay")?;
+    let (inf, replay) = crate::session::live_replay(inferior, replay)?;
     replay.stop_at_buffered_call(event, call)?;
     let stop = replay.resume(
         inf,

@@ -673,3 +673,17 @@ fn load_bias(path: &Path, start: u64) -> Option<(u64, Option<u64>)> {
         .map(|h| h.vaddr);
     Some((load_bias(&headers, start)?, dynamic))
 }
+
+/// The live process and its replay, from the fields of a session that a motion has taken
+/// apart (it borrows other fields at the same time): gdb's errors when either is missing.
+pub(crate) fn live_replay<'a>(
+    inferior: &'a mut Option<Inferior>,
+    replay: &'a mut Option<hindsight_replay::Replayer>,
+) -> anyhow::Result<(&'a mut Inferior, &'a mut hindsight_replay::Replayer)> {
+    let inf = inferior
+        .as_mut()
+        .filter(|i| i.is_alive())
+        .context("The program is not being run.")?;
+    let replay = replay.as_mut().context(crate::travel::NEEDS_RECORDING)?;
+    Ok((inf, replay))
+}

@@ -146,30 +146,17 @@ pub(crate) fn break_at_tick(
     ticks: u64,
     thread: Option<u32>,
 ) -> anyhow::Result<(u32, u32)> {
-    let Some(replay) = s.replay.as_mut() else {
+    let Some(replay) = s.replay.as_ref() else {
         bail!(NEEDS_RECORDING);
     };
     if !replay.counts_ticks() {
         bail!("This recording has no tick counts (it was made without the instruction counter).");
     }
-    let threads = s.inferior.as_ref().map(|i| i.threads()).unwrap_or_default();
-    let info = match thread {
-        Some(n) => threads
-            .iter()
-            .find(|t| t.num == n)
-            .ok_or_else(|| anyhow::anyhow!("Unknown thread {n}."))?,
-        None => threads
-            .iter()
-            .find(|t| Some(t.tid) == s.thread)
-            .or(threads.first())
-            .ok_or_else(|| anyhow::anyhow!("The program is not being run."))?,
-    };
-    let recorded = replay.recorded_tid_of(info.tid);
-    if let Some(now) = replay.ticks_of(recorded) {
+    let (recorded, num) = super::eras::recorded_thread(s, thread)?;
+    if let Some(now) = s.replay.as_mut().and_then(|r| r.ticks_of(recorded)) {
         if now >= ticks {
             bail!(
-                "Thread {} has counted {now} ticks already: a tick event stops only going forward.",
-                info.num
+                "Thread {num} has counted {now} ticks already: a tick event stops only going forward."
             );
         }
     }
@@ -181,7 +168,7 @@ pub(crate) fn break_at_tick(
         Action::Stop,
         true,
     );
-    Ok((id, info.num))
+    Ok((id, num))
 }
 
 /// `break event N` (a quantum event): stop when the replay reaches event N; returns the

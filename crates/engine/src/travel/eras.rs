@@ -148,7 +148,17 @@ fn run_to_tick(s: &mut Session, thread: i32, ticks: u64) -> anyhow::Result<Optio
     if let Some(tid) = reached {
         return Ok(Some(tid));
     }
-    // Back where the replay was.
+    back_where_it_was(s, now)?;
+    result?;
+    if interrupted {
+        bail!("Interrupted on the way; the replay went back where it was.");
+    }
+    Ok(None)
+}
+
+/// Brings the replay back to `now` (captured before a silent run), or to before the first
+/// instruction when it had not started.
+fn back_where_it_was(s: &mut Session, now: Option<Instant>) -> anyhow::Result<()> {
     match now {
         Some(now) => {
             let (tid, at) = back_to(s, &now)?;
@@ -161,11 +171,7 @@ fn run_to_tick(s: &mut Session, thread: i32, ticks: u64) -> anyhow::Result<Optio
             s.started = false;
         }
     }
-    result?;
-    if interrupted {
-        bail!("Interrupted on the way; the replay went back where it was.");
-    }
-    Ok(None)
+    Ok(())
 }
 
 /// `era NAME from BOUND [to BOUND]`: defines (or redefines) era NAME. Bounds named by ticks
@@ -266,18 +272,7 @@ fn resolve(s: &mut Session, b: BoundText) -> anyhow::Result<EraBound> {
             let event = s.replay.as_ref().map(|r| r.events_replayed()).unwrap_or(0);
             let pc = s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0);
             let p = Position::at_event(event, Some(ticks), pc);
-            match now {
-                Some(now) => {
-                    let (tid, at) = back_to(s, &now)?;
-                    arrived(s, Some(tid), Some(at));
-                }
-                None => {
-                    restart(s)?;
-                    let tid = s.pid().map(Tid);
-                    arrived(s, tid, None);
-                    s.started = false;
-                }
-            }
+            back_where_it_was(s, now)?;
             EraBound {
                 moment: Moment::of(&p),
                 position: Some(p),

@@ -453,11 +453,7 @@ pub(super) fn step_once(s: &mut Session, tid: Tid) -> anyhow::Result<()> {
     let Session {
         inferior, replay, ..
     } = s;
-    let inf = inferior
-        .as_mut()
-        .filter(|i| i.is_alive())
-        .context("The program is not being run.")?;
-    let replay = replay.as_mut().context(NEEDS_RECORDING)?;
+    let (inf, replay) = crate::session::live_replay(inferior, replay)?;
     match replay
         .resume(inf, Resume::Step(tid), &mut hindsight_replay::Silent)
         .map_err(|e| anyhow::anyhow!("{e}"))?

@@ -515,11 +515,7 @@ pub(super) fn drive(
         in_motion,
         ..
     } = s;
-    let inf = inferior
-        .as_mut()
-        .filter(|i| i.is_alive())
-        .context("The program is not being run.")?;
-    let replay = replay.as_mut().context(NEEDS_RECORDING)?;
+    let (inf, replay) = crate::session::live_replay(inferior, replay)?;
     let mut scan = Scan::new(goal);
     if let Some(u) = user {
         scan.user = Some(Hook {

@@ -595,11 +595,7 @@ fn run_over(
             in_motion,
             ..
         } = s;
-        let inf = inferior
-            .as_mut()
-            .filter(|i| i.is_alive())
-            .context("The program is not being run.")?;
-        let replay = replay.as_mut().context(NEEDS_RECORDING)?;
+        let (inf, replay) = crate::session::live_replay(inferior, replay)?;
         let mut hook = OverHook {
             user: user_hook(
                 symbols,
@@ -767,11 +763,7 @@ fn step_watched(s: &mut Session, tid: Tid, user: &mut UserCopy) -> anyhow::Resul
         signal_pass,
         ..
     } = s;
-    let inf = inferior
-        .as_mut()
-        .filter(|i| i.is_alive())
-        .context("The program is not being run.")?;
-    let replay = replay.as_mut().context(NEEDS_RECORDING)?;
+    let (inf, replay) = crate::session::live_replay(inferior, replay)?;
     let never = Instant {
         event: u64::MAX,
         ticks: None,
