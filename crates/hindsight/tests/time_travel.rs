@@ -929,3 +929,34 @@ fn reverse_commands_work_from_the_programs_exit() {
     assert_eq!(printed(&r), ["7", "36", "6"], "{}", r.dump());
     assert!(!r.stderr.contains("could not"), "{}", r.dump());
 }
+
+/// `stepi` over a libc `syscall` that hindsight's agent serves (the site jumps to the agent's
+/// stub) ends at the next instruction of the program, as without hindsight: no stop inside
+/// the agent (it used to take two steps, the first ending in the stub at 0x7a00…).
+#[test]
+fn stepi_over_a_syscall_the_agent_serves_ends_right_after_it() {
+    let prog = compile("stepi_syscall", &[]);
+    let (trace, _) = record_trace(&prog, &[]);
+    let mut cmds = vec!["break main", "continue", "break write", "continue"];
+    for _ in 0..12 {
+        cmds.extend(["stepi", "x/i $pc"]);
+    }
+    let r = replay_batch(&trace, &cmds);
+    let pcs: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("=> ")).collect();
+    assert_eq!(pcs.len(), 12, "{}", r.dump());
+    assert!(
+        pcs.iter().all(|l| !l.contains("0x7a00000")),
+        "a step ended inside the agent: {}",
+        r.dump()
+    );
+    let addr = |l: &str| {
+        let hex = l[3..].split([' ', ':']).next().unwrap_or("");
+        u64::from_str_radix(hex.trim_start_matches("0x"), 16).unwrap_or(0)
+    };
+    let at = pcs
+        .iter()
+        .position(|l| l.trim_end().ends_with("syscall"))
+        .unwrap_or_else(|| panic!("no step reached write's syscall: {}", r.dump()));
+    assert!(at + 1 < pcs.len(), "{}", r.dump());
+    assert_eq!(addr(pcs[at + 1]), addr(pcs[at]) + 2, "{}", r.dump());
+}
