@@ -386,20 +386,8 @@ fn at_the_end(s: &Session) -> Option<(u64, i32, u64)> {
 pub fn step(s: &mut Session, obs: &mut dyn Observer, tid: Tid) -> anyhow::Result<RemoteStop> {
     s.travel.forget_selection();
     s.thread = Some(tid);
-    let (mut stop, mut reason) = crate::hook::resume_raw(s, obs, Resume::Step(tid), None)?;
-    // Through hindsight's agent (a syscall site it serves jumps to its stub): no instruction
-    // of the program, so gdb's one step ends back in the program, as without hindsight.
-    for _ in 0..1 << 16 {
-        let in_agent = matches!(stop, StopEvent::Stepped { .. })
-            && s.live()
-                .ok()
-                .and_then(|i| i.regs(tid).ok())
-                .is_some_and(|r| hindsight_replay::is_agent_code(r.pc()));
-        if !in_agent {
-            break;
-        }
-        (stop, reason) = crate::hook::resume_raw(s, obs, Resume::Step(tid), None)?;
-    }
+    // One instruction of the program: through the agent's stubs.
+    let (stop, reason) = crate::hook::step_program_instruction(s, obs, tid)?;
     match (&stop, &reason) {
         // The common case, many times over in gdb's step loops: the state the command line's
         // report leaves, without the report (working out a frame to print costs far more

@@ -34,45 +34,29 @@ macro_rules! or_stop {
     };
 }
 
-/// Single-steps `tid`; anything but a plain step end ends the command. The user's interrupt
-/// is heard between two steps.
-///
-/// A step that lands in hindsight's agent (a syscall site the agent serves jumps to its
-/// stub) is no instruction of the program: the steps go on through the agent until the
-/// thread is back in the program, so that one `stepi` over a `syscall` ends after it, as
-/// without hindsight.
+/// Single-steps `tid` (one instruction of the program: through the agent's stubs, see
+/// [`hook::step_program_instruction`]); anything but a plain step end ends the command. The
+/// user's interrupt is heard between two steps.
 fn stepi_raw(s: &mut Session, obs: &mut dyn Observer, tid: Tid) -> anyhow::Result<Outcome> {
-    // The agent's longest path (a buffered call checked and answered) is far shorter.
-    const MAX_AGENT_STEPS: usize = 1 << 16;
-    for _ in 0..MAX_AGENT_STEPS {
-        if s.in_motion && s.interrupt.requested() {
-            let stop = StopEvent::Stepped { tid };
-            return Ok(Outcome::Interrupted(Box::new(arrive(
-                s,
-                &stop,
-                Some(&Reason::Interrupted),
-                true,
-            )?)));
-        }
-        let (stop, reason) = hook::resume_raw(s, obs, Resume::Step(tid), None)?;
-        match stop {
-            StopEvent::Stepped { .. } => {
-                let pc = s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0);
-                if !hindsight_replay::is_agent_code(pc) {
-                    return Ok(Outcome::Done);
-                }
-            }
-            other => {
-                return Ok(Outcome::Interrupted(Box::new(arrive(
-                    s,
-                    &other,
-                    reason.as_ref(),
-                    true,
-                )?)))
-            }
-        }
+    if s.in_motion && s.interrupt.requested() {
+        let stop = StopEvent::Stepped { tid };
+        return Ok(Outcome::Interrupted(Box::new(arrive(
+            s,
+            &stop,
+            Some(&Reason::Interrupted),
+            true,
+        )?)));
     }
-    Ok(Outcome::Done)
+    let (stop, reason) = hook::step_program_instruction(s, obs, tid)?;
+    match stop {
+        StopEvent::Stepped { .. } => Ok(Outcome::Done),
+        other => Ok(Outcome::Interrupted(Box::new(arrive(
+            s,
+            &other,
+            reason.as_ref(),
+            true,
+        )?))),
+    }
 }
 
 /// Runs every thread until `tid` reaches `addr` with its stack pointer above `min_sp`.
