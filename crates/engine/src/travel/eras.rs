@@ -223,14 +223,7 @@ fn resolve(s: &mut Session, b: BoundText) -> anyhow::Result<EraBound> {
             named: "start".into(),
         },
         BoundText::Event(e) => {
-            let total = s
-                .replay
-                .as_ref()
-                .and_then(|r| r.reader().summary().map(|x| x.events))
-                .unwrap_or(u64::MAX);
-            if e > total {
-                bail!("There is no event {e} in the recording (it has {total} events).");
-            }
+            super::places::check_event(s, e)?;
             EraBound {
                 moment: Moment::event(e),
                 position: None,

@@ -35,14 +35,7 @@ pub(crate) fn goto(s: &mut Session, args: &str) -> anyhow::Result<Stop> {
     }
     let (goal, what) = parse_goal(s, args)?;
     if let Goal::Event(e) = goal {
-        let total = s
-            .replay
-            .as_ref()
-            .and_then(|r| r.reader().summary().map(|x| x.events))
-            .unwrap_or(u64::MAX);
-        if e > total {
-            bail!("There is no event {e} in the recording (it has {total} events).");
-        }
+        check_event(s, e)?;
     }
     let now = if s.started && s.pid().is_some() {
         Some(capture(s)?)
@@ -149,6 +142,19 @@ pub(crate) fn delete_bookmark(s: &mut Session, args: &str) -> anyhow::Result<()>
         .collect();
     for id in ids {
         let _ = s.travel.engine.remove(id);
+    }
+    Ok(())
+}
+
+/// gdb-like refusal of an event number past the recording's last event.
+pub(super) fn check_event(s: &Session, e: u64) -> anyhow::Result<()> {
+    let total = s
+        .replay
+        .as_ref()
+        .and_then(|r| r.reader().summary().map(|x| x.events))
+        .unwrap_or(u64::MAX);
+    if e > total {
+        bail!("There is no event {e} in the recording (it has {total} events).");
     }
     Ok(())
 }
