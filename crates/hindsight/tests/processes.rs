@@ -45,21 +45,23 @@ fn pids(recorded: &Run) -> (String, String) {
     )
 }
 
-/// `hindsight replay TRACE --process PID --batch -ex CMD…`.
-fn replay_process(trace: &Path, pid: &str, cmds: &[String]) -> Run {
-    let mut args: Vec<&OsStr> = vec![
-        OsStr::new("replay"),
-        trace.as_os_str(),
-        OsStr::new("--process"),
-        OsStr::new(pid),
-        OsStr::new("--batch"),
-        OsStr::new("-q"),
-    ];
+/// `hindsight replay TRACE [--process PID] --batch -q -ex CMD…`.
+fn replay_cmds(trace: &Path, process: Option<&str>, cmds: &[String]) -> Run {
+    let mut args: Vec<&OsStr> = vec![OsStr::new("replay"), trace.as_os_str()];
+    if let Some(pid) = process {
+        args.extend([OsStr::new("--process"), OsStr::new(pid)]);
+    }
+    args.extend([OsStr::new("--batch"), OsStr::new("-q")]);
     for c in cmds {
         args.push(OsStr::new("-ex"));
         args.push(OsStr::new(c));
     }
     hindsight(&args)
+}
+
+/// `hindsight replay TRACE --process PID --batch -q -ex CMD…`.
+fn replay_process(trace: &Path, pid: &str, cmds: &[String]) -> Run {
+    replay_cmds(trace, Some(pid), cmds)
 }
 
 #[test]
@@ -302,19 +304,9 @@ fn a_loopback_tcp_connection_is_two_channels() {
     }
 }
 
-/// `hindsight replay TRACE --batch -ex CMD…`: every process of the trace together.
+/// `hindsight replay TRACE --batch -q -ex CMD…`: every process of the trace together.
 fn replay_tree(trace: &Path, cmds: &[String]) -> Run {
-    let mut args: Vec<&OsStr> = vec![
-        OsStr::new("replay"),
-        trace.as_os_str(),
-        OsStr::new("--batch"),
-        OsStr::new("-q"),
-    ];
-    for c in cmds {
-        args.push(OsStr::new("-ex"));
-        args.push(OsStr::new(c));
-    }
-    hindsight(&args)
+    replay_cmds(trace, None, cmds)
 }
 
 #[test]

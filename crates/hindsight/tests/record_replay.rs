@@ -670,14 +670,7 @@ fn calls_that_a_stop_interrupted_are_restarted_as_the_kernel_did() {
         "handle SIGCONT nostop noprint",
     ];
     let interrupted = |rec: &Recorded| {
-        let dir = rec.trace.parent().expect("trace dir");
-        let events = hs_in(
-            &dir.join("root"),
-            dir,
-            None,
-            &[os("info"), os("--events"), rec.trace.as_os_str()],
-        );
-        events.code(0);
+        let events = info_events(rec);
         ["read", "futex"].iter().any(|call| {
             events
                 .stdout
@@ -1730,8 +1723,8 @@ fn a_trace_from_a_newer_version_is_refused_by_name() {
 // ---------------------------------------------------------------------------------------------
 // The in-process agent (syscall buffering): the programs agent_*.c
 
-/// The lines of `hindsight info --events TRACE`.
-fn event_lines(rec: &Recorded) -> Vec<String> {
+/// `hindsight info --events TRACE`, which must succeed.
+fn info_events(rec: &Recorded) -> Run {
     let dir = rec.trace.parent().expect("parent");
     let r = hs_in(
         &dir.join("root"),
@@ -1740,6 +1733,12 @@ fn event_lines(rec: &Recorded) -> Vec<String> {
         &[os("info"), os("--events"), rec.trace.as_os_str()],
     );
     r.code(0);
+    r
+}
+
+/// The lines of `hindsight info --events TRACE` of a recording made with the agent.
+fn event_lines(rec: &Recorded) -> Vec<String> {
+    let r = info_events(rec);
     assert!(
         r.stdout
             .lines()
