@@ -161,8 +161,9 @@ impl Inferior {
         }
     }
 
-    /// Whether a thread at `pc` stands at a program instruction.
-    pub(crate) fn at_program_insn(&self, pc: u64) -> bool {
+    /// Whether a thread at `pc` stands at a program instruction (not in the machinery of
+    /// patched code: counting code, a jump between trampoline and program, an agent stub).
+    pub fn at_program_insn(&self, pc: u64) -> bool {
         self.code.as_ref().is_none_or(|c| c.logical(pc).is_some())
     }
 

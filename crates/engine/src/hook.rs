@@ -359,32 +359,6 @@ fn resume_replay(
     stop.map_err(|e| anyhow::anyhow!("{e}"))
 }
 
-/// One instruction of `tid` as the program sees it. A step that lands in hindsight's agent
-/// (a syscall site the agent serves jumps to its stub) is no instruction of the program: the
-/// steps go on through the agent until the thread is back in the program or something else
-/// stops it, so that one step over a `syscall` ends right after it, as without hindsight.
-pub(crate) fn step_program_instruction(
-    s: &mut Session,
-    obs: &mut dyn Observer,
-    tid: Tid,
-) -> anyhow::Result<(StopEvent, Option<Reason>)> {
-    // The agent's longest path (a buffered call checked and answered) is far shorter.
-    const MAX_AGENT_STEPS: usize = 1 << 16;
-    let mut stop = resume_raw(s, obs, Resume::Step(tid), None)?;
-    for _ in 0..MAX_AGENT_STEPS {
-        let in_agent = matches!(stop.0, StopEvent::Stepped { .. })
-            && s.live()
-                .ok()
-                .and_then(|i| i.regs(tid).ok())
-                .is_some_and(|r| hindsight_replay::is_agent_code(r.pc()));
-        if !in_agent {
-            break;
-        }
-        stop = resume_raw(s, obs, Resume::Step(tid), None)?;
-    }
-    Ok(stop)
-}
-
 /// Resumes with `step_resume` armed and returns the stop and its reason.
 pub(crate) fn resume_raw(
     s: &mut Session,

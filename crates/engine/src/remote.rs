@@ -386,8 +386,8 @@ fn at_the_end(s: &Session) -> Option<(u64, i32, u64)> {
 pub fn step(s: &mut Session, obs: &mut dyn Observer, tid: Tid) -> anyhow::Result<RemoteStop> {
     s.travel.forget_selection();
     s.thread = Some(tid);
-    // One instruction of the program: through the agent's stubs.
-    let (stop, reason) = crate::hook::step_program_instruction(s, obs, tid)?;
+    // One instruction of the program (a replay steps through the agent's stubs).
+    let (stop, reason) = crate::hook::resume_raw(s, obs, Resume::Step(tid), None)?;
     match (&stop, &reason) {
         // The common case, many times over in gdb's step loops: the state the command line's
         // report leaves, without the report (working out a frame to print costs far more

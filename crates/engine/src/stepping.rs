@@ -34,8 +34,8 @@ macro_rules! or_stop {
     };
 }
 
-/// Single-steps `tid` (one instruction of the program: through the agent's stubs, see
-/// [`hook::step_program_instruction`]); anything but a plain step end ends the command. The
+/// Single-steps `tid` (one instruction of the program: a replay steps through the agent's
+/// stubs, see `Replayer::resume`); anything but a plain step end ends the command. The
 /// user's interrupt is heard between two steps.
 fn stepi_raw(s: &mut Session, obs: &mut dyn Observer, tid: Tid) -> anyhow::Result<Outcome> {
     if s.in_motion && s.interrupt.requested() {
@@ -47,7 +47,7 @@ fn stepi_raw(s: &mut Session, obs: &mut dyn Observer, tid: Tid) -> anyhow::Resul
             true,
         )?)));
     }
-    let (stop, reason) = hook::step_program_instruction(s, obs, tid)?;
+    let (stop, reason) = hook::resume_raw(s, obs, Resume::Step(tid), None)?;
     match stop {
         StopEvent::Stepped { .. } => Ok(Outcome::Done),
         other => Ok(Outcome::Interrupted(Box::new(arrive(

@@ -960,3 +960,69 @@ fn stepi_over_a_syscall_the_agent_serves_ends_right_after_it() {
     assert!(at + 1 < pcs.len(), "{}", r.dump());
     assert_eq!(addr(pcs[at + 1]), addr(pcs[at]) + 2, "{}", r.dump());
 }
+
+/// Right after a `syscall` stepped over by instruction, the recorded events that follow it
+/// and need no execution (its output, the next batch of buffered calls) are replayed: `when`
+/// names the same instant as any other way of getting there, so it finds it again, and
+/// `reverse-stepi` and `stepi` come back to it. Checked over a write to stdout and over a
+/// traced `mmap` followed by buffered writes, with and without the agent.
+#[test]
+fn when_right_after_a_stepped_syscall_finds_the_position_again() {
+    let prog = compile("stepi_traced", &[]);
+    for env in [&[][..], &[("HINDSIGHT_NO_AGENT", "1")][..]] {
+        let (trace, _) = record_trace_env(&prog, &[], env);
+        for func in ["syscall", "write"] {
+            // Which step ends right after the function's `syscall`.
+            let mut cmds = vec!["break main", "continue"];
+            let brk = format!("break {func}");
+            cmds.extend([brk.as_str(), "continue"]);
+            for _ in 0..12 {
+                cmds.extend(["stepi", "x/i $pc"]);
+            }
+            let r = replay_batch(&trace, &cmds);
+            let pcs: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("=> ")).collect();
+            let at = pcs
+                .iter()
+                .position(|l| l.trim_end().ends_with("syscall"))
+                .unwrap_or_else(|| panic!("no step reached {func}'s syscall: {}", r.dump()));
+            let steps = at + 2;
+            let mut cmds = vec!["break main", "continue", brk.as_str(), "continue"];
+            cmds.extend(std::iter::repeat_n("stepi", steps));
+            cmds.extend([
+                "when",
+                "reverse-stepi",
+                "x/i $pc",
+                "when",
+                "stepi",
+                "when",
+                "reverse-stepi",
+                "reverse-stepi",
+                "stepi",
+                "stepi",
+                "when",
+            ]);
+            let r = replay_batch(&trace, &cmds);
+            let out = r.stdout.clone() + &r.stderr;
+            assert!(
+                !out.contains("could not find"),
+                "{func} {env:?}: {}",
+                r.dump()
+            );
+            let whens: Vec<&str> = r
+                .stdout
+                .lines()
+                .filter(|l| l.starts_with("Current position:"))
+                .collect();
+            assert_eq!(whens.len(), 4, "{func} {env:?}: {}", r.dump());
+            assert_eq!(whens[0], whens[2], "{func} {env:?}: {}", r.dump());
+            assert_eq!(whens[0], whens[3], "{func} {env:?}: {}", r.dump());
+            assert_ne!(whens[0], whens[1], "{func} {env:?}: {}", r.dump());
+            let back: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("=> ")).collect();
+            assert!(
+                back.len() == 1 && back[0].trim_end().ends_with("syscall"),
+                "{func} {env:?}: reverse-stepi did not go back to the syscall: {}",
+                r.dump()
+            );
+        }
+    }
+}

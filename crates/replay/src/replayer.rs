@@ -922,7 +922,74 @@ impl Replayer {
     }
 
     /// Resumes the replay (`how` as in a live session) and returns at the next stop.
+    ///
+    /// Invariant: at a stop of the program, the recorded events that need no execution and
+    /// follow what the program did last (its output, the kernel's writes, a thread's end, the
+    /// next batch of buffered calls) are replayed already. So a stop right after a syscall
+    /// (a `stepi` over it) counts the same events as the same instant reached by any other
+    /// motion — a seek announces an event only once those are replayed — and the output a
+    /// `write` made is shown when the step over it ends.
+    ///
+    /// A step ([`Resume::Step`]) is one instruction *of the program*: a step that ends in
+    /// hindsight's code (the agent, the stub a patched `syscall` jumps to, the counter's
+    /// machinery) goes on until the thread is back at a program instruction or something
+    /// else stops it, so that one step over a `syscall` the agent serves ends right after
+    /// it, and every motion built of steps (reverse-stepi, reverse line steps) counts and
+    /// names only the program's instructions.
     pub fn resume(
+        &mut self,
+        inf: &mut Inferior,
+        how: Resume,
+        hook: &mut dyn StopHook,
+    ) -> Result<ReplayStop, ReplayError> {
+        // The agent's longest path (a buffered call checked and answered) is far shorter.
+        const MAX_MACHINE_STEPS: usize = 1 << 16;
+        let mut stop = self.resume_to_stop(inf, how, hook)?;
+        if let Resume::Step(tid) = how {
+            for _ in 0..MAX_MACHINE_STEPS {
+                let in_machinery = matches!(stop, ReplayStop::Program(StopEvent::Stepped { tid: t }) if t == tid)
+                    // (The machine's pc: the inferior's registers show moved code at the
+                    // program address it stands for.)
+                    && tid
+                        .regs()
+                        .is_ok_and(|r| crate::is_agent_code(r.pc()) || !inf.at_program_insn(r.pc()));
+                if !in_machinery {
+                    break;
+                }
+                stop = self.resume_to_stop(inf, how, hook)?;
+            }
+        }
+        if let ReplayStop::Program(e) = &stop {
+            if !matches!(e, StopEvent::Exited(_) | StopEvent::Killed(_)) {
+                self.effect_events(inf)?;
+            }
+        }
+        Ok(stop)
+    }
+
+    /// Replays the events at the head that only have effects outside the program's
+    /// execution (see [`Replayer::resume`]); stops at the first other one.
+    fn effect_events(&mut self, inf: &mut Inferior) -> Result<(), ReplayError> {
+        loop {
+            let pure = match self.peek()? {
+                Some(
+                    Event::Output { .. } | Event::KernelWrite { .. } | Event::ThreadExit { .. },
+                ) => true,
+                // (Without an agent to answer it, the next resume reports the divergence.)
+                Some(Event::Buffered { .. }) => self.agent.is_some(),
+                _ => false,
+            };
+            if !pure {
+                return Ok(());
+            }
+            if let Some(event) = self.peek()?.cloned() {
+                self.effect_event(inf, event)?;
+            }
+        }
+    }
+
+    /// The body of [`Replayer::resume`].
+    fn resume_to_stop(
         &mut self,
         inf: &mut Inferior,
         how: Resume,
@@ -1177,6 +1244,51 @@ impl Replayer {
         ReplayStop::EndOfRecording(why)
     }
 
+    /// Replays `event`, the head: one that needs no execution and whose effects are outside
+    /// the program's run (output, the kernel's writes, a thread's end, a batch of buffered
+    /// calls handed to the agent).
+    fn effect_event(
+        &mut self,
+        inf: &mut Inferior,
+        event: Event,
+    ) -> Result<Option<ReplayStop>, ReplayError> {
+        match event {
+            Event::Output { fd, data, .. } => {
+                self.echo(fd, &data);
+                self.consume();
+            }
+            Event::KernelWrite { writes } => {
+                self.consume();
+                self.write_all(&writes)?;
+            }
+            Event::Buffered { tid, calls } => {
+                self.batch_event = Some(self.head_index());
+                self.consume();
+                let Some(a) = self.agent else {
+                    return Ok(Some(self.diverged(
+                        tid,
+                        describe_event(&Event::Buffered { tid, calls }),
+                        "no agent to answer them".into(),
+                    )));
+                };
+                a.fill(&self.mem, &calls)?;
+                self.batch = Some(tid);
+                self.apply_hold()?;
+            }
+            Event::ThreadExit { tid } => {
+                self.consume();
+                if let Some(live) = self.live.get(&tid).copied() {
+                    if !self.gone.contains(&tid) {
+                        // It did not run its exit here: it died with an exec or a kill.
+                        inf.remove_thread(live);
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(None)
+    }
+
     /// Handles the events at the head that need no execution.
     fn instant_events(
         &mut self,
@@ -1188,35 +1300,12 @@ impl Replayer {
                 return Ok(None);
             };
             match event {
-                Event::Output { fd, data, .. } => {
-                    self.echo(fd, &data);
-                    self.consume();
-                }
-                Event::KernelWrite { writes } => {
-                    self.consume();
-                    self.write_all(&writes)?;
-                }
-                Event::Buffered { tid, calls } => {
-                    self.batch_event = Some(self.head_index());
-                    self.consume();
-                    let Some(a) = self.agent else {
-                        return Ok(Some(self.diverged(
-                            tid,
-                            describe_event(&Event::Buffered { tid, calls }),
-                            "no agent to answer them".into(),
-                        )));
-                    };
-                    a.fill(&self.mem, &calls)?;
-                    self.batch = Some(tid);
-                    self.apply_hold()?;
-                }
-                Event::ThreadExit { tid } => {
-                    self.consume();
-                    if let Some(live) = self.live.get(&tid).copied() {
-                        if !self.gone.contains(&tid) {
-                            // It did not run its exit here: it died with an exec or a kill.
-                            inf.remove_thread(live);
-                        }
+                e @ (Event::Output { .. }
+                | Event::KernelWrite { .. }
+                | Event::Buffered { .. }
+                | Event::ThreadExit { .. }) => {
+                    if let Some(stop) = self.effect_event(inf, e)? {
+                        return Ok(Some(stop));
                     }
                 }
                 Event::SyscallExit { tid, .. } if self.parked.contains_key(&tid) => {
