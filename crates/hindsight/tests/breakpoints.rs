@@ -140,6 +140,22 @@ fn file_line_and_address_breakpoints() {
     r2.has("Breakpoint 1, sum_squares (n=3) at ");
 }
 
+/// A function that the loader and libc both define (`mmap`) is one breakpoint with a
+/// location in each, as in gdb; the program's own call stops in libc's.
+#[test]
+fn a_function_of_several_libraries_has_a_location_in_each() {
+    let prog = compile("rr_mmap", &[]);
+    let r = debug(
+        &prog,
+        &["break main", "run", "break mmap", "continue", "bt"],
+        &[prog.to_str().expect("path")],
+    );
+    r.has("Breakpoint 2 at ")
+        .has(": mmap. (2 locations)")
+        .has("Breakpoint 2, ")
+        .has(" in main () at ");
+}
+
 // ---------------------------------------------------------------------------------------------
 // The same ground again with `tests/programs/hits.c`, `basics.c` and `selftrap.c`, every
 // expected line taken from what gdb 13 prints for the same commands.

@@ -193,12 +193,13 @@ impl Program {
 
     /// Functions named `name`: a full name (`hello::main`) or, for Rust and C++ paths, the
     /// last component (`main`). DWARF first; a module without a DWARF match contributes its
-    /// ELF symbol of that name. The first module (in load order) with a match wins, so the
-    /// executable's `main` shadows none of libc's.
+    /// ELF symbol of that name. Every module contributes its matches, as in gdb: `mmap` is
+    /// the loader's and libc's (one breakpoint, two locations).
     pub fn lookup_functions(&self, name: &str) -> Vec<FunctionInfo> {
         let mut out = Vec::new();
         let matches = |n: &str| n == name || n.rsplit("::").next() == Some(name);
         for (mi, m) in self.modules.iter().enumerate() {
+            let before = out.len();
             for f in m.funcs.iter().filter(|f| f.entry) {
                 if matches(&f.name) {
                     out.push(self.info_of(mi, f));
@@ -226,7 +227,7 @@ impl Program {
                     signature: None,
                 });
             }
-            if out.is_empty() {
+            if out.len() == before {
                 // An ELF name, aliases included: the function at its address (with its
                 // DWARF when there is some, e.g. `write` is libc's `__libc_write`).
                 if let Some(&addr) = m.fn_names.get(name) {
@@ -239,9 +240,6 @@ impl Program {
                         }
                     }
                 }
-            }
-            if !out.is_empty() {
-                break;
             }
         }
         out
