@@ -152,8 +152,8 @@ fn a_function_of_several_libraries_has_a_location_in_each() {
     );
     r.has("Breakpoint 2 at ")
         .has(": mmap. (2 locations)")
-        .has("Breakpoint 2, ")
-        .has(" in main () at ");
+        .has("Breakpoint 2.1, ")
+        .has(" in main (argc=2, ");
 }
 
 // ---------------------------------------------------------------------------------------------
