@@ -54,6 +54,48 @@ struct Slot {
     session: Option<Box<Session>>,
     /// The step its replay was moved to by the last placement.
     placed: Option<u64>,
+    /// Whether it existed and had ended at the last stop reported
+    /// ([`Session::inferior_changes`]).
+    known: Lifetime,
+}
+
+/// Where a process is in its life at a stop (what gdb announces changes of).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lifetime {
+    NotCreated,
+    Alive,
+    Ended,
+}
+
+/// A process that appeared or ended in the replay since the last stop reported, as gdb
+/// announces them: `[New inferior N (process P)]`, `[Inferior N (process P) exited …]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InferiorChange {
+    /// Its parent created it.
+    New {
+        /// gdb's inferior number.
+        num: u32,
+        /// Recorded pid.
+        pid: i32,
+    },
+    /// It exited.
+    Exited {
+        /// gdb's inferior number.
+        num: u32,
+        /// Recorded pid.
+        pid: i32,
+        /// Its exit code (None when its recording has no end: it was cut off).
+        code: Option<i32>,
+    },
+    /// A signal killed it.
+    Killed {
+        /// gdb's inferior number.
+        num: u32,
+        /// Recorded pid.
+        pid: i32,
+        /// The signal.
+        signal: i32,
+    },
 }
 
 /// A breakpoint of every inferior (`break LOCATION` in a replayed tree, as gdb's): set in
@@ -67,6 +109,21 @@ struct Everywhere {
     temporary: bool,
     condition: Option<String>,
     enabled: bool,
+}
+
+/// One thread of a replayed tree, as `info threads` lists it.
+#[derive(Debug, Clone)]
+pub struct TreeThread {
+    /// Its inferior's number (gdb's thread id is `inferior.thread.num`).
+    pub inferior: u32,
+    /// Its number in its inferior, tid and pthread id.
+    pub thread: hindsight_control::ThreadInfo,
+    /// Its name (what `/proc/…/comm` says).
+    pub name: Option<String>,
+    /// Where it stands (None when its stack cannot be read).
+    pub frame: Option<crate::frames::FrameInfo>,
+    /// It is the thread commands act on.
+    pub current: bool,
 }
 
 /// The processes of a replayed tree (held by the outer [`Session`]).
@@ -143,6 +200,10 @@ impl Inferiors {
                 )),
                 session: None,
                 placed: None,
+                known: match p.parent {
+                    Some(parent) if procs.iter().any(|q| q.pid == parent) => Lifetime::NotCreated,
+                    _ => Lifetime::Alive,
+                },
             })
             .collect();
         let current = slots.iter().position(|s| s.pid == current).unwrap_or(0);
@@ -323,6 +384,11 @@ impl Session {
     /// The step (see `hindsight-causal`) the replay stands before: its event's, or, when it
     /// stopped between two calls of a batch of buffered calls, the step of the next call.
     pub(crate) fn step_now(&mut self, c: &Causality) -> anyhow::Result<u64> {
+        if self.pid().is_none() && self.replay.is_some() {
+            // Its process is gone (it ran to its end, or was placed there): past its last
+            // event, whatever its replay counted (its exit is known to whoever waits).
+            return Ok(c.events(self.user_pid()));
+        }
         // Inside a batch the replay has replayed the batch's event and no other (the
         // position is not asked for: it would be looked for again by replaying, and a
         // thread placed at a buffered call stands in its stub, where no position is named).
@@ -382,6 +448,74 @@ impl Session {
             .collect())
     }
 
+    /// The processes that appeared or ended in the consistent state around the current
+    /// stop since the last call (gdb's announcements, in an order consistent with
+    /// happens-before). Going back in time announces nothing (gdb has no words for
+    /// a process un-created), but what it undoes is announced again going forward. Empty
+    /// without inferiors.
+    pub fn inferior_changes(&mut self) -> anyhow::Result<Vec<InferiorChange>> {
+        if self.inferiors.is_none() {
+            return Ok(Vec::new());
+        }
+        let (causality, cut, _) = self.anchored_cut()?;
+        let trace = self.replay_opts.as_ref().map(|o| o.trace.clone());
+        let Some(inf) = self.inferiors.as_mut() else {
+            return Ok(Vec::new());
+        };
+        let mut changes = Vec::new();
+        for (j, slot) in inf.slots.iter_mut().enumerate() {
+            let now = match place_of(&causality, &cut, slot) {
+                InferiorPlace::NotCreated => Lifetime::NotCreated,
+                InferiorPlace::Before { .. } => Lifetime::Alive,
+                InferiorPlace::End { .. } => Lifetime::Ended,
+            };
+            let (num, pid) = (j as u32 + 1, slot.pid);
+            if slot.known == Lifetime::NotCreated && now != Lifetime::NotCreated {
+                // Announced where its parent forked it.
+                let rank = slot
+                    .parent
+                    .zip(slot.fork_event)
+                    .and_then(|(parent, at)| {
+                        let step = causality.step(parent, Point { event: at, call: 0 });
+                        causality.recorded_rank(parent, step + 1)
+                    })
+                    .unwrap_or(0);
+                changes.push((rank, InferiorChange::New { num, pid }));
+            }
+            if slot.known != Lifetime::Ended && now == Lifetime::Ended {
+                let status = trace
+                    .as_deref()
+                    .and_then(|t| exit_status(t, pid).ok().flatten());
+                let rank = causality
+                    .recorded_rank(pid, causality.events(pid))
+                    .unwrap_or(u64::MAX);
+                changes.push((
+                    rank,
+                    match status {
+                        Some(hindsight_trace::ExitStatus::Killed(signal)) => {
+                            InferiorChange::Killed { num, pid, signal }
+                        }
+                        Some(hindsight_trace::ExitStatus::Exited(code)) => InferiorChange::Exited {
+                            num,
+                            pid,
+                            code: Some(code),
+                        },
+                        None => InferiorChange::Exited {
+                            num,
+                            pid,
+                            code: None,
+                        },
+                    },
+                ));
+            }
+            slot.known = now;
+        }
+        // In an order of the recording's events that extends happens-before (a process's
+        // creation comes before its end: its rank is right after the fork's).
+        changes.sort_by_key(|(rank, _)| *rank);
+        Ok(changes.into_iter().map(|(_, c)| c).collect())
+    }
+
     /// `inferior N`: makes inferior `num` the one commands act on, its replay moved to where
     /// the consistent state around the current stop places it (started if it was not yet).
     /// Returns its description.
@@ -418,27 +552,15 @@ impl Session {
             inf.slots[inf.current].session = Some(Box::new(previous));
             inf.current = target;
         }
-        self.inferiors = Some(inf);
         // Move it to its place (the anchor's own process is where the stop left it).
-        let stopped_here = self
-            .inferiors
-            .as_ref()
-            .and_then(|i| i.anchor)
-            .is_some_and(|(slot, _)| slot == target);
-        if !stopped_here {
-            let placed = self.inferiors.as_ref().and_then(|i| i.slots[target].placed);
-            let goal = goal_step(&causality, pid, place);
-            if placed.is_none() || placed != goal {
-                let placing = place_session(self, place);
-                // Wherever it stands now, it is not a new stop (the anchor stays).
-                let at = self.step_now(&causality).ok();
-                if let Some(i) = self.inferiors.as_mut() {
-                    i.slots[target].placed = at;
-                }
-                placing
-                    .map_err(|e| anyhow!("Process {pid} could not be placed at this stop: {e}"))?;
-            }
+        let stopped_here = inf.anchor.is_some_and(|(slot, _)| slot == target);
+        let mut placed = inf.slots[target].placed;
+        self.inferiors = Some(inf);
+        let settled = settle(self, &mut placed, &causality, pid, place, stopped_here);
+        if let Some(i) = self.inferiors.as_mut() {
+            i.slots[target].placed = placed;
         }
+        settled?;
         let s = &self.inferiors.as_ref().context("no inferiors")?.slots[target];
         Ok(InferiorInfo {
             num,
@@ -448,6 +570,59 @@ impl Session {
             stopped: stopped_here,
             place,
         })
+    }
+
+    /// The threads of every inferior that has a process at the consistent state around the
+    /// current stop (`info threads` in a replayed tree), in inferior order; each other
+    /// inferior's replay is started and placed there first, as `inferior N` would. An
+    /// inferior not created yet or at its end has none (gdb lists no threads of an exited
+    /// inferior), unless it is the current one.
+    pub fn threads_of_every_inferior(&mut self) -> anyhow::Result<Vec<TreeThread>> {
+        if self.inferiors.is_none() {
+            bail!("This replay has one process.");
+        }
+        let (causality, cut, _) = self.anchored_cut()?;
+        let mut inf = self.inferiors.take().context("no inferiors")?;
+        let r = self.collect_threads(&mut inf, &causality, &cut);
+        self.inferiors = Some(inf);
+        r
+    }
+
+    fn collect_threads(
+        &mut self,
+        inf: &mut Inferiors,
+        causality: &Causality,
+        cut: &Cut,
+    ) -> anyhow::Result<Vec<TreeThread>> {
+        let mut all = Vec::new();
+        for j in 0..inf.slots.len() {
+            let num = j as u32 + 1;
+            if j == inf.current {
+                all.extend(threads_of(self, num, true));
+                continue;
+            }
+            let place = place_of(causality, cut, &inf.slots[j]);
+            if !matches!(place, InferiorPlace::Before { .. }) {
+                continue;
+            }
+            let pid = inf.slots[j].pid;
+            if inf.slots[j].session.is_none() {
+                let mut s = self.start_inferior(pid)?;
+                for e in &inf.everywhere {
+                    apply_everywhere(&mut s, e);
+                }
+                self.share_settings(&mut s);
+                inf.slots[j].session = Some(Box::new(s));
+            }
+            let stopped_here = inf.anchor.is_some_and(|(slot, _)| slot == j);
+            let slot = &mut inf.slots[j];
+            let Some(s) = slot.session.as_deref_mut() else {
+                continue;
+            };
+            settle(s, &mut slot.placed, causality, pid, place, stopped_here)?;
+            all.extend(threads_of(s, num, false));
+        }
+        Ok(all)
     }
 
     /// A replay of process `pid` alone, stopped before its first instruction.
@@ -750,6 +925,64 @@ impl Session {
             next.set_step_over_mode(self.step_over);
         }
     }
+}
+
+/// How process `pid` of the trace at `trace` ended (None: its recording has no end).
+fn exit_status(
+    trace: &std::path::Path,
+    pid: i32,
+) -> anyhow::Result<Option<hindsight_trace::ExitStatus>> {
+    let r = TraceReader::open(trace)?;
+    let mut stream = r.events(pid)?;
+    let mut status = None;
+    while let Some(e) = stream.next_event()? {
+        if let hindsight_trace::Event::ProcessExit { status: s, .. } = e {
+            status = Some(s);
+        }
+    }
+    Ok(status)
+}
+
+/// Moves `s` (the replay of process `pid`) to `place` unless it stands there already
+/// (`placed`: the step the last placement left it at, updated) or made the stop the others
+/// are placed around (`stopped_here`).
+fn settle(
+    s: &mut Session,
+    placed: &mut Option<u64>,
+    causality: &Causality,
+    pid: i32,
+    place: InferiorPlace,
+    stopped_here: bool,
+) -> anyhow::Result<()> {
+    if stopped_here {
+        return Ok(());
+    }
+    let goal = goal_step(causality, pid, place);
+    if placed.is_some() && *placed == goal {
+        return Ok(());
+    }
+    let placing = place_session(s, place);
+    // Wherever it stands now, it is not a new stop (the anchor stays).
+    *placed = s.step_now(causality).ok();
+    placing
+        .map(|_| ())
+        .map_err(|e| anyhow!("Process {pid} could not be placed at this stop: {e}"))
+}
+
+/// The threads of `s` (inferior `inferior`), with their top frames; `selected` marks its
+/// selected thread as the current one.
+fn threads_of(s: &Session, inferior: u32, selected: bool) -> Vec<TreeThread> {
+    let chosen = s.selected_thread().filter(|_| selected);
+    s.threads()
+        .into_iter()
+        .map(|t| TreeThread {
+            inferior,
+            name: s.thread_name(t.tid),
+            frame: s.top_frame(t.tid).ok(),
+            current: Some(t.tid) == chosen,
+            thread: t,
+        })
+        .collect()
 }
 
 /// `place`, or when it is inside a batch of buffered calls, the place right after the
