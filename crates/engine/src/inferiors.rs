@@ -109,6 +109,9 @@ struct Everywhere {
     temporary: bool,
     condition: Option<String>,
     enabled: bool,
+    /// Hits still to pass, in any inferior (gdb's `ignore` counts a breakpoint's hits at
+    /// every location together); the inferiors' own tables keep none.
+    ignore: u32,
 }
 
 /// One thread of a replayed tree, as `info threads` lists it.
@@ -124,6 +127,20 @@ pub struct TreeThread {
     pub frame: Option<crate::frames::FrameInfo>,
     /// It is the thread commands act on.
     pub current: bool,
+}
+
+/// One row of `info breakpoints`: a breakpoint or watchpoint, and in a replayed tree, whose.
+#[derive(Debug, Clone)]
+pub struct BreakpointRow {
+    /// As its inferior's table holds it; for a breakpoint of every inferior, the hit and
+    /// ignore counts are every inferior's together.
+    pub breakpoint: hindsight_breakpoints::table::Breakpoint,
+    /// The inferior whose table holds it (for a breakpoint of every inferior, the current
+    /// one); None in a replay of one process.
+    pub inferior: Option<u32>,
+    /// A breakpoint of every inferior: its locations, inferior by inferior, as (inferior,
+    /// address) — gdb's locations `N.1`, `N.2`… of a breakpoint with several.
+    pub shared: Option<Vec<(u32, u64)>>,
 }
 
 /// The processes of a replayed tree (held by the outer [`Session`]).
@@ -283,6 +300,7 @@ impl Session {
             temporary,
             condition: condition.map(str::to_string),
             enabled: true,
+            ignore: 0,
         };
         let current = inf.current;
         for (j, slot) in inf.slots.iter_mut().enumerate() {
@@ -625,6 +643,123 @@ impl Session {
         Ok(all)
     }
 
+    /// Every breakpoint and watchpoint as `info breakpoints` lists them, by number: in a
+    /// replayed tree, those of every inferior, a breakpoint of every inferior once with its
+    /// locations in each (the replays of the inferiors not started yet are started, so that
+    /// its location there is known) and its hits in all of them.
+    pub fn breakpoint_rows(&mut self) -> anyhow::Result<Vec<BreakpointRow>> {
+        let Some(mut inf) = self.inferiors.take() else {
+            return Ok(self
+                .breakpoints
+                .iter()
+                .map(|b| BreakpointRow {
+                    breakpoint: b.clone(),
+                    inferior: None,
+                    shared: None,
+                })
+                .collect());
+        };
+        let r = self.rows_across(&mut inf);
+        self.inferiors = Some(inf);
+        r
+    }
+
+    fn rows_across(&mut self, inf: &mut Inferiors) -> anyhow::Result<Vec<BreakpointRow>> {
+        if !inf.everywhere.is_empty() {
+            for j in 0..inf.slots.len() {
+                if j != inf.current && inf.slots[j].session.is_none() {
+                    let mut s = self.start_inferior(inf.slots[j].pid)?;
+                    for e in &inf.everywhere {
+                        apply_everywhere(&mut s, e);
+                    }
+                    self.share_settings(&mut s);
+                    inf.slots[j].session = Some(Box::new(s));
+                }
+            }
+        }
+        let mut rows: std::collections::BTreeMap<u32, BreakpointRow> = Default::default();
+        for j in 0..inf.slots.len() {
+            let num = j as u32 + 1;
+            let s: &Session = match inf.slots[j].session.as_deref() {
+                _ if j == inf.current => self,
+                Some(s) => s,
+                None => continue,
+            };
+            for b in s.breakpoints.iter() {
+                let shared = inf.everywhere.iter().find(|e| e.number == b.number);
+                let row = rows.entry(b.number).or_insert_with(|| BreakpointRow {
+                    breakpoint: b.clone(),
+                    inferior: Some(num),
+                    shared: shared.map(|_| Vec::new()),
+                });
+                let Some(e) = shared else { continue };
+                if row.inferior != Some(num) {
+                    row.breakpoint.hit_count += b.hit_count;
+                }
+                row.breakpoint.ignore_count = e.ignore;
+                if let Some(l) = row.shared.as_mut() {
+                    l.extend(b.locations.iter().map(|a| (num, *a)));
+                }
+            }
+        }
+        // A breakpoint of every inferior is shown as the current inferior's.
+        let cur = inf.current as u32 + 1;
+        for b in self.breakpoints.iter() {
+            if let Some(row) = rows.get_mut(&b.number).filter(|r| r.shared.is_some()) {
+                let hits = row.breakpoint.hit_count;
+                let ignore = row.breakpoint.ignore_count;
+                row.breakpoint = b.clone();
+                row.breakpoint.hit_count = hits;
+                row.breakpoint.ignore_count = ignore;
+                row.inferior = Some(cur);
+            }
+        }
+        Ok(rows.into_values().collect())
+    }
+
+    /// The replay of inferior `num` (the session itself for the current one): for what a
+    /// front end shows of another inferior (its symbols, its breakpoints' details).
+    pub fn inferior_session(&self, num: u32) -> Option<&Session> {
+        let Some(inf) = self.inferiors.as_ref() else {
+            return (num == 1).then_some(self);
+        };
+        let j = (num as usize).checked_sub(1)?;
+        match inf.slots.get(j)?.session.as_deref() {
+            _ if j == inf.current => Some(self),
+            s => s,
+        }
+    }
+
+    /// The replay of the other inferior that breakpoint `n` is one of, when it is not the
+    /// current one's (`break LOCATION inferior N`): `delete`, `enable`… act there.
+    pub(crate) fn other_inferior_with(&mut self, n: u32) -> Option<&mut Session> {
+        if self.breakpoints.get(n).is_some() {
+            return None;
+        }
+        let inf = self.inferiors.as_mut()?;
+        let current = inf.current;
+        inf.slots
+            .iter_mut()
+            .enumerate()
+            .filter(|(j, _)| *j != current)
+            .filter_map(|(_, slot)| slot.session.as_deref_mut())
+            .find(|s| s.breakpoints.get(n).is_some())
+    }
+
+    /// `ignore N COUNT` of a breakpoint of every inferior: its next `count` hits in any
+    /// inferior pass. False when `n` is not one (it is then the current inferior's own).
+    pub(crate) fn ignore_everywhere(&mut self, n: u32, count: u32) -> bool {
+        let Some(e) = self
+            .inferiors
+            .as_mut()
+            .and_then(|i| i.everywhere.iter_mut().find(|e| e.number == n))
+        else {
+            return false;
+        };
+        e.ignore = count;
+        true
+    }
+
     /// A replay of process `pid` alone, stopped before its first instruction.
     fn start_inferior(&self, pid: i32) -> anyhow::Result<Session> {
         let mut opts = self
@@ -757,6 +892,54 @@ impl Session {
         obs: &mut dyn Observer,
         backward: bool,
     ) -> anyhow::Result<Stop> {
+        let start = self.inferior_number();
+        let r = loop {
+            let stop = match self.continue_across_once(obs, backward) {
+                Ok(stop) => stop,
+                Err(e) => break Err(e),
+            };
+            // A hit of a breakpoint of every inferior that its ignore count passes: on from
+            // there (its hit counted where it happened).
+            if let StopReason::Breakpoint { number, .. } = stop.reason {
+                if self.pass_shared_ignore(number) {
+                    continue;
+                }
+            }
+            break Ok(stop);
+        };
+        if let (Ok(_), Some(inf)) = (&r, self.inferiors.as_ref()) {
+            if start != Some(inf.current as u32 + 1) {
+                let slot = &inf.slots[inf.current];
+                obs.notice(Notice::SwitchedInferior {
+                    num: inf.current as u32 + 1,
+                    pid: slot.pid,
+                    program: slot.program.display().to_string(),
+                });
+            }
+        }
+        r
+    }
+
+    /// Whether breakpoint `n` is one of every inferior with hits to pass (one passed now).
+    fn pass_shared_ignore(&mut self, n: u32) -> bool {
+        let Some(e) = self
+            .inferiors
+            .as_mut()
+            .and_then(|i| i.everywhere.iter_mut().find(|e| e.number == n))
+            .filter(|e| e.ignore > 0)
+        else {
+            return false;
+        };
+        e.ignore -= 1;
+        true
+    }
+
+    /// One motion of [`Session::continue_across`]: to the next (previous) hit in any process.
+    fn continue_across_once(
+        &mut self,
+        obs: &mut dyn Observer,
+        backward: bool,
+    ) -> anyhow::Result<Stop> {
         let (causality, cut, anchor_pid) = self.anchored_cut()?;
         let anchor_event = cut.before(anchor_pid).unwrap_or(0);
         let limit = causality
@@ -767,22 +950,15 @@ impl Session {
         let r = match r {
             Ok((winner, event, stop)) => {
                 if winner != inf.current {
-                    match inf.slots[winner].session.take() {
-                        Some(next) => {
-                            let mut next = *next;
-                            self.share_settings(&mut next);
-                            let previous = std::mem::replace(self, next);
-                            inf.slots[inf.current].session = Some(Box::new(previous));
-                            inf.current = winner;
-                            let slot = &inf.slots[winner];
-                            obs.notice(Notice::SwitchedInferior {
-                                num: winner as u32 + 1,
-                                pid: slot.pid,
-                                program: slot.program.display().to_string(),
-                            });
-                        }
-                        None => bail!("inferior {} has no replay", winner + 1),
-                    }
+                    let Some(next) = inf.slots[winner].session.take() else {
+                        self.inferiors = Some(inf);
+                        bail!("inferior {} has no replay", winner + 1);
+                    };
+                    let mut next = *next;
+                    self.share_settings(&mut next);
+                    let previous = std::mem::replace(self, next);
+                    inf.slots[inf.current].session = Some(Box::new(previous));
+                    inf.current = winner;
                 }
                 for s in inf.slots.iter_mut() {
                     s.placed = None;
@@ -820,6 +996,10 @@ impl Session {
         let cur = inf.current;
         let cur_pid = inf.slots[cur].pid;
         let mut best: Option<(u64, usize, u64, Stop)> = None;
+        // Each process's hit and ignore counts before it runs: only the stop's process
+        // keeps what its run counted (the others' hits come later, or never, in the
+        // replay's order; they are counted when a motion stops there).
+        let mut counted = vec![(cur, counts(self))];
         let first = if backward {
             if self.held_call.is_some() {
                 // No way back from a buffered call yet: from the end of its batch (the hits
@@ -880,6 +1060,7 @@ impl Session {
                     place_session(s, place)?;
                 }
             }
+            counted.push((j, counts(s)));
             let found = if backward {
                 back_to_hit(s, causality, pid, limit, false)?
             } else {
@@ -900,6 +1081,17 @@ impl Session {
                 if better {
                     best = Some((rank, j, event, stop));
                 }
+            }
+        }
+        let winner = best.as_ref().map_or(cur, |b| b.1);
+        for (j, before) in counted {
+            if j == winner {
+                continue;
+            }
+            match inf.slots[j].session.as_deref_mut() {
+                _ if j == cur => restore_counts(self, &before),
+                Some(s) => restore_counts(s, &before),
+                None => {}
             }
         }
         match (best, fallback) {
@@ -923,6 +1115,24 @@ impl Session {
         // (Setting it anew would forget a thread's step over the breakpoint it stopped at.)
         if next.step_over != self.step_over {
             next.set_step_over_mode(self.step_over);
+        }
+    }
+}
+
+/// The hit and ignore counts of `s`'s breakpoints, by number.
+fn counts(s: &Session) -> Vec<(u32, u64, u32)> {
+    s.breakpoints
+        .iter()
+        .map(|b| (b.number, b.hit_count, b.ignore_count))
+        .collect()
+}
+
+/// Puts back the hit and ignore counts `before` ([`counts`]) of `s`'s breakpoints.
+fn restore_counts(s: &mut Session, before: &[(u32, u64, u32)]) {
+    for &(n, hits, ignore) in before {
+        if let Some(b) = s.breakpoints.get_mut(n) {
+            b.hit_count = hits;
+            b.ignore_count = ignore;
         }
     }
 }

@@ -773,7 +773,9 @@ fn a_breakpoint_without_inferior_is_in_every_process() {
     let ack = "Breakpoint 2, __GI___libc_write (fd={n}, buf={hex}, nbytes=4) at {*}";
     r.seq(&[
         "Breakpoint 2 at {hex}: file {*}write.c, line {n}.",
-        "2       breakpoint     keep y   {hex} in __GI___libc_write at {*}",
+        "2       breakpoint     keep y   <MULTIPLE>         ",
+        "2.1                         y   {hex} in __GI___libc_write at {*} inf 1",
+        "2.2                         y   {hex} in __GI___libc_write at {*} inf 2",
         send,
         &consumer,
         ack,
@@ -927,4 +929,70 @@ fn forks_and_exits_in_the_replay_are_announced_as_gdb_does() {
     assert_eq!(r.count(&new_worker), 1, "{}", r.stdout);
     assert_eq!(r.count(&worker_exits), 2, "{}", r.stdout);
     assert_eq!(r.count(&new_child), 2, "{}", r.stdout);
+}
+
+#[test]
+fn info_breakpoints_shows_a_breakpoint_of_every_inferior_with_a_location_in_each() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, rec) = record_trace(&prog, &["2"]);
+    let (_, c) = pids(&rec);
+    let got = marker_line("mp_acks.c", "CONSUMER-GOT");
+    let cmds = [
+        "break main",
+        "continue",
+        "delete 1",
+        "break write",
+        &format!("break mp_acks.c:{got} inferior 2"),
+        "info breakpoints",
+        "delete 3",
+        "continue",
+        "continue",
+        "continue",
+        "info breakpoints",
+        "ignore 2 2",
+        "info breakpoints",
+        "continue",
+        "info breakpoints",
+    ]
+    .map(String::from);
+    let r = replay_tree(&trace, &cmds);
+    r.code(0);
+    let header = "Num     Type           Disp Enb Address            What";
+    let multiple = "2       breakpoint     keep y   <MULTIPLE>         ";
+    let location = |k: u32, inf: u32| {
+        format!("2.{k}                         y   {{hex}} in __GI___libc_write at {{*}}write.c:{{n}} inf {inf}")
+    };
+    let send = "Breakpoint 2, __GI___libc_write (fd={n}, buf={hex}, nbytes=8) at {*}";
+    let ack = "Breakpoint 2, __GI___libc_write (fd={n}, buf={hex}, nbytes=4) at {*}";
+    r.seq(&[
+        // gdb's breakpoint with several locations: one in each inferior; a breakpoint of
+        // one inferior says whose.
+        header,
+        multiple,
+        &location(1, 1),
+        &location(2, 2),
+        &format!("3       breakpoint     keep y   {{hex}} in consume at mp_acks.c:{got} inf 2"),
+        // Hits in both processes, in happens-before order, counted together.
+        send,
+        ack,
+        send,
+        header,
+        multiple,
+        "\tbreakpoint already hit 3 times",
+        &location(1, 1),
+        &location(2, 2),
+        // The next two hits (the consumer's second ack, its output) pass, in whichever
+        // process they are: the consumer runs to its end.
+        "Will ignore next 2 crossings of breakpoint 2.",
+        multiple,
+        "\tbreakpoint already hit 3 times",
+        "\tignore next 2 hits",
+        &location(1, 1),
+        &format!("[Inferior 2 (process {c}) exited normally]"),
+        multiple,
+        "\tbreakpoint already hit 5 times",
+        &location(1, 1),
+    ]);
+    assert_eq!(r.count(ack), 1, "the second ack passed: {}", r.stdout);
+    assert_eq!(r.count("\tignore next {*}"), 1, "{}", r.stdout);
 }
