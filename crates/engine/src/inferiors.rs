@@ -109,6 +109,8 @@ struct Everywhere {
     temporary: bool,
     condition: Option<String>,
     enabled: bool,
+    /// A dprintf's format and arguments.
+    print: Option<(String, Vec<String>)>,
     /// Hits still to pass, in any inferior (gdb's `ignore` counts a breakpoint's hits at
     /// every location together); the inferiors' own tables keep none.
     ignore: u32,
@@ -264,7 +266,7 @@ impl Session {
         condition: Option<&str>,
     ) -> anyhow::Result<crate::breakpoints::NewBreakpoint> {
         let b = self.add_breakpoint(location, default_file, temporary, condition, None)?;
-        self.spread(b.number, location, default_file, temporary, condition);
+        self.spread(b.number, location, default_file, temporary, condition, None);
         Ok(b)
     }
 
@@ -277,11 +279,33 @@ impl Session {
         condition: Option<&str>,
     ) -> anyhow::Result<u32> {
         let n = self.add_pending_breakpoint(location, temporary, condition)?;
-        self.spread(n, location, None, temporary, condition);
+        self.spread(n, location, None, temporary, condition, None);
         Ok(n)
     }
 
-    /// Sets breakpoint `number` of the current inferior in every other one.
+    /// `dprintf LOCATION,FORMAT,ARGS…` in a replayed tree: a dprintf of every inferior, as
+    /// gdb's (its locations are a breakpoint's); set as [`Session::add_dprintf`] does here.
+    pub fn add_dprintf_everywhere(
+        &mut self,
+        location: &str,
+        default_file: Option<&std::path::Path>,
+        condition: Option<&str>,
+        print: (String, Vec<String>),
+    ) -> anyhow::Result<crate::breakpoints::NewBreakpoint> {
+        let b = self.add_dprintf(location, default_file, condition, None, print.clone())?;
+        self.spread(
+            b.number,
+            location,
+            default_file,
+            false,
+            condition,
+            Some(print),
+        );
+        Ok(b)
+    }
+
+    /// Sets breakpoint (`print`: dprintf) `number` of the current inferior in every other
+    /// one.
     fn spread(
         &mut self,
         number: u32,
@@ -289,6 +313,7 @@ impl Session {
         default_file: Option<&std::path::Path>,
         temporary: bool,
         condition: Option<&str>,
+        print: Option<(String, Vec<String>)>,
     ) {
         let Some(inf) = self.inferiors.as_mut() else {
             return;
@@ -300,6 +325,7 @@ impl Session {
             temporary,
             condition: condition.map(str::to_string),
             enabled: true,
+            print,
             ignore: 0,
         };
         let current = inf.current;
@@ -489,16 +515,16 @@ impl Session {
             };
             let (num, pid) = (j as u32 + 1, slot.pid);
             if slot.known == Lifetime::NotCreated && now != Lifetime::NotCreated {
-                // Announced where its parent forked it.
+                // Announced where its parent forked it (everything of its own ranks after).
                 let rank = slot
                     .parent
                     .zip(slot.fork_event)
                     .and_then(|(parent, at)| {
                         let step = causality.step(parent, Point { event: at, call: 0 });
-                        causality.recorded_rank(parent, step + 1)
+                        causality.recorded_rank(parent, step)
                     })
                     .unwrap_or(0);
-                changes.push((rank, InferiorChange::New { num, pid }));
+                changes.push(((rank, 0), InferiorChange::New { num, pid }));
             }
             if slot.known != Lifetime::Ended && now == Lifetime::Ended {
                 let status = trace
@@ -508,7 +534,7 @@ impl Session {
                     .recorded_rank(pid, causality.events(pid))
                     .unwrap_or(u64::MAX);
                 changes.push((
-                    rank,
+                    (rank, 1),
                     match status {
                         Some(hindsight_trace::ExitStatus::Killed(signal)) => {
                             InferiorChange::Killed { num, pid, signal }
@@ -1000,6 +1026,7 @@ impl Session {
         // keeps what its run counted (the others' hits come later, or never, in the
         // replay's order; they are counted when a motion stops there).
         let mut counted = vec![(cur, counts(self))];
+        let mut held = Vec::new();
         let first = if backward {
             if self.held_call.is_some() {
                 // No way back from a buffered call yet: from the end of its batch (the hits
@@ -1009,7 +1036,19 @@ impl Session {
             }
             back_to_hit(self, causality, cur_pid, limit, cur_pid == anchor_pid)?
         } else {
-            let stop = self.resume_alone(obs)?;
+            let mut h = Held {
+                outer: &mut *obs,
+                notices: Vec::new(),
+            };
+            let stop = self.resume_alone(&mut h);
+            held.push((cur, cur_pid, h.notices));
+            let stop = match stop {
+                Ok(stop) => stop,
+                Err(e) => {
+                    tell_held(obs, causality, None, cur, held);
+                    return Err(e);
+                }
+            };
             let event = self.step_now(causality).unwrap_or(u64::MAX);
             let rank = causality.recorded_rank(cur_pid, event).unwrap_or(u64::MAX);
             Some((rank, event, stop))
@@ -1017,6 +1056,7 @@ impl Session {
         let fallback = match first {
             Some((rank, event, stop)) => {
                 if matches!(stop.reason, StopReason::Interrupted) {
+                    tell_held(obs, causality, None, cur, held);
                     return Ok((cur, event, stop));
                 }
                 best = Some((rank, cur, event, stop));
@@ -1064,7 +1104,13 @@ impl Session {
             let found = if backward {
                 back_to_hit(s, causality, pid, limit, false)?
             } else {
-                let stop = s.resume_alone(obs)?;
+                let mut h = Held {
+                    outer: &mut *obs,
+                    notices: Vec::new(),
+                };
+                let stop = s.resume_alone(&mut h);
+                held.push((j, pid, h.notices));
+                let stop = stop?;
                 if is_hit(&stop) {
                     let event = s.step_now(causality)?;
                     let rank = causality.recorded_rank(pid, event).unwrap_or(u64::MAX);
@@ -1084,6 +1130,14 @@ impl Session {
             }
         }
         let winner = best.as_ref().map_or(cur, |b| b.1);
+        if !held.is_empty() {
+            let stop_place = match &best {
+                Some((_, slot, event, _)) => Some((inf.slots[*slot].pid, *event)),
+                None => self.step_now(causality).ok().map(|e| (cur_pid, e)),
+            };
+            let cut = stop_place.and_then(|(pid, event)| causality.cut(pid, event));
+            tell_held(obs, causality, cut.as_ref(), winner, held);
+        }
         for (j, before) in counted {
             if j == winner {
                 continue;
@@ -1195,6 +1249,66 @@ fn threads_of(s: &Session, inferior: u32, selected: bool) -> Vec<TreeThread> {
         .collect()
 }
 
+/// What one process's run in a motion across processes told, held back until the stop is
+/// known: only what happened within the consistent state around the stop is told (a
+/// process that ran past it is placed back, and its run from there tells the rest later).
+struct Held<'a> {
+    outer: &'a mut dyn Observer,
+    /// Each notice, with when it happened (see [`Observer::notice_at`]) if known.
+    notices: Vec<(Option<(u64, u32)>, Notice)>,
+}
+
+impl Observer for Held<'_> {
+    fn notice(&mut self, notice: Notice) {
+        self.notices.push((None, notice));
+    }
+
+    fn notice_at(&mut self, notice: Notice, at: (u64, u32)) {
+        self.notices.push((Some(at), notice));
+    }
+
+    fn run_commands(&mut self, session: &mut Session, commands: &[String]) {
+        self.outer.run_commands(session, commands);
+    }
+}
+
+/// What one run held back: its slot, its process and its notices with their times.
+type HeldRun = (usize, i32, Vec<(Option<(u64, u32)>, Notice)>);
+
+/// Tells `obs` what the runs of a motion across processes held back ((slot, pid, notices)),
+/// in an order of the recording that extends happens-before: everything of the stop's
+/// process (`winner`), and of the others what their timed notices place within `cut`.
+fn tell_held(
+    obs: &mut dyn Observer,
+    c: &Causality,
+    cut: Option<&Cut>,
+    winner: usize,
+    held: Vec<HeldRun>,
+) {
+    let mut told: Vec<(u64, Notice)> = Vec::new();
+    for (slot, pid, notices) in held {
+        let mut key = 0;
+        for (at, notice) in notices {
+            let step = at.map(|(event, call)| c.step(pid, Point { event, call }));
+            if let Some(step) = step {
+                key = c.recorded_rank(pid, step).unwrap_or(key);
+            }
+            let within = match (step, cut) {
+                _ if slot == winner => true,
+                (Some(step), Some(cut)) => cut.before(pid).is_some_and(|b| step <= b),
+                _ => false,
+            };
+            if within {
+                told.push((key, notice));
+            }
+        }
+    }
+    told.sort_by_key(|(key, _)| *key);
+    for (_, notice) in told {
+        obs.notice(notice);
+    }
+}
+
 /// `place`, or when it is inside a batch of buffered calls, the place right after the
 /// batch's calls: before the next event that a thread of `s`'s process runs to (the events
 /// in between need no execution: the batch's calls are made on the way to it).
@@ -1232,14 +1346,24 @@ fn apply_everywhere(s: &mut Session, e: &Everywhere) {
         return;
     }
     let condition = e.condition.as_deref();
-    let set = s.add_breakpoint(
-        &e.location,
-        e.default_file.as_deref(),
-        e.temporary,
-        condition,
-        None,
-    );
-    if set.is_err() {
+    let set = match &e.print {
+        Some(print) => s.add_dprintf(
+            &e.location,
+            e.default_file.as_deref(),
+            condition,
+            None,
+            print.clone(),
+        ),
+        None => s.add_breakpoint(
+            &e.location,
+            e.default_file.as_deref(),
+            e.temporary,
+            condition,
+            None,
+        ),
+    };
+    // (A dprintf whose location is not found there is not set there.)
+    if set.is_err() && e.print.is_none() {
         let _ = s.add_pending_breakpoint(&e.location, e.temporary, condition);
     }
     if !e.enabled {

@@ -996,3 +996,46 @@ fn info_breakpoints_shows_a_breakpoint_of_every_inferior_with_a_location_in_each
     assert_eq!(r.count(ack), 1, "the second ack passed: {}", r.stdout);
     assert_eq!(r.count("\tignore next {*}"), 1, "{}", r.stdout);
 }
+
+#[test]
+fn a_dprintf_without_inferior_prints_in_every_process() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, _) = record_trace(&prog, &["2"]);
+    let got = marker_line("mp_acks.c", "CONSUMER-GOT");
+    let cmds = [
+        "break main",
+        "continue",
+        "delete 1",
+        "dprintf write,\"wrote %lu\\n\", nbytes",
+        "info breakpoints",
+        &format!("break mp_acks.c:{got} inferior 2"),
+        "continue",
+        "continue",
+        "continue",
+    ]
+    .map(String::from);
+    let r = replay_tree(&trace, &cmds);
+    let stop = format!("Breakpoint 3, consume (in={{n}}, ack={{n}}, n=2) at mp_acks.c:{got}");
+    r.code(0).seq(&[
+        "Dprintf 2 at {hex}: file {*}write.c, line {n}.",
+        "2       dprintf        keep y   <MULTIPLE>         ",
+        "        printf \"wrote %lu\\n\",nbytes",
+        "2.1                         y   {hex} in __GI___libc_write at {*} inf 1",
+        "2.2                         y   {hex} in __GI___libc_write at {*} inf 2",
+        // Each process's texts as far as the consistent state around each stop goes, in
+        // happens-before order: the producer's message before the consumer's stop at it,
+        // the consumer's ack before the producer's next message.
+        "wrote 8",
+        &stop,
+        "wrote 4",
+        "wrote 8",
+        &stop,
+        "wrote 4",
+        "wrote 16",
+    ]);
+    // Each call of each process printed once, though the producer's replay ran past the
+    // consumer's stops.
+    assert_eq!(r.count("wrote 8"), 2, "{}", r.stdout);
+    assert_eq!(r.count("wrote 4"), 2, "{}", r.stdout);
+    assert_eq!(r.count("wrote 16"), 1, "{}", r.stdout);
+}

@@ -244,7 +244,12 @@ pub(crate) fn dprintf(
     let (loc_text, cond) = split_condition(location);
     let (loc_text, era) = split_era(s, loc_text)?;
     let default_file = c.default_file().map(|p| p.to_path_buf());
-    let b = s.add_dprintf(loc_text, default_file.as_deref(), cond, era, (format, args))?;
+    // In a replayed tree, in every inferior, as `break` (an era is one process's times).
+    let b = if era.is_none() && s.has_inferiors() {
+        s.add_dprintf_everywhere(loc_text, default_file.as_deref(), cond, (format, args))?
+    } else {
+        s.add_dprintf(loc_text, default_file.as_deref(), cond, era, (format, args))?
+    };
     announce(c, "Dprintf", loc_text, &b);
     Ok(())
 }
@@ -576,12 +581,14 @@ pub(crate) fn info_breakpoints(
                 }
             }
             BreakpointKind::Watchpoint { access, expr, .. } => {
+                // (A watchpoint watches one inferior's memory, as gdb's.)
                 say!(
                     c,
-                    "{:<8}{:<w$} {disp:<5}{enb:<4}{:<19}{expr}",
+                    "{:<8}{:<w$} {disp:<5}{enb:<4}{:<19}{expr}{}",
                     b.number,
                     type_name(*access),
                     "",
+                    whose(row.inferior),
                     w = type_width
                 );
                 match owner.era_of(b.number) {
