@@ -1,6 +1,7 @@
 //! How stops and frames are shown: gdb's shapes, line for line, made from the engine's data.
 
 use hindsight_engine::frames::FrameInfo;
+use hindsight_engine::inferiors::InferiorChange;
 use hindsight_engine::signals::signal_name;
 use hindsight_engine::{Session, Stop, StopReason, WatchAccess};
 
@@ -91,23 +92,76 @@ fn stop_frame(s: &Session) -> anyhow::Result<FrameInfo> {
     Ok(s.frame_info(&frame, 0))
 }
 
+/// gdb's line for the end of inferior `num` (process `pid`) with exit code `code`.
+fn exited(c: &mut Console, num: u32, pid: i32, code: i32) {
+    if code == 0 {
+        say!(c, "[Inferior {num} (process {pid}) exited normally]");
+    } else {
+        // gdb prints the status in octal with a leading zero: 3 is 03, 10 is 012.
+        say!(
+            c,
+            "[Inferior {num} (process {pid}) exited with code 0{code:o}]"
+        );
+    }
+}
+
+/// gdb's lines for a process that a signal killed.
+fn terminated(c: &mut Console, signal: i32) {
+    let (name, desc) = signal_name(signal);
+    say!(c, "\nProgram terminated with signal {name}, {desc}.");
+    say!(c, "The program no longer exists.");
+}
+
+/// In a replayed tree, before a stop is shown: the processes that appeared or ended in the
+/// consistent state around it, as gdb announces forks and exits of its inferiors (the end
+/// of the current one is the stop itself, shown by [`show_stop`]).
+pub(crate) fn show_inferior_changes(s: &mut Session, c: &mut Console, stop: &Stop) {
+    if !s.has_inferiors() {
+        return;
+    }
+    let current = s.inferior_number();
+    // (When the placement cannot be computed, the commands that need it say why.)
+    for change in s.inferior_changes().unwrap_or_default() {
+        match change {
+            InferiorChange::New { num, pid } => say!(c, "[New inferior {num} (process {pid})]"),
+            _ if stop.ended() && current == Some(change_num(&change)) => {}
+            InferiorChange::Exited {
+                num,
+                pid,
+                code: Some(code),
+            } => exited(c, num, pid, code),
+            InferiorChange::Exited {
+                num,
+                pid,
+                code: None,
+            } => say!(
+                c,
+                "[Inferior {num} (process {pid}) ends here: its recording was cut off]"
+            ),
+            InferiorChange::Killed { signal, .. } => terminated(c, signal),
+        }
+    }
+}
+
+/// The inferior a change is about.
+fn change_num(change: &InferiorChange) -> u32 {
+    match change {
+        InferiorChange::New { num, .. }
+        | InferiorChange::Exited { num, .. }
+        | InferiorChange::Killed { num, .. } => *num,
+    }
+}
+
 /// Shows a stop as gdb does.
 pub(crate) fn show_stop(s: &Session, c: &mut Console, stop: &Stop) -> anyhow::Result<()> {
     let pid = stop.pid;
     match &stop.reason {
         StopReason::Exited { code } => {
-            if *code == 0 {
-                say!(c, "[Inferior 1 (process {pid}) exited normally]");
-            } else {
-                // gdb prints the status in octal with a leading zero: 3 is 03, 10 is 012.
-                say!(c, "[Inferior 1 (process {pid}) exited with code 0{code:o}]");
-            }
+            exited(c, s.inferior_number().unwrap_or(1), pid, *code);
             return Ok(());
         }
         StopReason::Killed { signal } => {
-            let (name, desc) = signal_name(*signal);
-            say!(c, "\nProgram terminated with signal {name}, {desc}.");
-            say!(c, "The program no longer exists.");
+            terminated(c, *signal);
             return Ok(());
         }
         _ => {}

@@ -482,6 +482,9 @@ impl Session {
     /// Deletes breakpoint or watchpoint `n` (in every inferior when it is a breakpoint of
     /// every inferior).
     pub fn delete_breakpoint(&mut self, n: u32) -> anyhow::Result<()> {
+        if let Some(other) = self.other_inferior_with(n) {
+            return delete_one(other, n);
+        }
         delete_one(self, n)?;
         self.update_everywhere(n, None);
         Ok(())
@@ -493,6 +496,15 @@ impl Session {
         numbers: &[u32],
         enabled: bool,
     ) -> anyhow::Result<()> {
+        // Another inferior's own breakpoints are set there.
+        let mut own = Vec::new();
+        for &n in numbers {
+            match self.other_inferior_with(n) {
+                Some(other) => other.set_breakpoints_enabled(&[n], enabled)?,
+                None => own.push(n),
+            }
+        }
+        let numbers = &own[..];
         let mut touched_watch = false;
         for &n in numbers {
             let Some(bp) = self.breakpoints.get(n).cloned() else {
@@ -521,6 +533,9 @@ impl Session {
         if let Some(c) = condition {
             context::check_syntax(c)?;
         }
+        if let Some(other) = self.other_inferior_with(n) {
+            return other.set_condition(n, condition);
+        }
         let Some(bp) = self.breakpoints.get_mut(n) else {
             bail!("No breakpoint number {n}.");
         };
@@ -532,10 +547,19 @@ impl Session {
 
     /// Makes breakpoint `n` pass its next `count` hits (gdb's `ignore`).
     pub fn set_ignore_count(&mut self, n: u32, count: u32) -> anyhow::Result<()> {
+        if let Some(other) = self.other_inferior_with(n) {
+            return other.set_ignore_count(n, count);
+        }
         let Some(bp) = self.breakpoints.get_mut(n) else {
             bail!("No breakpoint number {n}.");
         };
-        bp.ignore_count = count;
+        // In a replayed tree, a breakpoint of every inferior counts its hits in all of them.
+        bp.ignore_count = 0;
+        if !self.ignore_everywhere(n, count) {
+            if let Some(bp) = self.breakpoints.get_mut(n) {
+                bp.ignore_count = count;
+            }
+        }
         Ok(())
     }
 

@@ -54,6 +54,48 @@ struct Slot {
     session: Option<Box<Session>>,
     /// The step its replay was moved to by the last placement.
     placed: Option<u64>,
+    /// Whether it existed and had ended at the last stop reported
+    /// ([`Session::inferior_changes`]).
+    known: Lifetime,
+}
+
+/// Where a process is in its life at a stop (what gdb announces changes of).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lifetime {
+    NotCreated,
+    Alive,
+    Ended,
+}
+
+/// A process that appeared or ended in the replay since the last stop reported, as gdb
+/// announces them: `[New inferior N (process P)]`, `[Inferior N (process P) exited …]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InferiorChange {
+    /// Its parent created it.
+    New {
+        /// gdb's inferior number.
+        num: u32,
+        /// Recorded pid.
+        pid: i32,
+    },
+    /// It exited.
+    Exited {
+        /// gdb's inferior number.
+        num: u32,
+        /// Recorded pid.
+        pid: i32,
+        /// Its exit code (None when its recording has no end: it was cut off).
+        code: Option<i32>,
+    },
+    /// A signal killed it.
+    Killed {
+        /// gdb's inferior number.
+        num: u32,
+        /// Recorded pid.
+        pid: i32,
+        /// The signal.
+        signal: i32,
+    },
 }
 
 /// A breakpoint of every inferior (`break LOCATION` in a replayed tree, as gdb's): set in
@@ -67,6 +109,40 @@ struct Everywhere {
     temporary: bool,
     condition: Option<String>,
     enabled: bool,
+    /// A dprintf's format and arguments.
+    print: Option<(String, Vec<String>)>,
+    /// Hits still to pass, in any inferior (gdb's `ignore` counts a breakpoint's hits at
+    /// every location together); the inferiors' own tables keep none.
+    ignore: u32,
+}
+
+/// One thread of a replayed tree, as `info threads` lists it.
+#[derive(Debug, Clone)]
+pub struct TreeThread {
+    /// Its inferior's number (gdb's thread id is `inferior.thread.num`).
+    pub inferior: u32,
+    /// Its number in its inferior, tid and pthread id.
+    pub thread: hindsight_control::ThreadInfo,
+    /// Its name (what `/proc/…/comm` says).
+    pub name: Option<String>,
+    /// Where it stands (None when its stack cannot be read).
+    pub frame: Option<crate::frames::FrameInfo>,
+    /// It is the thread commands act on.
+    pub current: bool,
+}
+
+/// One row of `info breakpoints`: a breakpoint or watchpoint, and in a replayed tree, whose.
+#[derive(Debug, Clone)]
+pub struct BreakpointRow {
+    /// As its inferior's table holds it; for a breakpoint of every inferior, the hit and
+    /// ignore counts are every inferior's together.
+    pub breakpoint: hindsight_breakpoints::table::Breakpoint,
+    /// The inferior whose table holds it (for a breakpoint of every inferior, the current
+    /// one); None in a replay of one process.
+    pub inferior: Option<u32>,
+    /// A breakpoint of every inferior: its locations, inferior by inferior, as (inferior,
+    /// address) — gdb's locations `N.1`, `N.2`… of a breakpoint with several.
+    pub shared: Option<Vec<(u32, u64)>>,
 }
 
 /// The processes of a replayed tree (held by the outer [`Session`]).
@@ -143,6 +219,10 @@ impl Inferiors {
                 )),
                 session: None,
                 placed: None,
+                known: match p.parent {
+                    Some(parent) if procs.iter().any(|q| q.pid == parent) => Lifetime::NotCreated,
+                    _ => Lifetime::Alive,
+                },
             })
             .collect();
         let current = slots.iter().position(|s| s.pid == current).unwrap_or(0);
@@ -186,7 +266,7 @@ impl Session {
         condition: Option<&str>,
     ) -> anyhow::Result<crate::breakpoints::NewBreakpoint> {
         let b = self.add_breakpoint(location, default_file, temporary, condition, None)?;
-        self.spread(b.number, location, default_file, temporary, condition);
+        self.spread(b.number, location, default_file, temporary, condition, None);
         Ok(b)
     }
 
@@ -199,11 +279,33 @@ impl Session {
         condition: Option<&str>,
     ) -> anyhow::Result<u32> {
         let n = self.add_pending_breakpoint(location, temporary, condition)?;
-        self.spread(n, location, None, temporary, condition);
+        self.spread(n, location, None, temporary, condition, None);
         Ok(n)
     }
 
-    /// Sets breakpoint `number` of the current inferior in every other one.
+    /// `dprintf LOCATION,FORMAT,ARGS…` in a replayed tree: a dprintf of every inferior, as
+    /// gdb's (its locations are a breakpoint's); set as [`Session::add_dprintf`] does here.
+    pub fn add_dprintf_everywhere(
+        &mut self,
+        location: &str,
+        default_file: Option<&std::path::Path>,
+        condition: Option<&str>,
+        print: (String, Vec<String>),
+    ) -> anyhow::Result<crate::breakpoints::NewBreakpoint> {
+        let b = self.add_dprintf(location, default_file, condition, None, print.clone())?;
+        self.spread(
+            b.number,
+            location,
+            default_file,
+            false,
+            condition,
+            Some(print),
+        );
+        Ok(b)
+    }
+
+    /// Sets breakpoint (`print`: dprintf) `number` of the current inferior in every other
+    /// one.
     fn spread(
         &mut self,
         number: u32,
@@ -211,6 +313,7 @@ impl Session {
         default_file: Option<&std::path::Path>,
         temporary: bool,
         condition: Option<&str>,
+        print: Option<(String, Vec<String>)>,
     ) {
         let Some(inf) = self.inferiors.as_mut() else {
             return;
@@ -222,6 +325,8 @@ impl Session {
             temporary,
             condition: condition.map(str::to_string),
             enabled: true,
+            print,
+            ignore: 0,
         };
         let current = inf.current;
         for (j, slot) in inf.slots.iter_mut().enumerate() {
@@ -323,6 +428,11 @@ impl Session {
     /// The step (see `hindsight-causal`) the replay stands before: its event's, or, when it
     /// stopped between two calls of a batch of buffered calls, the step of the next call.
     pub(crate) fn step_now(&mut self, c: &Causality) -> anyhow::Result<u64> {
+        if self.pid().is_none() && self.replay.is_some() {
+            // Its process is gone (it ran to its end, or was placed there): past its last
+            // event, whatever its replay counted (its exit is known to whoever waits).
+            return Ok(c.events(self.user_pid()));
+        }
         // Inside a batch the replay has replayed the batch's event and no other (the
         // position is not asked for: it would be looked for again by replaying, and a
         // thread placed at a buffered call stands in its stub, where no position is named).
@@ -382,6 +492,74 @@ impl Session {
             .collect())
     }
 
+    /// The processes that appeared or ended in the consistent state around the current
+    /// stop since the last call (gdb's announcements, in an order consistent with
+    /// happens-before). Going back in time announces nothing (gdb has no words for
+    /// a process un-created), but what it undoes is announced again going forward. Empty
+    /// without inferiors.
+    pub fn inferior_changes(&mut self) -> anyhow::Result<Vec<InferiorChange>> {
+        if self.inferiors.is_none() {
+            return Ok(Vec::new());
+        }
+        let (causality, cut, _) = self.anchored_cut()?;
+        let trace = self.replay_opts.as_ref().map(|o| o.trace.clone());
+        let Some(inf) = self.inferiors.as_mut() else {
+            return Ok(Vec::new());
+        };
+        let mut changes = Vec::new();
+        for (j, slot) in inf.slots.iter_mut().enumerate() {
+            let now = match place_of(&causality, &cut, slot) {
+                InferiorPlace::NotCreated => Lifetime::NotCreated,
+                InferiorPlace::Before { .. } => Lifetime::Alive,
+                InferiorPlace::End { .. } => Lifetime::Ended,
+            };
+            let (num, pid) = (j as u32 + 1, slot.pid);
+            if slot.known == Lifetime::NotCreated && now != Lifetime::NotCreated {
+                // Announced where its parent forked it (everything of its own ranks after).
+                let rank = slot
+                    .parent
+                    .zip(slot.fork_event)
+                    .and_then(|(parent, at)| {
+                        let step = causality.step(parent, Point { event: at, call: 0 });
+                        causality.recorded_rank(parent, step)
+                    })
+                    .unwrap_or(0);
+                changes.push(((rank, 0), InferiorChange::New { num, pid }));
+            }
+            if slot.known != Lifetime::Ended && now == Lifetime::Ended {
+                let status = trace
+                    .as_deref()
+                    .and_then(|t| exit_status(t, pid).ok().flatten());
+                let rank = causality
+                    .recorded_rank(pid, causality.events(pid))
+                    .unwrap_or(u64::MAX);
+                changes.push((
+                    (rank, 1),
+                    match status {
+                        Some(hindsight_trace::ExitStatus::Killed(signal)) => {
+                            InferiorChange::Killed { num, pid, signal }
+                        }
+                        Some(hindsight_trace::ExitStatus::Exited(code)) => InferiorChange::Exited {
+                            num,
+                            pid,
+                            code: Some(code),
+                        },
+                        None => InferiorChange::Exited {
+                            num,
+                            pid,
+                            code: None,
+                        },
+                    },
+                ));
+            }
+            slot.known = now;
+        }
+        // In an order of the recording's events that extends happens-before (a process's
+        // creation comes before its end: its rank is right after the fork's).
+        changes.sort_by_key(|(rank, _)| *rank);
+        Ok(changes.into_iter().map(|(_, c)| c).collect())
+    }
+
     /// `inferior N`: makes inferior `num` the one commands act on, its replay moved to where
     /// the consistent state around the current stop places it (started if it was not yet).
     /// Returns its description.
@@ -418,27 +596,15 @@ impl Session {
             inf.slots[inf.current].session = Some(Box::new(previous));
             inf.current = target;
         }
-        self.inferiors = Some(inf);
         // Move it to its place (the anchor's own process is where the stop left it).
-        let stopped_here = self
-            .inferiors
-            .as_ref()
-            .and_then(|i| i.anchor)
-            .is_some_and(|(slot, _)| slot == target);
-        if !stopped_here {
-            let placed = self.inferiors.as_ref().and_then(|i| i.slots[target].placed);
-            let goal = goal_step(&causality, pid, place);
-            if placed.is_none() || placed != goal {
-                let placing = place_session(self, place);
-                // Wherever it stands now, it is not a new stop (the anchor stays).
-                let at = self.step_now(&causality).ok();
-                if let Some(i) = self.inferiors.as_mut() {
-                    i.slots[target].placed = at;
-                }
-                placing
-                    .map_err(|e| anyhow!("Process {pid} could not be placed at this stop: {e}"))?;
-            }
+        let stopped_here = inf.anchor.is_some_and(|(slot, _)| slot == target);
+        let mut placed = inf.slots[target].placed;
+        self.inferiors = Some(inf);
+        let settled = settle(self, &mut placed, &causality, pid, place, stopped_here);
+        if let Some(i) = self.inferiors.as_mut() {
+            i.slots[target].placed = placed;
         }
+        settled?;
         let s = &self.inferiors.as_ref().context("no inferiors")?.slots[target];
         Ok(InferiorInfo {
             num,
@@ -448,6 +614,176 @@ impl Session {
             stopped: stopped_here,
             place,
         })
+    }
+
+    /// The threads of every inferior that has a process at the consistent state around the
+    /// current stop (`info threads` in a replayed tree), in inferior order; each other
+    /// inferior's replay is started and placed there first, as `inferior N` would. An
+    /// inferior not created yet or at its end has none (gdb lists no threads of an exited
+    /// inferior), unless it is the current one.
+    pub fn threads_of_every_inferior(&mut self) -> anyhow::Result<Vec<TreeThread>> {
+        if self.inferiors.is_none() {
+            bail!("This replay has one process.");
+        }
+        let (causality, cut, _) = self.anchored_cut()?;
+        let mut inf = self.inferiors.take().context("no inferiors")?;
+        let r = self.collect_threads(&mut inf, &causality, &cut);
+        self.inferiors = Some(inf);
+        r
+    }
+
+    fn collect_threads(
+        &mut self,
+        inf: &mut Inferiors,
+        causality: &Causality,
+        cut: &Cut,
+    ) -> anyhow::Result<Vec<TreeThread>> {
+        let mut all = Vec::new();
+        for j in 0..inf.slots.len() {
+            let num = j as u32 + 1;
+            if j == inf.current {
+                all.extend(threads_of(self, num, true));
+                continue;
+            }
+            let place = place_of(causality, cut, &inf.slots[j]);
+            if !matches!(place, InferiorPlace::Before { .. }) {
+                continue;
+            }
+            let pid = inf.slots[j].pid;
+            if inf.slots[j].session.is_none() {
+                let mut s = self.start_inferior(pid)?;
+                for e in &inf.everywhere {
+                    apply_everywhere(&mut s, e);
+                }
+                self.share_settings(&mut s);
+                inf.slots[j].session = Some(Box::new(s));
+            }
+            let stopped_here = inf.anchor.is_some_and(|(slot, _)| slot == j);
+            let slot = &mut inf.slots[j];
+            let Some(s) = slot.session.as_deref_mut() else {
+                continue;
+            };
+            settle(s, &mut slot.placed, causality, pid, place, stopped_here)?;
+            all.extend(threads_of(s, num, false));
+        }
+        Ok(all)
+    }
+
+    /// Every breakpoint and watchpoint as `info breakpoints` lists them, by number: in a
+    /// replayed tree, those of every inferior, a breakpoint of every inferior once with its
+    /// locations in each (the replays of the inferiors not started yet are started, so that
+    /// its location there is known) and its hits in all of them.
+    pub fn breakpoint_rows(&mut self) -> anyhow::Result<Vec<BreakpointRow>> {
+        let Some(mut inf) = self.inferiors.take() else {
+            return Ok(self
+                .breakpoints
+                .iter()
+                .map(|b| BreakpointRow {
+                    breakpoint: b.clone(),
+                    inferior: None,
+                    shared: None,
+                })
+                .collect());
+        };
+        let r = self.rows_across(&mut inf);
+        self.inferiors = Some(inf);
+        r
+    }
+
+    fn rows_across(&mut self, inf: &mut Inferiors) -> anyhow::Result<Vec<BreakpointRow>> {
+        if !inf.everywhere.is_empty() {
+            for j in 0..inf.slots.len() {
+                if j != inf.current && inf.slots[j].session.is_none() {
+                    let mut s = self.start_inferior(inf.slots[j].pid)?;
+                    for e in &inf.everywhere {
+                        apply_everywhere(&mut s, e);
+                    }
+                    self.share_settings(&mut s);
+                    inf.slots[j].session = Some(Box::new(s));
+                }
+            }
+        }
+        let mut rows: std::collections::BTreeMap<u32, BreakpointRow> = Default::default();
+        for j in 0..inf.slots.len() {
+            let num = j as u32 + 1;
+            let s: &Session = match inf.slots[j].session.as_deref() {
+                _ if j == inf.current => self,
+                Some(s) => s,
+                None => continue,
+            };
+            for b in s.breakpoints.iter() {
+                let shared = inf.everywhere.iter().find(|e| e.number == b.number);
+                let row = rows.entry(b.number).or_insert_with(|| BreakpointRow {
+                    breakpoint: b.clone(),
+                    inferior: Some(num),
+                    shared: shared.map(|_| Vec::new()),
+                });
+                let Some(e) = shared else { continue };
+                if row.inferior != Some(num) {
+                    row.breakpoint.hit_count += b.hit_count;
+                }
+                row.breakpoint.ignore_count = e.ignore;
+                if let Some(l) = row.shared.as_mut() {
+                    l.extend(b.locations.iter().map(|a| (num, *a)));
+                }
+            }
+        }
+        // A breakpoint of every inferior is shown as the current inferior's.
+        let cur = inf.current as u32 + 1;
+        for b in self.breakpoints.iter() {
+            if let Some(row) = rows.get_mut(&b.number).filter(|r| r.shared.is_some()) {
+                let hits = row.breakpoint.hit_count;
+                let ignore = row.breakpoint.ignore_count;
+                row.breakpoint = b.clone();
+                row.breakpoint.hit_count = hits;
+                row.breakpoint.ignore_count = ignore;
+                row.inferior = Some(cur);
+            }
+        }
+        Ok(rows.into_values().collect())
+    }
+
+    /// The replay of inferior `num` (the session itself for the current one): for what a
+    /// front end shows of another inferior (its symbols, its breakpoints' details).
+    pub fn inferior_session(&self, num: u32) -> Option<&Session> {
+        let Some(inf) = self.inferiors.as_ref() else {
+            return (num == 1).then_some(self);
+        };
+        let j = (num as usize).checked_sub(1)?;
+        match inf.slots.get(j)?.session.as_deref() {
+            _ if j == inf.current => Some(self),
+            s => s,
+        }
+    }
+
+    /// The replay of the other inferior that breakpoint `n` is one of, when it is not the
+    /// current one's (`break LOCATION inferior N`): `delete`, `enable`… act there.
+    pub(crate) fn other_inferior_with(&mut self, n: u32) -> Option<&mut Session> {
+        if self.breakpoints.get(n).is_some() {
+            return None;
+        }
+        let inf = self.inferiors.as_mut()?;
+        let current = inf.current;
+        inf.slots
+            .iter_mut()
+            .enumerate()
+            .filter(|(j, _)| *j != current)
+            .filter_map(|(_, slot)| slot.session.as_deref_mut())
+            .find(|s| s.breakpoints.get(n).is_some())
+    }
+
+    /// `ignore N COUNT` of a breakpoint of every inferior: its next `count` hits in any
+    /// inferior pass. False when `n` is not one (it is then the current inferior's own).
+    pub(crate) fn ignore_everywhere(&mut self, n: u32, count: u32) -> bool {
+        let Some(e) = self
+            .inferiors
+            .as_mut()
+            .and_then(|i| i.everywhere.iter_mut().find(|e| e.number == n))
+        else {
+            return false;
+        };
+        e.ignore = count;
+        true
     }
 
     /// A replay of process `pid` alone, stopped before its first instruction.
@@ -582,6 +918,54 @@ impl Session {
         obs: &mut dyn Observer,
         backward: bool,
     ) -> anyhow::Result<Stop> {
+        let start = self.inferior_number();
+        let r = loop {
+            let stop = match self.continue_across_once(obs, backward) {
+                Ok(stop) => stop,
+                Err(e) => break Err(e),
+            };
+            // A hit of a breakpoint of every inferior that its ignore count passes: on from
+            // there (its hit counted where it happened).
+            if let StopReason::Breakpoint { number, .. } = stop.reason {
+                if self.pass_shared_ignore(number) {
+                    continue;
+                }
+            }
+            break Ok(stop);
+        };
+        if let (Ok(_), Some(inf)) = (&r, self.inferiors.as_ref()) {
+            if start != Some(inf.current as u32 + 1) {
+                let slot = &inf.slots[inf.current];
+                obs.notice(Notice::SwitchedInferior {
+                    num: inf.current as u32 + 1,
+                    pid: slot.pid,
+                    program: slot.program.display().to_string(),
+                });
+            }
+        }
+        r
+    }
+
+    /// Whether breakpoint `n` is one of every inferior with hits to pass (one passed now).
+    fn pass_shared_ignore(&mut self, n: u32) -> bool {
+        let Some(e) = self
+            .inferiors
+            .as_mut()
+            .and_then(|i| i.everywhere.iter_mut().find(|e| e.number == n))
+            .filter(|e| e.ignore > 0)
+        else {
+            return false;
+        };
+        e.ignore -= 1;
+        true
+    }
+
+    /// One motion of [`Session::continue_across`]: to the next (previous) hit in any process.
+    fn continue_across_once(
+        &mut self,
+        obs: &mut dyn Observer,
+        backward: bool,
+    ) -> anyhow::Result<Stop> {
         let (causality, cut, anchor_pid) = self.anchored_cut()?;
         let anchor_event = cut.before(anchor_pid).unwrap_or(0);
         let limit = causality
@@ -592,22 +976,15 @@ impl Session {
         let r = match r {
             Ok((winner, event, stop)) => {
                 if winner != inf.current {
-                    match inf.slots[winner].session.take() {
-                        Some(next) => {
-                            let mut next = *next;
-                            self.share_settings(&mut next);
-                            let previous = std::mem::replace(self, next);
-                            inf.slots[inf.current].session = Some(Box::new(previous));
-                            inf.current = winner;
-                            let slot = &inf.slots[winner];
-                            obs.notice(Notice::SwitchedInferior {
-                                num: winner as u32 + 1,
-                                pid: slot.pid,
-                                program: slot.program.display().to_string(),
-                            });
-                        }
-                        None => bail!("inferior {} has no replay", winner + 1),
-                    }
+                    let Some(next) = inf.slots[winner].session.take() else {
+                        self.inferiors = Some(inf);
+                        bail!("inferior {} has no replay", winner + 1);
+                    };
+                    let mut next = *next;
+                    self.share_settings(&mut next);
+                    let previous = std::mem::replace(self, next);
+                    inf.slots[inf.current].session = Some(Box::new(previous));
+                    inf.current = winner;
                 }
                 for s in inf.slots.iter_mut() {
                     s.placed = None;
@@ -645,6 +1022,11 @@ impl Session {
         let cur = inf.current;
         let cur_pid = inf.slots[cur].pid;
         let mut best: Option<(u64, usize, u64, Stop)> = None;
+        // Each process's hit and ignore counts before it runs: only the stop's process
+        // keeps what its run counted (the others' hits come later, or never, in the
+        // replay's order; they are counted when a motion stops there).
+        let mut counted = vec![(cur, counts(self))];
+        let mut held = Vec::new();
         let first = if backward {
             if self.held_call.is_some() {
                 // No way back from a buffered call yet: from the end of its batch (the hits
@@ -654,7 +1036,19 @@ impl Session {
             }
             back_to_hit(self, causality, cur_pid, limit, cur_pid == anchor_pid)?
         } else {
-            let stop = self.resume_alone(obs)?;
+            let mut h = Held {
+                outer: &mut *obs,
+                notices: Vec::new(),
+            };
+            let stop = self.resume_alone(&mut h);
+            held.push((cur, cur_pid, h.notices));
+            let stop = match stop {
+                Ok(stop) => stop,
+                Err(e) => {
+                    tell_held(obs, causality, None, cur, held);
+                    return Err(e);
+                }
+            };
             let event = self.step_now(causality).unwrap_or(u64::MAX);
             let rank = causality.recorded_rank(cur_pid, event).unwrap_or(u64::MAX);
             Some((rank, event, stop))
@@ -662,6 +1056,7 @@ impl Session {
         let fallback = match first {
             Some((rank, event, stop)) => {
                 if matches!(stop.reason, StopReason::Interrupted) {
+                    tell_held(obs, causality, None, cur, held);
                     return Ok((cur, event, stop));
                 }
                 best = Some((rank, cur, event, stop));
@@ -705,10 +1100,17 @@ impl Session {
                     place_session(s, place)?;
                 }
             }
+            counted.push((j, counts(s)));
             let found = if backward {
                 back_to_hit(s, causality, pid, limit, false)?
             } else {
-                let stop = s.resume_alone(obs)?;
+                let mut h = Held {
+                    outer: &mut *obs,
+                    notices: Vec::new(),
+                };
+                let stop = s.resume_alone(&mut h);
+                held.push((j, pid, h.notices));
+                let stop = stop?;
                 if is_hit(&stop) {
                     let event = s.step_now(causality)?;
                     let rank = causality.recorded_rank(pid, event).unwrap_or(u64::MAX);
@@ -725,6 +1127,25 @@ impl Session {
                 if better {
                     best = Some((rank, j, event, stop));
                 }
+            }
+        }
+        let winner = best.as_ref().map_or(cur, |b| b.1);
+        if !held.is_empty() {
+            let stop_place = match &best {
+                Some((_, slot, event, _)) => Some((inf.slots[*slot].pid, *event)),
+                None => self.step_now(causality).ok().map(|e| (cur_pid, e)),
+            };
+            let cut = stop_place.and_then(|(pid, event)| causality.cut(pid, event));
+            tell_held(obs, causality, cut.as_ref(), winner, held);
+        }
+        for (j, before) in counted {
+            if j == winner {
+                continue;
+            }
+            match inf.slots[j].session.as_deref_mut() {
+                _ if j == cur => restore_counts(self, &before),
+                Some(s) => restore_counts(s, &before),
+                None => {}
             }
         }
         match (best, fallback) {
@@ -749,6 +1170,142 @@ impl Session {
         if next.step_over != self.step_over {
             next.set_step_over_mode(self.step_over);
         }
+    }
+}
+
+/// The hit and ignore counts of `s`'s breakpoints, by number.
+fn counts(s: &Session) -> Vec<(u32, u64, u32)> {
+    s.breakpoints
+        .iter()
+        .map(|b| (b.number, b.hit_count, b.ignore_count))
+        .collect()
+}
+
+/// Puts back the hit and ignore counts `before` ([`counts`]) of `s`'s breakpoints.
+fn restore_counts(s: &mut Session, before: &[(u32, u64, u32)]) {
+    for &(n, hits, ignore) in before {
+        if let Some(b) = s.breakpoints.get_mut(n) {
+            b.hit_count = hits;
+            b.ignore_count = ignore;
+        }
+    }
+}
+
+/// How process `pid` of the trace at `trace` ended (None: its recording has no end).
+fn exit_status(
+    trace: &std::path::Path,
+    pid: i32,
+) -> anyhow::Result<Option<hindsight_trace::ExitStatus>> {
+    let r = TraceReader::open(trace)?;
+    let mut stream = r.events(pid)?;
+    let mut status = None;
+    while let Some(e) = stream.next_event()? {
+        if let hindsight_trace::Event::ProcessExit { status: s, .. } = e {
+            status = Some(s);
+        }
+    }
+    Ok(status)
+}
+
+/// Moves `s` (the replay of process `pid`) to `place` unless it stands there already
+/// (`placed`: the step the last placement left it at, updated) or made the stop the others
+/// are placed around (`stopped_here`).
+fn settle(
+    s: &mut Session,
+    placed: &mut Option<u64>,
+    causality: &Causality,
+    pid: i32,
+    place: InferiorPlace,
+    stopped_here: bool,
+) -> anyhow::Result<()> {
+    if stopped_here {
+        return Ok(());
+    }
+    let goal = goal_step(causality, pid, place);
+    if placed.is_some() && *placed == goal {
+        return Ok(());
+    }
+    let placing = place_session(s, place);
+    // Wherever it stands now, it is not a new stop (the anchor stays).
+    *placed = s.step_now(causality).ok();
+    placing
+        .map(|_| ())
+        .map_err(|e| anyhow!("Process {pid} could not be placed at this stop: {e}"))
+}
+
+/// The threads of `s` (inferior `inferior`), with their top frames; `selected` marks its
+/// selected thread as the current one.
+fn threads_of(s: &Session, inferior: u32, selected: bool) -> Vec<TreeThread> {
+    let chosen = s.selected_thread().filter(|_| selected);
+    s.threads()
+        .into_iter()
+        .map(|t| TreeThread {
+            inferior,
+            name: s.thread_name(t.tid),
+            frame: s.top_frame(t.tid).ok(),
+            current: Some(t.tid) == chosen,
+            thread: t,
+        })
+        .collect()
+}
+
+/// What one process's run in a motion across processes told, held back until the stop is
+/// known: only what happened within the consistent state around the stop is told (a
+/// process that ran past it is placed back, and its run from there tells the rest later).
+struct Held<'a> {
+    outer: &'a mut dyn Observer,
+    /// Each notice, with when it happened (see [`Observer::notice_at`]) if known.
+    notices: Vec<(Option<(u64, u32)>, Notice)>,
+}
+
+impl Observer for Held<'_> {
+    fn notice(&mut self, notice: Notice) {
+        self.notices.push((None, notice));
+    }
+
+    fn notice_at(&mut self, notice: Notice, at: (u64, u32)) {
+        self.notices.push((Some(at), notice));
+    }
+
+    fn run_commands(&mut self, session: &mut Session, commands: &[String]) {
+        self.outer.run_commands(session, commands);
+    }
+}
+
+/// What one run held back: its slot, its process and its notices with their times.
+type HeldRun = (usize, i32, Vec<(Option<(u64, u32)>, Notice)>);
+
+/// Tells `obs` what the runs of a motion across processes held back ((slot, pid, notices)),
+/// in an order of the recording that extends happens-before: everything of the stop's
+/// process (`winner`), and of the others what their timed notices place within `cut`.
+fn tell_held(
+    obs: &mut dyn Observer,
+    c: &Causality,
+    cut: Option<&Cut>,
+    winner: usize,
+    held: Vec<HeldRun>,
+) {
+    let mut told: Vec<(u64, Notice)> = Vec::new();
+    for (slot, pid, notices) in held {
+        let mut key = 0;
+        for (at, notice) in notices {
+            let step = at.map(|(event, call)| c.step(pid, Point { event, call }));
+            if let Some(step) = step {
+                key = c.recorded_rank(pid, step).unwrap_or(key);
+            }
+            let within = match (step, cut) {
+                _ if slot == winner => true,
+                (Some(step), Some(cut)) => cut.before(pid).is_some_and(|b| step <= b),
+                _ => false,
+            };
+            if within {
+                told.push((key, notice));
+            }
+        }
+    }
+    told.sort_by_key(|(key, _)| *key);
+    for (_, notice) in told {
+        obs.notice(notice);
     }
 }
 
@@ -789,14 +1346,24 @@ fn apply_everywhere(s: &mut Session, e: &Everywhere) {
         return;
     }
     let condition = e.condition.as_deref();
-    let set = s.add_breakpoint(
-        &e.location,
-        e.default_file.as_deref(),
-        e.temporary,
-        condition,
-        None,
-    );
-    if set.is_err() {
+    let set = match &e.print {
+        Some(print) => s.add_dprintf(
+            &e.location,
+            e.default_file.as_deref(),
+            condition,
+            None,
+            print.clone(),
+        ),
+        None => s.add_breakpoint(
+            &e.location,
+            e.default_file.as_deref(),
+            e.temporary,
+            condition,
+            None,
+        ),
+    };
+    // (A dprintf whose location is not found there is not set there.)
+    if set.is_err() && e.print.is_none() {
         let _ = s.add_pending_breakpoint(&e.location, e.temporary, condition);
     }
     if !e.enabled {

@@ -98,6 +98,15 @@ pub trait Observer {
     /// Something happened (called as it happens).
     fn notice(&mut self, notice: Notice);
 
+    /// [`Observer::notice`] of something that happened in a replay standing before event
+    /// `at.0`, `at.1` calls of that event's batch of buffered calls made: a replayed tree
+    /// keeps what another process's run saw only up to the consistent state around the
+    /// stop. The default tells [`Observer::notice`].
+    fn notice_at(&mut self, notice: Notice, at: (u64, u32)) {
+        let _ = at;
+        self.notice(notice);
+    }
+
     /// Commands of a periodic debugger event (`every K [ticks] COMMAND`) are due: the replay stands at
     /// that event, with the thread about to run selected. The front end runs them in its own
     /// command language (the motion goes on afterwards). The default ignores them.

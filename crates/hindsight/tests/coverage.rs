@@ -20,6 +20,9 @@ fn is_notice(l: &str) -> bool {
         "[Inferior {n} (process {n}) detached]",
         "process {n} is executing new program: {*}",
         "Program received signal {*}",
+        // gdb's words for a process of the tree that a signal killed.
+        "Program terminated with signal {*}",
+        "The program no longer exists.",
         "Signal{*}Stop{*}",
         "SIG{*}",
     ]
@@ -59,7 +62,19 @@ fn replays_the_same(rec: &Recorded) -> Run {
         "continue".as_ref(),
     ]);
     assert_eq!(r.code, 0, "replay failed\n{}\n{}", r.stdout, r.stderr);
-    let got: Vec<&str> = r.stdout.lines().filter(|l| !is_notice(l)).collect();
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    // (gdb puts an empty line before "Program terminated".)
+    let got: Vec<&str> = lines
+        .iter()
+        .enumerate()
+        .filter(|(i, l)| {
+            let terminated = lines
+                .get(i + 1)
+                .is_some_and(|n| n.starts_with("Program terminated with signal"));
+            !(is_notice(l) || l.is_empty() && terminated)
+        })
+        .map(|(_, l)| *l)
+        .collect();
     let want: Vec<&str> = rec.out.lines().collect();
     assert_eq!(got, want, "replay\n{}\n{}", r.stdout, r.stderr);
     r

@@ -773,7 +773,9 @@ fn a_breakpoint_without_inferior_is_in_every_process() {
     let ack = "Breakpoint 2, __GI___libc_write (fd={n}, buf={hex}, nbytes=4) at {*}";
     r.seq(&[
         "Breakpoint 2 at {hex}: file {*}write.c, line {n}.",
-        "2       breakpoint     keep y   {hex} in __GI___libc_write at {*}",
+        "2       breakpoint     keep y   <MULTIPLE>         ",
+        "2.1                         y   {hex} in __GI___libc_write at {*} inf 1",
+        "2.2                         y   {hex} in __GI___libc_write at {*} inf 2",
         send,
         &consumer,
         ack,
@@ -791,4 +793,249 @@ fn a_breakpoint_without_inferior_is_in_every_process() {
     let after_delete = r.stdout.rsplit("process ").next().unwrap_or("").to_string();
     assert!(!after_delete.contains("Breakpoint 2,"), "{}", r.stdout);
     assert_eq!(r.count("Breakpoint 2, {*}"), 7, "{}", r.stdout);
+}
+
+/// The recorded pids of `mp_tree`'s parent, worker and second child, from what it printed.
+fn tree_pids(recorded: &Run) -> (String, String, String) {
+    let line = recorded
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("parent "))
+        .unwrap_or_else(|| panic!("no parent line in {}", recorded.stdout));
+    // "parent P: worker A exited 3, child B exited 0"
+    let words: Vec<&str> = line.split_whitespace().collect();
+    (
+        words[1].trim_end_matches(':').to_string(),
+        words[3].to_string(),
+        words[7].to_string(),
+    )
+}
+
+#[test]
+fn info_threads_lists_the_threads_of_every_inferior_as_n_m() {
+    let prog = compile("mp_tree", &[]);
+    let (trace, rec) = record_trace(&prog, &[]);
+    rec.code(0);
+    let (_, worker, _) = tree_pids(&rec);
+    let helper = marker_line("mp_tree.c", "HELPER-WRITE");
+    let cmds = [
+        "info threads",
+        "break helper",
+        "continue",
+        "info threads",
+        "thread 1.1",
+        "info threads",
+        "thread 2.2",
+        "print arg",
+    ]
+    .map(String::from);
+    let r = replay_tree(&trace, &cmds);
+    r.code(0);
+    let thread = "Thread {hex} (LWP {n}) \"mp_tree\"";
+    let parent_reads = format!("  1.1  {thread} {{hex}} in __GI___libc_read (fd={{n}}, {{*}}");
+    r.seq(&[
+        // At the start only the parent exists.
+        "  Id   Target Id{*}Frame ",
+        &format!("* 1.1  {thread} {{*}}"),
+        &format!("Breakpoint 1 at {{hex}}: file mp_tree.c, line {helper}."),
+        &format!("Thread 2 \"mp_tree\" hit Breakpoint 1, helper (arg=0x0) at mp_tree.c:{helper}"),
+        // Every inferior's threads: the parent placed at its read (it has not received
+        // what the helper is about to write), the worker's two threads, the helper current.
+        "  Id   Target Id{*}Frame ",
+        &parent_reads,
+        &format!("  2.1  {thread} {{*}}"),
+        &format!("* 2.2  {thread} helper (arg=0x0) at mp_tree.c:{helper}"),
+        // `thread N.M` switches inferior and thread.
+        "[Switching to thread 1.1 (Thread {hex} (LWP {n}))]",
+        "#0  {hex} in __GI___libc_read (fd={n}, {*}",
+        "  Id   Target Id{*}Frame ",
+        &format!("* 1.1  {thread} {{hex}} in __GI___libc_read {{*}}"),
+        &format!("  2.1  {thread} {{*}}"),
+        &format!("  2.2  {thread} helper (arg=0x0) at mp_tree.c:{helper}"),
+        "[Switching to thread 2.2 (Thread {hex} (LWP {n}))]",
+        &format!("#0  helper (arg=0x0) at mp_tree.c:{helper}"),
+        "$1 = (void *) 0x0",
+    ]);
+    // The second child is not created yet at the stop: none of its threads.
+    assert_eq!(r.count("{*}3.1  Thread {*}"), 0, "{}", r.stdout);
+    assert_eq!(
+        r.count("* {*}"),
+        3,
+        "one current thread per table: {}",
+        r.stdout
+    );
+    // One process alone keeps gdb's plain numbers.
+    let alone = replay_process(&trace, &worker, &cmds[1..4]);
+    alone.code(0).seq(&[
+        "  Id   Target Id{*}Frame ",
+        &format!("  1    {thread} {{*}}"),
+        &format!("* 2    {thread} helper (arg=0x0) at mp_tree.c:{helper}"),
+    ]);
+}
+
+#[test]
+fn forks_and_exits_in_the_replay_are_announced_as_gdb_does() {
+    let prog = compile("mp_tree", &[]);
+    let (trace, rec) = record_trace(&prog, &[]);
+    rec.code(0);
+    let (parent, worker, child) = tree_pids(&rec);
+    let new_worker = format!("[New inferior 2 (process {worker})]");
+    let worker_exits = format!("[Inferior 2 (process {worker}) exited with code 03]");
+    let new_child = format!("[New inferior 3 (process {child})]");
+    let child_exits = format!("[Inferior 3 (process {child}) exited normally]");
+    let parent_exits = format!("[Inferior 1 (process {parent}) exited normally]");
+    // The parent runs to its end: every process appears where it was forked and ends.
+    let r = replay_tree(&trace, &["continue".to_string()]);
+    r.code(0)
+        .seq(&[&new_worker, &worker_exits, &parent_exits])
+        .seq(&[&new_child, &child_exits, &parent_exits]);
+    for line in [
+        &new_worker,
+        &worker_exits,
+        &new_child,
+        &child_exits,
+        &parent_exits,
+    ] {
+        assert_eq!(r.count(line), 1, "{line}: {}", r.stdout);
+    }
+    // A stop in the worker: created, not ended; it then runs to its end (announced once,
+    // by the stop itself). Back at its start, nothing is announced; from there, the parent
+    // runs to its end: what going back undid (the worker's end, the second child's life) is
+    // announced again, the worker's creation (not undone) is not.
+    let cmds = [
+        "break worker",
+        "continue",
+        "info inferiors",
+        "delete",
+        "continue",
+        "reverse-continue",
+        "inferior 1",
+        "continue",
+    ]
+    .map(String::from);
+    let r = replay_tree(&trace, &cmds);
+    r.code(0).seq(&[
+        &new_worker,
+        "Breakpoint 1, worker () at mp_tree.c:{n}",
+        "  3    process {n}{*} not created yet",
+        &worker_exits,
+        "No more reverse-execution history.",
+        &format!("[Switching to inferior 1 [process {parent}] {{*}}"),
+        &worker_exits,
+        &new_child,
+        &child_exits,
+        &parent_exits,
+    ]);
+    assert_eq!(r.count(&new_worker), 1, "{}", r.stdout);
+    assert_eq!(r.count(&worker_exits), 2, "{}", r.stdout);
+    assert_eq!(r.count(&new_child), 2, "{}", r.stdout);
+}
+
+#[test]
+fn info_breakpoints_shows_a_breakpoint_of_every_inferior_with_a_location_in_each() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, rec) = record_trace(&prog, &["2"]);
+    let (_, c) = pids(&rec);
+    let got = marker_line("mp_acks.c", "CONSUMER-GOT");
+    let cmds = [
+        "break main",
+        "continue",
+        "delete 1",
+        "break write",
+        &format!("break mp_acks.c:{got} inferior 2"),
+        "info breakpoints",
+        "delete 3",
+        "continue",
+        "continue",
+        "continue",
+        "info breakpoints",
+        "ignore 2 2",
+        "info breakpoints",
+        "continue",
+        "info breakpoints",
+    ]
+    .map(String::from);
+    let r = replay_tree(&trace, &cmds);
+    r.code(0);
+    let header = "Num     Type           Disp Enb Address            What";
+    let multiple = "2       breakpoint     keep y   <MULTIPLE>         ";
+    let location = |k: u32, inf: u32| {
+        format!("2.{k}                         y   {{hex}} in __GI___libc_write at {{*}}write.c:{{n}} inf {inf}")
+    };
+    let send = "Breakpoint 2, __GI___libc_write (fd={n}, buf={hex}, nbytes=8) at {*}";
+    let ack = "Breakpoint 2, __GI___libc_write (fd={n}, buf={hex}, nbytes=4) at {*}";
+    r.seq(&[
+        // gdb's breakpoint with several locations: one in each inferior; a breakpoint of
+        // one inferior says whose.
+        header,
+        multiple,
+        &location(1, 1),
+        &location(2, 2),
+        &format!("3       breakpoint     keep y   {{hex}} in consume at mp_acks.c:{got} inf 2"),
+        // Hits in both processes, in happens-before order, counted together.
+        send,
+        ack,
+        send,
+        header,
+        multiple,
+        "\tbreakpoint already hit 3 times",
+        &location(1, 1),
+        &location(2, 2),
+        // The next two hits (the consumer's second ack, its output) pass, in whichever
+        // process they are: the consumer runs to its end.
+        "Will ignore next 2 crossings of breakpoint 2.",
+        multiple,
+        "\tbreakpoint already hit 3 times",
+        "\tignore next 2 hits",
+        &location(1, 1),
+        &format!("[Inferior 2 (process {c}) exited normally]"),
+        multiple,
+        "\tbreakpoint already hit 5 times",
+        &location(1, 1),
+    ]);
+    assert_eq!(r.count(ack), 1, "the second ack passed: {}", r.stdout);
+    assert_eq!(r.count("\tignore next {*}"), 1, "{}", r.stdout);
+}
+
+#[test]
+fn a_dprintf_without_inferior_prints_in_every_process() {
+    let prog = compile("mp_acks", &[]);
+    let (trace, _) = record_trace(&prog, &["2"]);
+    let got = marker_line("mp_acks.c", "CONSUMER-GOT");
+    let cmds = [
+        "break main",
+        "continue",
+        "delete 1",
+        "dprintf write,\"wrote %lu\\n\", nbytes",
+        "info breakpoints",
+        &format!("break mp_acks.c:{got} inferior 2"),
+        "continue",
+        "continue",
+        "continue",
+    ]
+    .map(String::from);
+    let r = replay_tree(&trace, &cmds);
+    let stop = format!("Breakpoint 3, consume (in={{n}}, ack={{n}}, n=2) at mp_acks.c:{got}");
+    r.code(0).seq(&[
+        "Dprintf 2 at {hex}: file {*}write.c, line {n}.",
+        "2       dprintf        keep y   <MULTIPLE>         ",
+        "        printf \"wrote %lu\\n\",nbytes",
+        "2.1                         y   {hex} in __GI___libc_write at {*} inf 1",
+        "2.2                         y   {hex} in __GI___libc_write at {*} inf 2",
+        // Each process's texts as far as the consistent state around each stop goes, in
+        // happens-before order: the producer's message before the consumer's stop at it,
+        // the consumer's ack before the producer's next message.
+        "wrote 8",
+        &stop,
+        "wrote 4",
+        "wrote 8",
+        &stop,
+        "wrote 4",
+        "wrote 16",
+    ]);
+    // Each call of each process printed once, though the producer's replay ran past the
+    // consumer's stops.
+    assert_eq!(r.count("wrote 8"), 2, "{}", r.stdout);
+    assert_eq!(r.count("wrote 4"), 2, "{}", r.stdout);
+    assert_eq!(r.count("wrote 16"), 1, "{}", r.stdout);
 }

@@ -180,7 +180,13 @@ fn is_notice(l: &str) -> bool {
         "Using host libthread_db library {*}",
         "process {n} is executing new program: {*}",
     ];
-    l.is_empty() || is_chatter(l) || NOTICES.iter().any(|p| matches(p, l))
+    l.is_empty() || is_chatter(l) || NOTICES.iter().any(|p| matches(p, l)) || is_child_end(l)
+}
+
+/// gdb's announcement of the end of a process of the tree other than the first (inferior 1's
+/// is the end of the replay that tests look for).
+fn is_child_end(l: &str) -> bool {
+    !l.starts_with("[Inferior 1 ") && matches("[Inferior {n} (process {n}) exited{*}]", l)
 }
 
 /// The replay's stdout without the notices.

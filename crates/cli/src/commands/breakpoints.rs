@@ -4,6 +4,7 @@
 
 use anyhow::bail;
 use hindsight_engine::breakpoints::{Era, NewBreakpoint};
+use hindsight_engine::inferiors::BreakpointRow;
 use hindsight_engine::{BreakpointKind, Session, WatchAccess};
 use hindsight_timeline::Moment;
 
@@ -243,7 +244,12 @@ pub(crate) fn dprintf(
     let (loc_text, cond) = split_condition(location);
     let (loc_text, era) = split_era(s, loc_text)?;
     let default_file = c.default_file().map(|p| p.to_path_buf());
-    let b = s.add_dprintf(loc_text, default_file.as_deref(), cond, era, (format, args))?;
+    // In a replayed tree, in every inferior, as `break` (an era is one process's times).
+    let b = if era.is_none() && s.has_inferiors() {
+        s.add_dprintf_everywhere(loc_text, default_file.as_deref(), cond, (format, args))?
+    } else {
+        s.add_dprintf(loc_text, default_file.as_deref(), cond, era, (format, args))?
+    };
     announce(c, "Dprintf", loc_text, &b);
     Ok(())
 }
@@ -472,13 +478,12 @@ pub(crate) fn info_breakpoints(
     c: &mut Console,
     watch_only: bool,
 ) -> anyhow::Result<()> {
-    let list: Vec<_> = s
-        .breakpoint_table()
-        .iter()
-        .filter(|b| !watch_only || matches!(b.kind, BreakpointKind::Watchpoint { .. }))
-        .cloned()
+    let rows: Vec<BreakpointRow> = s
+        .breakpoint_rows()?
+        .into_iter()
+        .filter(|r| !watch_only || matches!(r.breakpoint.kind, BreakpointKind::Watchpoint { .. }))
         .collect();
-    if list.is_empty() {
+    if rows.is_empty() {
         if watch_only {
             say!(c, "No watchpoints.");
         } else {
@@ -487,9 +492,9 @@ pub(crate) fn info_breakpoints(
         return Ok(());
     }
     // The Type column grows to its longest entry ("read watchpoint"), as gdb's table does.
-    let type_width = list
+    let type_width = rows
         .iter()
-        .map(|b| match &b.kind {
+        .map(|r| match &r.breakpoint.kind {
             BreakpointKind::Breakpoint => "breakpoint".len(),
             BreakpointKind::Watchpoint { access, .. } => type_name(*access).len(),
         })
@@ -497,10 +502,11 @@ pub(crate) fn info_breakpoints(
         .unwrap_or(0)
         .max(14);
     // The Address column is as wide as its widest entry (`<PENDING>` alone: narrow).
-    let addr_width = if list
-        .iter()
-        .all(|b| b.kind == BreakpointKind::Breakpoint && b.locations.is_empty())
-    {
+    let addr_width = if rows.iter().all(|r| {
+        r.breakpoint.kind == BreakpointKind::Breakpoint
+            && r.breakpoint.locations.is_empty()
+            && r.shared.as_ref().is_none_or(|l| l.is_empty())
+    }) {
         11
     } else {
         19
@@ -513,21 +519,37 @@ pub(crate) fn info_breakpoints(
         w = type_width,
         aw = addr_width
     );
-    for b in list {
+    for row in rows {
+        // The replay that holds it: its symbols name its addresses.
+        let owner = row
+            .inferior
+            .and_then(|n| s.inferior_session(n))
+            .unwrap_or(s);
+        // With several inferiors gdb says whose a location is.
+        let whose = |n: Option<u32>| n.map(|n| format!(" inf {n}")).unwrap_or_default();
+        let b = &row.breakpoint;
         let disp = if b.temporary { "del" } else { "keep" };
         let enb = if b.enabled { "y" } else { "n" };
+        // A breakpoint of every inferior: gdb's breakpoint with a location in each.
+        let locations: Vec<(Option<u32>, u64)> = match &row.shared {
+            Some(l) => l.iter().map(|(n, a)| (Some(*n), *a)).collect(),
+            None => b.locations.iter().map(|a| (row.inferior, *a)).collect(),
+        };
         match &b.kind {
             BreakpointKind::Breakpoint => {
-                let addr = b.locations.first().copied().unwrap_or(0);
-                let dprintf = s
+                let dprintf = owner
                     .dprintf_of(b.number)
                     .map(|(f, a)| (f.to_string(), a.to_vec()));
-                let (address, what) = if b.locations.is_empty() {
-                    ("<PENDING>".to_string(), b.spec.clone())
-                } else if b.locations.len() > 1 {
-                    ("<MULTIPLE>".to_string(), String::new())
-                } else {
-                    (format!("{addr:#018x}"), describe(s, addr))
+                let (address, what) = match locations.as_slice() {
+                    [] => ("<PENDING>".to_string(), b.spec.clone()),
+                    [(n, addr)] => {
+                        let at = n.and_then(|n| s.inferior_session(n)).unwrap_or(owner);
+                        (
+                            format!("{addr:#018x}"),
+                            format!("{}{}", describe(at, *addr), whose(*n)),
+                        )
+                    }
+                    _ => ("<MULTIPLE>".to_string(), String::new()),
                 };
                 say!(
                     c,
@@ -552,22 +574,24 @@ pub(crate) fn info_breakpoints(
                     }
                     say!(c, "        printf {line}");
                 }
-                match s.era_of(b.number) {
+                match owner.era_of(b.number) {
                     Some((from, Some(to))) => say!(c, "\tonly from {from} to {to}"),
                     Some((from, None)) => say!(c, "\tonly from {from}"),
                     None => {}
                 }
             }
             BreakpointKind::Watchpoint { access, expr, .. } => {
+                // (A watchpoint watches one inferior's memory, as gdb's.)
                 say!(
                     c,
-                    "{:<8}{:<w$} {disp:<5}{enb:<4}{:<19}{expr}",
+                    "{:<8}{:<w$} {disp:<5}{enb:<4}{:<19}{expr}{}",
                     b.number,
                     type_name(*access),
                     "",
+                    whose(row.inferior),
                     w = type_width
                 );
-                match s.era_of(b.number) {
+                match owner.era_of(b.number) {
                     Some((from, Some(to))) => say!(c, "\tonly from {from} to {to}"),
                     Some((from, None)) => say!(c, "\tonly from {from}"),
                     None => {}
@@ -586,18 +610,19 @@ pub(crate) fn info_breakpoints(
             say!(c, "\tignore next {} hits", b.ignore_count);
         }
         // One row per location of a breakpoint with several (inlined copies, a line in
-        // several functions).
-        if b.locations.len() > 1 && matches!(b.kind, BreakpointKind::Breakpoint) {
-            let enb = if b.enabled { "y" } else { "n" };
-            for (k, a) in b.locations.iter().enumerate() {
+        // several functions, every inferior of a replayed tree).
+        if locations.len() > 1 && matches!(b.kind, BreakpointKind::Breakpoint) {
+            for (k, (n, a)) in locations.iter().enumerate() {
+                let at = n.and_then(|n| s.inferior_session(n)).unwrap_or(owner);
                 let num = format!("{}.{}", b.number, k + 1);
                 say!(
                     c,
-                    "{num:<8}{:<w$} {:<5}{enb:<4}{:<19}{}",
+                    "{num:<8}{:<w$} {:<5}{enb:<4}{:<19}{}{}",
                     "",
                     "",
                     format!("{a:#018x}"),
-                    describe(s, *a),
+                    describe(at, *a),
+                    whose(*n),
                     w = type_width
                 );
             }

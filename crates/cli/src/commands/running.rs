@@ -31,6 +31,7 @@ pub(crate) fn show(
     stop: anyhow::Result<Stop>,
 ) -> anyhow::Result<()> {
     let stop = stop?;
+    report::show_inferior_changes(s, c, &stop);
     report::show_stop(s, c, &stop)?;
     // `display` expressions follow every stop of a program that is still there.
     if !stop.ended() && s.pid().is_some() && !c.displays.is_empty() {

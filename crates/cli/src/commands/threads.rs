@@ -1,40 +1,59 @@
 //! Thread commands: info threads, thread N, thread apply.
 
 use anyhow::bail;
+use hindsight_engine::inferiors::TreeThread;
 use hindsight_engine::Session;
 
 use crate::console::{say, Console};
 use crate::report::{self, PcShown};
 
+/// `info threads`: gdb's table; in a replayed tree, the threads of every inferior that has a
+/// process at the current stop, numbered `N.M` as gdb numbers them with several inferiors.
 pub(crate) fn info_threads(s: &mut Session, c: &mut Console) -> anyhow::Result<()> {
-    let Ok(inf) = s.live() else {
+    let rows: Vec<TreeThread> = if s.has_inferiors() {
+        s.threads_of_every_inferior()?
+    } else {
+        let current = s.selected_thread();
+        s.threads()
+            .into_iter()
+            .map(|t| TreeThread {
+                inferior: 1,
+                name: s.thread_name(t.tid),
+                frame: s.top_frame(t.tid).ok(),
+                current: Some(t.tid) == current,
+                thread: t,
+            })
+            .collect()
+    };
+    if rows.is_empty() {
         say!(c, "No threads.");
         return Ok(());
-    };
-    let threads = inf.threads();
-    let current = s.selected_thread();
-    // Threads are N.M when the replay has several inferiors, as in gdb.
-    let prefix = s
-        .inferior_number()
-        .map(|n| format!("{n}."))
-        .unwrap_or_default();
+    }
+    let several = s.has_inferiors();
     // The Target Id column is as wide as its widest entry, as gdb's table is.
-    let targets: Vec<String> = threads
+    let targets: Vec<String> = rows
         .iter()
         .map(|t| {
-            let name = inf.thread_name(t.tid).unwrap_or_default();
-            format!("Thread {:#x} (LWP {}) \"{}\"", t.pthread, t.tid, name)
+            format!(
+                "Thread {:#x} (LWP {}) \"{}\"",
+                t.thread.pthread,
+                t.thread.tid,
+                t.name.as_deref().unwrap_or_default()
+            )
         })
         .collect();
     let width = targets.iter().map(|t| t.len()).max().unwrap_or(0).max(9);
     say!(c, "  Id   {:<width$} Frame ", "Target Id");
-    for (t, target) in threads.into_iter().zip(targets) {
-        let frame = match s.top_frame(t.tid) {
-            Ok(f) => report::frame_line(&f, PcShown::IfMidLine),
-            Err(_) => "(running)".to_string(),
+    for (t, target) in rows.iter().zip(targets) {
+        let frame = match &t.frame {
+            Some(f) => report::frame_line(f, PcShown::IfMidLine),
+            None => "(running)".to_string(),
         };
-        let mark = if Some(t.tid) == current { "*" } else { " " };
-        let id = format!("{prefix}{}", t.num);
+        let mark = if t.current { "*" } else { " " };
+        let id = match several {
+            true => format!("{}.{}", t.inferior, t.thread.num),
+            false => t.thread.num.to_string(),
+        };
         say!(c, "{mark} {id:<4} {target:<width$} {frame}");
     }
     Ok(())

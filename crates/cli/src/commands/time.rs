@@ -44,6 +44,7 @@ fn repeat(
 }
 
 fn report_stop(s: &mut Session, c: &mut Console, stop: &Stop) -> anyhow::Result<()> {
+    crate::report::show_inferior_changes(s, c, stop);
     crate::report::show_stop(s, c, stop)?;
     if !stop.ended() && s.pid().is_some() && !c.displays.is_empty() {
         super::display::show_all(s, c);

@@ -18,15 +18,24 @@ pub(crate) fn run_dprintf(s: &mut Session, obs: &mut dyn Observer, number: u32, 
         s.thread = Some(*tid);
         s.frame = 0;
     }
-    match crate::printf::format(s, &format, &args) {
-        Ok(text) => obs.notice(Notice::Dprintf {
+    let notice = match crate::printf::format(s, &format, &args) {
+        Ok(text) => Notice::Dprintf {
             breakpoint: number,
             text,
-        }),
-        Err(e) => obs.notice(Notice::DprintfError {
+        },
+        Err(e) => Notice::DprintfError {
             breakpoint: number,
             error: e.to_string(),
-        }),
+        },
+    };
+    // When (a replayed tree orders the processes' texts by it).
+    let at = s.replay.as_ref().map(|r| {
+        r.batch_progress()
+            .unwrap_or_else(|| (r.events_replayed(), 0))
+    });
+    match at {
+        Some(at) => obs.notice_at(notice, at),
+        None => obs.notice(notice),
     }
 }
 
