@@ -527,3 +527,77 @@ fn an_era_of_ticks_bounds_breakpoints_forward_and_backward_and_goto_reaches_its_
         named.stdout
     );
 }
+
+/// The register and memory states `out` shows: `info registers` lines and `$N = …` values,
+/// one string per `--` separator.
+fn states(out: &str) -> Vec<String> {
+    let mut all = Vec::new();
+    let mut cur = String::new();
+    for l in out.lines() {
+        if l == "--" {
+            all.push(std::mem::take(&mut cur));
+        } else if l.starts_with('$') {
+            // The history number differs from one print to the next; the value does not.
+            cur.push_str(l.split_once(" = ").map_or(l, |(_, v)| v));
+            cur.push('\n');
+        } else if l
+            .split_whitespace()
+            .nth(1)
+            .is_some_and(|w| w.starts_with("0x"))
+        {
+            cur.push_str(l);
+            cur.push('\n');
+        }
+    }
+    all
+}
+
+#[test]
+fn consecutive_reverse_stepi_retrace_the_forward_steps_exactly() {
+    // 200 reverse-stepi in a loop without syscalls (checkpoints inside it, taken at tick
+    // counts, make each step cheap): each must land on the previous instruction instance —
+    // the states seen going back, read forward, are the states stepi shows going forward
+    // again from where they ended, registers and memory alike. At -O1 the loop is small
+    // enough to run whole in a trampoline, its count before its first instruction.
+    for opt in ["-O0", "-O1"] {
+        let prog = compile("tick_steps", &[opt]);
+        let dir = workdir("rsi-200");
+        let p = prog.to_str().expect("path");
+        hs(&dir, &["record", "-o", "t", "--", p, "40000000"]).code(0);
+        const N: usize = 200;
+        let state = ["info registers", "print sum", "echo --\\n"];
+        let mut cmds = vec!["break tick 25000000", "continue"];
+        cmds.extend(state);
+        for _ in 0..N {
+            cmds.push("reverse-stepi");
+            cmds.extend(state);
+        }
+        for _ in 0..N {
+            cmds.push("stepi");
+            cmds.extend(state);
+        }
+        let run = replay_cmds(&dir, true, &cmds);
+        run.code(0);
+        let s = states(&run.stdout);
+        assert_eq!(s.len(), 2 * N + 1, "{opt}\n{}", run.dump());
+        assert!(s[0].contains("rip"), "{opt}: {}", s[0]);
+        // s[k] (k ≤ N) is k instructions before the tick stop; s[N + j] is j instructions
+        // after s[N], i.e. s[N - j].
+        for j in 1..=N {
+            assert_eq!(
+                s[N + j],
+                s[N - j],
+                "{opt}: stepi {j} after {N} reverse-stepi is not where reverse-stepi {} was\n{}",
+                N - j,
+                run.stderr
+            );
+        }
+        // The steps went back through distinct instants (~20 iterations of the loop).
+        let distinct: std::collections::BTreeSet<&String> = s[..=N].iter().collect();
+        assert!(
+            distinct.len() > N / 2,
+            "{opt}: {} distinct states",
+            distinct.len()
+        );
+    }
+}

@@ -412,6 +412,9 @@ struct Block {
     taken: Vec<(u64, u64, bool)>,
     /// The in-process agent's entry: `syscall` instructions become calls of it.
     agent: Option<u64>,
+    /// A loop moved whole (see [`region_block`]): its first instruction's address and the
+    /// label of the count just before it, where its back edge jumps.
+    loop_head: Option<(u64, u64)>,
 }
 
 type Emit = Result<(), &'static str>;
@@ -703,12 +706,22 @@ fn emit_program(block: &mut Block, insn: &Instruction, site: Option<&Site>, last
             block.count(live, insn.next_ip())?;
         }
         Some((Counted::BackEdge, live)) if flow == FlowControl::ConditionalBranch => {
-            let taken = block.label();
+            let target = insn.near_branch_target();
             let mut j = *insn;
             j.as_near_branch();
-            j.set_near_branch64(taken);
-            block.relocate(j, Mark::Boundary(ip))?;
-            block.taken.push((taken, insn.near_branch_target(), live));
+            match block.loop_head {
+                // The count before the loop's first instruction is its taken path.
+                Some((head, label)) if head == target => {
+                    j.set_near_branch64(label);
+                    block.relocate(j, Mark::Boundary(ip))?;
+                }
+                _ => {
+                    let taken = block.label();
+                    j.set_near_branch64(taken);
+                    block.relocate(j, Mark::Boundary(ip))?;
+                    block.taken.push((taken, target, live));
+                }
+            }
         }
         Some((Counted::BackEdge, live)) => {
             // An unconditional back edge: counted, then the jump itself.
@@ -788,6 +801,27 @@ fn region_block(
         ..Default::default()
     };
     let mut k = scan.index_of(start).ok_or("no instruction there")?;
+    // A loop moved whole (`plan::find_loop`): the way in jumps over the count that the back
+    // edge jumps to, so that each iteration takes one branch, as in the program:
+    //
+    //          jmp head
+    //   count: sub qword gs:[0], 256 ; je stub
+    //   head:  (the loop's instructions) ; jcc count
+    //          jmp end
+    let head = start + bias;
+    let closing = sites.iter().find(|s| {
+        s.kind == Counted::BackEdge
+            && insn_at(scan, s.at, bias).is_ok_and(|i| {
+                i.flow_control() == FlowControl::ConditionalBranch && i.near_branch_target() == head
+            })
+    });
+    if let Some(site) = closing {
+        block.jump(head, Mark::None)?;
+        let label = block.label();
+        block.pending = Some(label);
+        block.count(site.flags_live, head)?;
+        block.loop_head = Some((head, label));
+    }
     let mut last = None;
     while k < scan.insns.len() && scan.insns[k].ip() < end {
         let at = scan.insns[k].ip();

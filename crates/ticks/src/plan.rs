@@ -14,7 +14,9 @@
 //! - **Region**: the instructions around the counted one, at least 5 bytes of them, are
 //!   replaced by a `jmp rel32`, and all of them run in the trampoline. Only where the code
 //!   shows every way into the function (no indirect jump in it: a jump table could lead into
-//!   the region's interior) and nothing jumps into the region's interior.
+//!   the region's interior) and nothing jumps into the region's interior. A small loop closed
+//!   by a conditional back edge is tried this way first, whole (`find_loop`): its iterations
+//!   then take one branch each, as in the program, where the other two ways take three.
 //!
 //! A counted instruction that none of these can take is *uncounted* and listed with the
 //! reason. Planning is a pure function of the module's bytes, so recording and replay, which
@@ -147,6 +149,11 @@ pub fn plan(scan: &Scan) -> Plan {
             flags_live,
         };
         let (ip, end) = (i.ip(), i.end());
+        if let Some((start, rend)) = find_loop(scan, &claims, k) {
+            claims.take(start, rend);
+            plan.sites.push(site(How::Region { start, end: rend }));
+            continue;
+        }
         let movable_here = kind != Counted::Entry || movable(&i.insn);
         if movable_here && end - ip >= JUMP_LEN && claims.free(ip, end) {
             claims.take(ip, end);
@@ -326,6 +333,52 @@ fn island_near(scan: &Scan, claims: &Claims, from: u64) -> Option<u64> {
         }
     }
     best
+}
+
+/// The longest loop, in bytes, that [`find_loop`] moves whole into a trampoline.
+const MAX_LOOP: u64 = 64;
+
+/// A small loop that instruction `k`, a conditional back edge, closes — `[its target, its
+/// end)`, at most [`MAX_LOOP`] bytes of movable instructions that fall through into each
+/// other, with no other counted instruction, nothing jumping into its interior and no byte
+/// taken — to be moved whole into a trampoline as a region. There the count sits just
+/// before the loop's first instruction and the back edge jumps to it: one taken branch per
+/// iteration, as in the program, where an island or an in-place patch takes three (to the
+/// island, to the trampoline, back to the loop), which costs a CPU-bound loop more than the
+/// count itself.
+fn find_loop(scan: &Scan, claims: &Claims, k: usize) -> Option<(u64, u64)> {
+    let i = &scan.insns[k];
+    if i.counted != Some(Counted::BackEdge)
+        || i.insn.flow_control() != FlowControl::ConditionalBranch
+        || i.unknown_targets
+    {
+        return None;
+    }
+    let start = i.insn.near_branch_target();
+    let end = i.end();
+    if start >= i.ip() || end - start > MAX_LOOP || end - start < JUMP_LEN {
+        return None;
+    }
+    let lo = scan.index_of(start)?;
+    let mut at = start;
+    for n in &scan.insns[lo..k] {
+        let flow_ok = matches!(
+            n.insn.flow_control(),
+            FlowControl::Next | FlowControl::ConditionalBranch
+        );
+        if n.ip() != at
+            || !flow_ok
+            || !movable(&n.insn)
+            || n.counted.is_some()
+            || n.unknown_targets
+            || !n.in_function
+            || (n.ip() != start && scan.is_target(n.ip()))
+        {
+            return None;
+        }
+        at = n.end();
+    }
+    (at == i.ip() && !scan.is_target(i.ip()) && claims.free(start, end)).then_some((start, end))
 }
 
 /// A region of whole instructions around instruction `k` (starting at it or up to three

@@ -105,7 +105,24 @@ pub(crate) struct Travel {
     pub(crate) run_to: Option<(i32, u64)>,
     /// The user's eras, by name.
     pub(crate) eras: BTreeMap<String, eras::NamedEra>,
+    /// Checkpoints a short replay behind the places reverse steps went to (at most
+    /// [`NEAR_KEEP`], the latest taken kept), so that the next steps back replay a short
+    /// distance, not a whole checkpoint interval (see [`Travel::near_distance`]).
+    pub(crate) near: Vec<(u64, hindsight_replay::Checkpoint)>,
+    /// A checkpoint at the anchor of the last reverse step (the instant its tick count
+    /// began): the steps back within that tick interval restore it and single-step.
+    pub(crate) anchor: Option<(u64, hindsight_replay::Checkpoint)>,
+    /// Where the last step back by ticks left the session, so that the next one, from there,
+    /// knows its anchor and distance without counting them again.
+    pub(crate) stepped_back: Option<reverse::StepBack>,
+    /// Seeks take checkpoints near their goal ([`Travel::near`]): set while a reverse step
+    /// seeks.
+    pub(crate) keep_near: bool,
 }
+
+/// Checkpoints kept behind reverse steps ([`Travel::near`]): the current one and the one
+/// before (a step back past the current one lands between them).
+const NEAR_KEEP: usize = 2;
 
 /// A tick stop set ahead of the running thread now and then, so that a replay running through
 /// a long stretch without events stops where a checkpoint can be taken (checkpoints otherwise
@@ -228,7 +245,7 @@ impl Travel {
         self.last_auto = Some(started);
         let event = replay.events_replayed();
         let order = (event, replay.ticks_since_event().unwrap_or(0));
-        if !replay.can_checkpoint(inf) || self.auto.iter().any(|(_, c)| c.order() == order) {
+        if !replay.can_checkpoint(inf) || self.all().iter().any(|(_, c)| c.order() == order) {
             return;
         }
         let cp = match replay.checkpoint(inf) {
@@ -266,6 +283,78 @@ impl Travel {
         }
     }
 
+    /// Every checkpoint kept (automatic ones, those near reverse steps), in time order.
+    fn all(&self) -> Vec<&(u64, hindsight_replay::Checkpoint)> {
+        let mut all: Vec<_> = self
+            .auto
+            .iter()
+            .chain(self.near.iter())
+            .chain(self.anchor.iter())
+            .collect();
+        all.sort_by_key(|(_, c)| c.order());
+        all
+    }
+
+    /// The checkpoint with id `id`, if it is still kept.
+    pub(crate) fn checkpoint_by_id(&self, id: u64) -> Option<&hindsight_replay::Checkpoint> {
+        self.all()
+            .into_iter()
+            .find(|(k, _)| *k == id)
+            .map(|(_, c)| c)
+    }
+
+    /// Forgets the checkpoint with id `id` (it could not be restored).
+    pub(crate) fn drop_checkpoint(&mut self, id: u64) {
+        self.auto.retain(|(k, _)| *k != id);
+        self.near.retain(|(k, _)| *k != id);
+        if self.anchor.as_ref().is_some_and(|(k, _)| *k == id) {
+            self.anchor = None;
+        }
+    }
+
+    /// How many ticks behind a reverse step's goal a checkpoint is taken on the way there
+    /// ([`Travel::near`]): what under half a millisecond of replay counts at the pace the
+    /// tick alarm measured (its spacing is a quarter of the checkpoint interval). A step back
+    /// to an earlier tick count replays at most that far; one past that checkpoint replays
+    /// from an automatic one (a checkpoint interval) and takes the next.
+    pub(crate) fn near_distance(&self) -> u64 {
+        (self.alarm.every / 32).max(1024)
+    }
+
+    /// A checkpoint of the replay where it is, taken on the way to a reverse step's goal
+    /// (`anchor`: at the goal itself, the instant its tick count began); false if none could
+    /// be taken there.
+    pub(crate) fn take_near_checkpoint(
+        &mut self,
+        replay: &mut hindsight_replay::Replayer,
+        inf: &mut Inferior,
+        anchor: bool,
+    ) -> bool {
+        let order = (
+            replay.events_replayed(),
+            replay.ticks_since_event().unwrap_or(0),
+        );
+        if self.all().iter().any(|(_, c)| c.order() == order) {
+            return true;
+        }
+        if !replay.can_checkpoint(inf) {
+            return false;
+        }
+        let Ok(cp) = replay.checkpoint(inf) else {
+            return false;
+        };
+        self.next_auto += 1;
+        if anchor {
+            self.anchor = Some((self.next_auto, cp));
+        } else {
+            self.near.push((self.next_auto, cp));
+            if self.near.len() > NEAR_KEEP {
+                self.near.remove(0);
+            }
+        }
+        true
+    }
+
     /// Drops old checkpoints (see [`hindsight_timeline::thinning`]): their age counts events,
     /// and within an event the ticks counted since it (a long stretch without syscalls).
     fn thin(&mut self) {
@@ -294,8 +383,8 @@ impl Travel {
     fn latest_for(&self, goal: &scan::Goal, mid_ok: bool) -> Option<u64> {
         let (event, ticks) = goal.time();
         let tick_goal = matches!(goal, scan::Goal::Tick { .. });
-        self.auto
-            .iter()
+        self.all()
+            .into_iter()
             .rev()
             .find(|(_, c)| {
                 c.event() < event
@@ -313,8 +402,8 @@ impl Travel {
     fn latest_before(&self, place: &scan::Goal, mid_ok: bool) -> Option<u64> {
         let (event, ticks) = place.time();
         let mid_place = matches!(place, scan::Goal::Tick { .. });
-        self.auto
-            .iter()
+        self.all()
+            .into_iter()
             .rev()
             .find(|(_, c)| {
                 if c.mid() {
@@ -332,8 +421,8 @@ impl Travel {
     /// Where automatic checkpoint `id` is, as a goal (the end of the window before it), if it
     /// is still kept.
     fn place_of(&self, id: u64) -> Option<scan::Goal> {
-        self.auto
-            .iter()
+        self.all()
+            .into_iter()
             .find(|(k, _)| *k == id)
             .map(|(_, c)| match (c.mid(), c.ticks()) {
                 (true, Some(t)) => scan::Goal::Tick {

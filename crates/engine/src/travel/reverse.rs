@@ -343,18 +343,46 @@ pub(super) fn previous_instruction(
 /// few instructions from there to now are single-stepped twice — to count them, then to stop
 /// one short. Tick counts name instants only within an event's stretch: when the anchor is
 /// the event itself and now is there, the previous instruction ran before the event.
+///
+/// Consecutive steps back are cheap: the seeks take checkpoints a short replay before their
+/// goal and at the anchor ([`Travel::near`], [`Travel::anchor`]), and where a step back left
+/// the session is remembered ([`StepBack`]): the next one restores the anchor's checkpoint
+/// and single-steps one instruction less, without counting again.
 fn previous_by_ticks(
     s: &mut Session,
     now: &Instant,
     ticks: u64,
 ) -> anyhow::Result<Option<(Tid, Position)>> {
+    let back = s.travel.stepped_back.take().filter(|b| b.at.same(now));
     let mut k = ticks;
+    if let Some(b) = back {
+        if b.steps > 0 {
+            return step_back(s, now.event, b.ticks, b.steps - 1, b.at_event);
+        }
+        // Now is the anchor of its tick count: the previous instruction counted one less.
+        if b.at_event || k == 0 {
+            return previous_stretch_end(s, now);
+        }
+        k -= 1;
+    }
+    s.travel.keep_near = true;
+    let r = previous_by_ticks_from(s, now, k);
+    s.travel.keep_near = false;
+    r
+}
+
+/// [`previous_by_ticks`] from the anchor of tick count `k` down.
+fn previous_by_ticks_from(
+    s: &mut Session,
+    now: &Instant,
+    mut k: u64,
+) -> anyhow::Result<Option<(Tid, Position)>> {
     loop {
         let anchor = Goal::Tick {
             event: now.event,
             ticks: k,
         };
-        let (tid, _) = seek(s, anchor.clone(), &[])?.context("replay could not go back")?;
+        let (tid, _) = seek(s, anchor, &[])?.context("replay could not go back")?;
         // (Unknown at the end of a recording cut short: that is an event boundary too.)
         let at_event = s
             .replay
@@ -362,30 +390,63 @@ fn previous_by_ticks(
             .and_then(|r| r.ticks_since_event())
             .unwrap_or(0)
             == 0;
-        // (No checkpoint is taken here, though it would make the second seek cheap: a scan
-        // that starts from a checkpoint inside a stretch counts watchpoint traps and signals
-        // from there, not from the event, and Mark::WatchTrap/Signal name them by event.)
-        let steps = if here_is(s, tid, now)? {
-            0
-        } else {
-            steps_to(s, tid, now)?
-        };
-        if steps > 0 {
-            // A new replay: its threads have new tids.
-            let (tid, _) = seek(s, anchor, &[])?.context("replay could not go back")?;
-            for _ in 0..steps - 1 {
-                step_once(s, tid)?;
+        if !here_is(s, tid, now)? {
+            // The seek back after counting restores this checkpoint instead of replaying.
+            {
+                let Session {
+                    inferior,
+                    replay,
+                    travel,
+                    ..
+                } = &mut *s;
+                let (inf, replay) = crate::session::live_replay(inferior, replay)?;
+                travel.take_near_checkpoint(replay, inf, true);
             }
-            let pc = s.live()?.regs(tid).map(|r| r.pc()).unwrap_or(0);
-            let ticks = thread_ticks(s, tid);
-            s.travel.here = None;
-            return Ok(Some((tid, Position::at_event(now.event, ticks, pc))));
+            let steps = steps_to(s, tid, now)?;
+            return step_back(s, now.event, k, steps - 1, at_event);
         }
         if at_event || k == 0 {
             return previous_stretch_end(s, now);
         }
         k -= 1;
     }
+}
+
+/// Goes to the instruction `steps` single-steps after the anchor of tick count `ticks` (at
+/// `event`; `at_event`: the anchor is the event itself) and remembers that it is there.
+fn step_back(
+    s: &mut Session,
+    event: u64,
+    ticks: u64,
+    steps: u64,
+    at_event: bool,
+) -> anyhow::Result<Option<(Tid, Position)>> {
+    // A new replay: its threads have new tids.
+    let (tid, _) =
+        seek(s, Goal::Tick { event, ticks }, &[])?.context("replay could not go back")?;
+    for _ in 0..steps {
+        step_once(s, tid)?;
+    }
+    let at = state_of(s, tid)?;
+    let pc = at.pc();
+    s.travel.here = None;
+    s.travel.stepped_back = Some(StepBack {
+        at: at.clone(),
+        ticks,
+        steps,
+        at_event,
+    });
+    Ok(Some((tid, Position::at_event(event, at.ticks, pc))))
+}
+
+/// Where a step back by ticks left the session: at `at`, `steps` single-steps after the
+/// instant its thread's tick count became `ticks` (`at_event`: that instant is the event).
+#[derive(Debug, Clone)]
+pub(crate) struct StepBack {
+    at: Instant,
+    ticks: u64,
+    steps: u64,
+    at_event: bool,
 }
 
 /// Whether thread `tid` is at `now`.

@@ -34,6 +34,18 @@ impl Instant {
     }
 }
 
+impl Instant {
+    /// Whether two states captured at stops are the same instant (see [`Instant::matches`]).
+    pub(super) fn same(&self, other: &Instant) -> bool {
+        self.signal.is_none()
+            && other.signal.is_none()
+            && self.event == other.event
+            && self.ticks == other.ticks
+            && self.digest == other.digest
+            && hindsight_record::point::same_registers(&self.regs, &other.regs)
+    }
+}
+
 pub(super) fn digest(inf: &Inferior, sp: u64) -> u64 {
     hindsight_record::point::stack_digest_with(|a, b| inf.read_memory(a, b).is_ok(), sp)
 }
@@ -574,7 +586,16 @@ pub(super) fn drive(
             .map(|(e, t)| (e, if planted { t + 1 } else { t }));
         replay.set_tick_stop(goal_stop);
         let alarm = travel.alarm.next(replay);
-        replay.set_thread_tick_stops(alarm.into_iter().collect());
+        // For a reverse step, a checkpoint a short distance before a goal that lies far
+        // ahead: the next steps back start from it.
+        let near_stop = tick_goal
+            .filter(|&(e, _)| travel.keep_near && e == now_event)
+            .and_then(|(_, t)| {
+                let at = t.checked_sub(travel.near_distance())?;
+                let runner = replay.runner()?;
+                (now_ticks? < at).then_some((runner, at))
+            });
+        replay.set_thread_tick_stops(alarm.into_iter().chain(near_stop).collect());
         let stop = replay
             .resume(inf, Resume::Continue, &mut scan)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -598,6 +619,8 @@ pub(super) fn drive(
                 scan.reach(tid);
             } else if in_goal_interval {
                 // (The loop's next turn plants the breakpoint at the goal's pc.)
+            } else if near_stop.is_some_and(|(_, t)| ticks == Some(t)) {
+                travel.take_near_checkpoint(replay, inf, false);
             } else if planted && tick_goal.is_some_and(|(e, t)| e == event && ticks == Some(t + 1))
             {
                 break Ended::Missed;
@@ -731,15 +754,15 @@ pub(super) fn restart_from(s: &mut Session, start: Start) -> anyhow::Result<()> 
     let Some(id) = start else {
         return restart(s);
     };
-    let restored = match s.travel.auto.iter().find(|(k, _)| *k == id) {
-        Some((_, cp)) => cp.restore(),
+    let restored = match s.travel.checkpoint_by_id(id) {
+        Some(cp) => cp.restore(),
         None => return restart(s),
     };
     let (mut replay, inf) = match restored {
         Ok(r) => r,
         // A checkpoint that cannot be restored is dropped; the start always works.
         Err(_) => {
-            s.travel.auto.retain(|(k, _)| *k != id);
+            s.travel.drop_checkpoint(id);
             return restart(s);
         }
     };
@@ -815,6 +838,21 @@ pub(super) fn capture(s: &mut Session) -> anyhow::Result<Instant> {
         regs: Box::new(regs.to_words()),
         digest: digest(inf, regs.sp()),
         signal,
+    })
+}
+
+/// The state of thread `tid` now.
+pub(super) fn state_of(s: &mut Session, tid: Tid) -> anyhow::Result<Instant> {
+    let ticks = thread_ticks(s, tid);
+    let event = s.replay.as_ref().map(|r| r.events_replayed()).unwrap_or(0);
+    let inf = s.live()?;
+    let regs = inf.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(Instant {
+        event,
+        ticks,
+        regs: Box::new(regs.to_words()),
+        digest: digest(inf, regs.sp()),
+        signal: None,
     })
 }
 

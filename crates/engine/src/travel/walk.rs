@@ -820,21 +820,6 @@ fn call_at(s: &Session, pc: u64) -> Option<u64> {
     (insn.is_call_near() || insn.is_call_near_indirect()).then(|| insn.next_ip())
 }
 
-/// The state of thread `tid` now.
-fn state_of(s: &mut Session, tid: Tid) -> anyhow::Result<Instant> {
-    let ticks = thread_ticks(s, tid);
-    let event = s.replay.as_ref().map(|r| r.events_replayed()).unwrap_or(0);
-    let inf = s.live()?;
-    let regs = inf.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(Instant {
-        event,
-        ticks,
-        regs: Box::new(regs.to_words()),
-        digest: digest(inf, regs.sp()),
-        signal: None,
-    })
-}
-
 /// What the stepper needs to know about thread `tid`'s current instruction.
 fn insn_of(s: &Session, tid: Tid) -> anyhow::Result<Insn> {
     let regs = s.dwarf_regs(tid)?;
