@@ -31,6 +31,10 @@ int main(void) {
     if (pipe(go) != 0) return 1;
     pid_t child = fork();
     if (child == 0) {
+      /* A process group of its own, whose parent is in another group of the session: not
+       * orphaned, so SIGTSTP stops it wherever the test runs (the kernel discards SIGTSTP,
+       * SIGTTIN and SIGTTOU in an orphaned group, e.g. under a detached shell). */
+      setpgid(0, 0);
       kill(getpid(), sigs[round]);
       /* Resumed: it waits until its parent saw it continue. */
       char c;
