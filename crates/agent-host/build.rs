@@ -14,11 +14,13 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The image's symbols that nothing inside it refers to.
-const ROOTS: [&str; 4] = [
+const ROOTS: [&str; 6] = [
     "hs_agent_entry",
     "hs_agent_return",
     "hs_untraced_syscall_insn",
     "hs_report_insn",
+    "hs_blocked_syscall_insn",
+    "hs_blocked_done_insn",
 ];
 
 fn main() {

@@ -53,6 +53,11 @@ pub struct Addresses {
     pub prologue: (u64, u64),
     /// The untraced syscall instruction.
     pub untraced: u64,
+    /// The untraced syscall instruction of a call that blocked (see
+    /// [`hindsight_agent::abi::symbols::BLOCKED`]).
+    pub blocked: u64,
+    /// The traced syscall after it, where such a call's thread stops when it returns.
+    pub blocked_done: u64,
     /// The report syscall instruction.
     pub report: u64,
     /// The shared state ([`hindsight_agent::abi::Globals`]).
@@ -62,6 +67,12 @@ pub struct Addresses {
 }
 
 impl Addresses {
+    /// The pcs after the syscall instructions whose calls the seccomp filter lets through.
+    pub fn untraced_ips(&self) -> Vec<u64> {
+        use hindsight_agent::abi::SYSCALL_LEN;
+        vec![self.untraced + SYSCALL_LEN, self.blocked + SYSCALL_LEN]
+    }
+
     /// Whether `pc` is in the agent's code.
     pub fn in_code(&self, pc: u64) -> bool {
         pc >= self.code.0 && pc < self.code.1
@@ -180,6 +191,8 @@ pub fn parse(bytes: &[u8]) -> Result<Image, String> {
         ret: sym(symbols::RETURN)?,
         prologue: (sym(symbols::OFF)?, sym(symbols::BODY)?),
         untraced: sym(symbols::UNTRACED)?,
+        blocked: sym(symbols::BLOCKED)?,
+        blocked_done: sym(symbols::BLOCKED_DONE)?,
         report: sym(symbols::REPORT)?,
         globals: sym(symbols::GLOBALS)?,
         buffer: sym(symbols::BUFFER)?,
@@ -199,6 +212,8 @@ mod tests {
             a.entry,
             a.ret,
             a.untraced,
+            a.blocked,
+            a.blocked_done,
             a.report,
             a.prologue.0,
             a.prologue.1,
@@ -217,6 +232,13 @@ mod tests {
         };
         assert_eq!(&text(a.untraced)[..2], &[0x0f, 0x05]);
         assert_eq!(&text(a.report)[..2], &[0x0f, 0x05]);
+        assert_eq!(&text(a.blocked)[..2], &[0x0f, 0x05]);
+        assert_eq!(&text(a.blocked_done)[..2], &[0x0f, 0x05]);
+        // The filter compares the upper halves of the untraced pcs once.
+        assert!(a
+            .untraced_ips()
+            .iter()
+            .all(|ip| ip >> 32 == a.untraced >> 32));
         assert_eq!(text(a.ret)[0], 0xc3);
         // The way back when off is just before the entry, whose check ends at the body.
         assert!(a.prologue.0 < a.entry && a.entry < a.prologue.1);

@@ -316,6 +316,15 @@ pub mod symbols {
     pub const UNTRACED: &str = "hs_untraced_syscall_insn";
     /// The report syscall instruction.
     pub const REPORT: &str = "hs_report_insn";
+    /// A second untraced syscall instruction, which the agent never runs itself: when a
+    /// buffered call blocks, hindsight moves the thread there (the kernel restarts the call
+    /// from it), so that once the call returns the thread goes on to
+    /// [`BLOCKED_DONE`] and stops, before it touches any of the agent's memory, which other
+    /// threads use meanwhile.
+    pub const BLOCKED: &str = "hs_blocked_syscall_insn";
+    /// The traced syscall (number [`super::REPORT_NR`], the blocked call's result in rdi)
+    /// right after [`BLOCKED`].
+    pub const BLOCKED_DONE: &str = "hs_blocked_done_insn";
     /// [`super::Globals`].
     pub const GLOBALS: &str = "hs_globals";
     /// The syscall buffer.

@@ -160,6 +160,18 @@ global_asm!(
     "syscall",
     "ret",
     ".size hs_report, . - hs_report",
+    //
+    // A buffered call that blocked, moved here by hindsight (see abi::symbols::BLOCKED): its
+    // result goes to rdi, and the thread stops at the traced syscall. It never comes back.
+    ".globl hs_blocked_syscall_insn",
+    "hs_blocked_syscall_insn:",
+    "syscall",
+    "mov rdi, rax",
+    "mov eax, {report_nr}",
+    ".globl hs_blocked_done_insn",
+    "hs_blocked_done_insn:",
+    "syscall",
+    "ud2",
     g = sym hs_globals,
     sp = const offset_of!(Globals, saved_sp),
     mode = const offset_of!(Globals, mode),
@@ -342,8 +354,9 @@ const KCMP_FILE: u64 = 0;
 const IOCTL: u64 = 16;
 const FCNTL: u64 = 72;
 const PERF_EVENT_OPEN: u64 = 298;
-const PERF_EVENT_IOC_ENABLE: u64 = 0x2400;
 const PERF_EVENT_IOC_DISABLE: u64 = 0x2401;
+/// Enables the event for this many overflows (the argument), then it disables itself.
+const PERF_EVENT_IOC_REFRESH: u64 = 0x2402;
 
 /// `struct perf_event_attr`, its first version (64 bytes).
 #[repr(C)]
@@ -461,7 +474,10 @@ fn record_call() {
     let fd = if armed {
         match desched_fd() {
             Some(fd) => {
-                if untraced(IOCTL, &[fd, PERF_EVENT_IOC_ENABLE, 0, 0, 0, 0]) != 0 {
+                // One overflow, then the event disables itself: the switch into the ptrace
+                // stop of its own signal would otherwise count again and send a second
+                // desched signal, one more stop for every call that blocks.
+                if untraced(IOCTL, &[fd, PERF_EVENT_IOC_REFRESH, 1, 0, 0, 0]) != 0 {
                     return fall_back();
                 }
                 Some(fd)

@@ -1824,6 +1824,114 @@ fn agent_signals_interrupting_buffered_calls() {
 }
 
 #[test]
+fn agent_many_threads_on_a_mutex_and_condition_variables_replay_exactly() {
+    // 8 threads pass a turn around a ring (a futex wait that blocks in the agent, every
+    // turn) and race for items of a shared queue: the order they took them in (the digest)
+    // and the time differ from run to run. Every replay, with and without -q, prints the
+    // recorded values and ends at the same position.
+    let (a, _) = round_trip(
+        "agent_handoff",
+        &[],
+        End::Exit(0),
+        &["start", "digest", "most"],
+    );
+    let lines = event_lines(&a);
+    let blocked = lines
+        .iter()
+        .filter(|l| l.contains("] futex(") && l.ends_with("(blocks)"))
+        .count();
+    assert!(
+        blocked >= 240,
+        "only {blocked} futex waits blocked\n{}",
+        lines.join("\n")
+    );
+    assert!(
+        buffered_count(&lines, "futex") >= 240,
+        "the futex wakes were not buffered\n{}",
+        lines.join("\n")
+    );
+    let mut ends = Vec::new();
+    for options in [&[][..], &["-q"], &[], &["-q"]] {
+        let r = replay_with(&a.trace, options, &["continue", "when"]);
+        r.code(0);
+        let printed = |key: &str| {
+            r.stdout
+                .lines()
+                .any(|l| l == format!("{key}={}", a.value(key)))
+        };
+        assert_eq!(
+            ["start", "digest", "most"].map(printed),
+            [options.is_empty(); 3],
+            "replay {options:?} printed\n{}",
+            r.stdout
+        );
+        let end = r
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("Current position: "))
+            .unwrap_or_else(|| panic!("no position after the end\n{}", r.stdout))
+            .to_string();
+        ends.push(end);
+    }
+    assert!(
+        ends.iter().all(|e| *e == ends[0]),
+        "the replays ended at different positions: {ends:?}"
+    );
+}
+
+#[test]
+fn agent_signals_during_a_blocked_futex_wait() {
+    // A thread blocked in a condition variable's futex wait (a buffered call that blocked)
+    // gets SIGUSR1 (SA_RESTART) and SIGUSR2 (without): the handlers run there, read the
+    // time, and the wait goes on. Replay delivers each where it was.
+    let (a, b) = round_trip_with(
+        "agent_futex_signal",
+        &[],
+        End::Exit(0),
+        &["usr1", "usr2", "handled"],
+        &[
+            "handle SIGUSR1 nostop noprint",
+            "handle SIGUSR2 nostop noprint",
+        ],
+    );
+    for rec in [&a, &b] {
+        assert_eq!(rec.value("handled"), "6");
+        let lines = event_lines(rec);
+        // The signals went to the waiter while its futex wait was under way (the main
+        // thread gives it 3 ms to get there): the wait's entry, its return (interrupted, or
+        // done just then), then the signal, in the waiter's events.
+        let tid_of = |l: &str| {
+            l.split_once('[')
+                .and_then(|(_, r)| r.split_once(']'))
+                .map(|(t, _)| t.to_string())
+        };
+        let (mut signals, mut during) = (0, 0);
+        for (i, l) in lines.iter().enumerate() {
+            if !(l.contains("signal SIGUSR1") || l.contains("signal SIGUSR2")) {
+                continue;
+            }
+            signals += 1;
+            let tid = tid_of(l);
+            let before: Vec<&String> = lines[..i].iter().filter(|p| tid_of(p) == tid).collect();
+            let n = before.len();
+            if n >= 2
+                && before[n - 1].contains("the return of futex")
+                && before[n - 2].contains("] futex(")
+                && before[n - 2].ends_with("(blocks)")
+            {
+                during += 1;
+            }
+        }
+        assert_eq!(signals, 6, "{}", lines.join("\n"));
+        assert!(
+            during >= 3,
+            "only {during} of the signals came during a blocked wait\n{}",
+            lines.join("\n")
+        );
+    }
+}
+
+#[test]
 fn agent_follows_an_exec_without_ld_preload() {
     // The program empties its environment (LD_PRELOAD included) and execs itself: the new
     // program's reads still go through the agent, and replay gives its values back.

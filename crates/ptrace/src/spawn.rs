@@ -27,9 +27,11 @@ pub struct SpawnOptions {
     pub cwd: Option<std::path::PathBuf>,
     /// argv[0] when it differs from the program's path (replay runs a copy of the program).
     pub argv0: Option<std::ffi::OsString>,
-    /// With `trap_syscalls`: the one instruction address (the pc after a `syscall`
-    /// instruction) whose syscalls run without a stop (the in-process agent's).
-    pub untraced_ip: Option<u64>,
+    /// With `trap_syscalls`: the instruction addresses (the pc after a `syscall`
+    /// instruction) whose syscalls run without a stop (the in-process agent's). They share
+    /// their upper 32 bits with the first (the filter compares those once); one that does
+    /// not is left traced.
+    pub untraced_ips: Vec<u64>,
 }
 
 /// The ptrace options every tracee gets. EXITKILL: the program dies with hindsight.
@@ -55,7 +57,7 @@ fn cstring(s: &OsStr, what: &str) -> Result<CString, PtraceError> {
 
 /// The filter program: `SECCOMP_RET_TRACE` for every syscall, `SECCOMP_RET_ALLOW` for those
 /// whose instruction pointer (the pc after the `syscall` instruction) is `untraced`.
-fn seccomp_filter(untraced: Option<u64>) -> Vec<libc::sock_filter> {
+fn seccomp_filter(untraced: &[u64]) -> Vec<libc::sock_filter> {
     let stmt = |code: u32, k: u32| libc::sock_filter {
         code: code as u16,
         jt: 0,
@@ -69,19 +71,36 @@ fn seccomp_filter(untraced: Option<u64>) -> Vec<libc::sock_filter> {
         k,
     };
     let trace = stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_TRACE);
-    let Some(ip) = untraced else {
+    let Some(&first) = untraced.first() else {
         return vec![trace];
     };
+    let high = (first >> 32) as u32;
+    let lows: Vec<u32> = untraced
+        .iter()
+        .filter(|ip| (*ip >> 32) as u32 == high)
+        .take(64)
+        .map(|ip| *ip as u32)
+        .collect();
     // struct seccomp_data: nr (0), arch (4), instruction_pointer (8), args (16…).
     let load = |at: u32| stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, at);
-    vec![
-        load(8),
-        jeq(ip as u32, 0, 3),
+    let mut f = vec![load(8)];
+    for (i, low) in lows.iter().enumerate() {
+        let after = (lows.len() - 1 - i) as u8;
+        // Equal: on to the upper half (past the other comparisons); else the next one, and
+        // after the last, trace (past the upper half's load, comparison and allow).
+        f.push(if after > 0 {
+            jeq(*low, after, 0)
+        } else {
+            jeq(*low, 0, 3)
+        });
+    }
+    f.extend([
         load(12),
-        jeq((ip >> 32) as u32, 0, 1),
+        jeq(high, 0, 1),
         stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
         trace,
-    ]
+    ]);
+    f
 }
 
 /// Forks and executes `program` with `args` (argv[1..]) as a seized tracee and returns its tid,
@@ -114,9 +133,9 @@ pub fn spawn(program: &Path, args: &[&OsStr], opts: &SpawnOptions) -> Result<Tid
         None => None,
     };
     // The seccomp filter: "trace every syscall", except those made from the one
-    // instruction `untraced_ip` names. Built before the fork: the child may only make
+    // instructions `untraced_ips` name. Built before the fork: the child may only make
     // async-signal-safe calls.
-    let filter = seccomp_filter(opts.untraced_ip);
+    let filter = seccomp_filter(&opts.untraced_ips);
     let fprog = libc::sock_fprog {
         len: filter.len() as u16,
         filter: filter.as_ptr() as *mut libc::sock_filter,

@@ -8,18 +8,24 @@
 //! or be named by a position. What this module decides for such a stop ([`Place`]):
 //!
 //! - The thread is blocked in the agent's untraced syscall, which the stop interrupted
-//!   (its result is a restart code): nothing of the call has happened. The thread is sent
-//!   back to its stub's `syscall` instruction with the program's registers, to make the call
-//!   traced ([`redo_traced`]: a call that blocks then lets another thread run, as rr's
-//!   "desched" does); or, for a signal of the program's, it is put where that traced call
-//!   would stand once interrupted ([`interrupted_traced`]), and the signal is delivered
-//!   there, with the kernel's restart rules.
+//!   (its result is a restart code): nothing of the call has happened. At its desched
+//!   signal, the call is left to go on, blocked, from the agent's second untraced syscall
+//!   instruction, after which the thread stops before it touches the agent's memory
+//!   again, and is then put where the stub's traced call would stand at its exit (the
+//!   recorder's `block_in_agent`; the trace is that of a traced call). When that cannot be,
+//!   the thread is sent back to its stub's `syscall` instruction with the program's
+//!   registers, to make the call traced ([`redo_traced`]: a call that blocks then lets
+//!   another thread run, as rr's "desched" does). For a signal of the program's, it is put
+//!   where that traced call would stand once interrupted ([`interrupted_traced`]), and the
+//!   signal is delivered there, with the kernel's restart rules.
 //! - Anywhere else in the agent (or in its stub before the call returned), the thread runs
 //!   on to the agent's return, where a hardware breakpoint stops it ([`arm_exit_trap`]); what
 //!   the stop was for (a signal, a preemption) happens there, outside the agent.
 //!
 //! Invariant: whenever another thread of the process runs, no thread of it is inside the
-//! agent: one buffer, one stack and one register save area serve the whole process.
+//! agent, except threads blocked in its second untraced syscall, which never read or write
+//! the agent's memory again: one buffer, one stack and one register save area serve the
+//! whole process.
 
 use hindsight_agent::abi::{self, Frame};
 use hindsight_agent_host::{Agent, State};
@@ -261,16 +267,19 @@ pub(crate) fn dup_desched(pid: i32, fd: i64) -> Option<std::os::fd::OwnedFd> {
 /// Arms or disarms a desched event through the recorder's duplicate of its descriptor.
 pub(crate) fn set_desched(fd: &std::os::fd::OwnedFd, on: bool) {
     use std::os::fd::AsRawFd;
-    const PERF_EVENT_IOC_ENABLE: u64 = 0x2400;
     const PERF_EVENT_IOC_DISABLE: u64 = 0x2401;
-    let req = if on {
-        PERF_EVENT_IOC_ENABLE
+    // Enabled for one overflow, as the agent arms it (see its runtime): the event then
+    // disables itself, and the switch into the ptrace stop of its own signal sends no
+    // second one.
+    const PERF_EVENT_IOC_REFRESH: u64 = 0x2402;
+    let (req, arg) = if on {
+        (PERF_EVENT_IOC_REFRESH, 1)
     } else {
-        PERF_EVENT_IOC_DISABLE
+        (PERF_EVENT_IOC_DISABLE, 0)
     };
     // SAFETY: an ioctl on our own descriptor.
     unsafe {
-        libc::ioctl(fd.as_raw_fd(), req as _, 0);
+        libc::ioctl(fd.as_raw_fd(), req as _, arg);
     }
 }
 

@@ -54,6 +54,7 @@ use crate::error::RecordError;
 use crate::point;
 use crate::settle::{self, Settled};
 use crate::shared::SharedMemory;
+use agent_stops::Unblock;
 use hindsight_agent_host::Agent;
 use hindsight_ticks::counter::{AgentCode, Counter};
 
@@ -180,6 +181,11 @@ struct AgentThread {
     exit_trap: bool,
     /// Signals sent to it again, and the siginfo each had (put back at its delivery).
     requeued: Vec<(i32, libc::siginfo_t)>,
+    /// A buffered call of its that blocked (an `agent::Place::Interrupted`): the thread
+    /// waits in the agent's second untraced syscall, restarted there, while others run,
+    /// and stops at the traced syscall after it, to be taken out of the agent (see
+    /// `agent_stops`).
+    blocked: Option<agent::Place>,
 }
 
 impl Thread {
@@ -437,9 +443,9 @@ pub fn record(opts: &RecordOptions) -> Result<Outcome, RecordError> {
         trap_syscalls: true,
         trap_rdtsc: true,
         argv0: Some(opts.argv0.clone()),
-        untraced_ip: match agent_enabled() {
-            true => Some(hindsight_agent_host::image::image()?.addrs.untraced + 2),
-            false => None,
+        untraced_ips: match agent_enabled() {
+            true => hindsight_agent_host::image::image()?.addrs.untraced_ips(),
+            false => Vec::new(),
         },
         ..Default::default()
     };
@@ -1050,6 +1056,10 @@ impl Recorder {
             t.slice = Duration::ZERO;
         }
         let mut regs = Tid(tid).regs()?;
+        if self.blocked_in_agent(pid, tid) {
+            // Its blocked call returned (the agent's traced syscall after it).
+            return self.agent_unblock(pid, tid, Unblock::Returned(regs.0.rdi as i64));
+        }
         if !self.agent_at_syscall(pid, tid, &regs)? {
             return Ok(());
         }
@@ -1146,6 +1156,24 @@ impl Recorder {
                 _ => self.output_writer = Some(tid),
             }
         }
+        self.enter_syscall(pid, tid, nr, args, to_outputs)?;
+        match Tid(tid).syscall(0) {
+            Err(e) if e.is_gone() => Ok(()),
+            r => Ok(r?),
+        }
+    }
+
+    /// Thread `tid` of `pid` is inside syscall `nr` with `args` (made traced, or a call of
+    /// the agent's that blocked, see `agent_stops`): it gives up the process's turn, and its
+    /// `SyscallEntry` is written at once when the call may block while others wait.
+    fn enter_syscall(
+        &mut self,
+        pid: i32,
+        tid: i32,
+        nr: u64,
+        args: [u64; 6],
+        to_outputs: bool,
+    ) -> Result<(), RecordError> {
         let event_index = self.writer.event_count(pid);
         let blocking = may_block(nr, &args) && !to_outputs;
         let Some(p) = self.procs.get_mut(&pid) else {
@@ -1174,10 +1202,7 @@ impl Recorder {
         if blocking && others_ready {
             self.write_entries(pid)?;
         }
-        match Tid(tid).syscall(0) {
-            Err(e) if e.is_gone() => Ok(()),
-            r => Ok(r?),
-        }
+        Ok(())
     }
 
     fn on_syscall_exit(&mut self, pid: i32, tid: i32) -> Result<(), RecordError> {
@@ -1893,6 +1918,9 @@ impl Recorder {
     fn on_signal(&mut self, pid: i32, tid: i32, sig: i32) -> Result<(), RecordError> {
         self.restore_requeued(pid, tid, sig)?;
         let si = Tid(tid).siginfo()?;
+        if self.blocked_in_agent(pid, tid) {
+            return self.agent_blocked_signal(pid, tid, sig, &si);
+        }
         let state = self.state(pid, tid);
         if state == Some(State::User) && !self.agent_at_signal(pid, tid, sig, &si)? {
             return Ok(());
@@ -2107,6 +2135,12 @@ impl Recorder {
             },
             State::User => {
                 // Nobody to give the turn to: the stop is invisible to the program.
+                let _ = Tid(tid).cont(0);
+                Ok(())
+            }
+            // A call blocked in the agent goes on there (PTRACE_SYSCALL would stop it at
+            // the restarted call's entry).
+            State::InSyscall if self.blocked_in_agent(pid, tid) => {
                 let _ = Tid(tid).cont(0);
                 Ok(())
             }

@@ -2739,9 +2739,9 @@ fn spawn_root(reader: &TraceReader, pin: bool) -> Result<(PathBuf, Inferior), Re
         ),
         cwd: cwd.is_dir().then_some(cwd),
         argv0: h.args.first().map(|a| OsString::from_vec(a.clone())),
-        untraced_ip: match with_agent(reader) {
-            true => Some(hindsight_agent_host::image::image()?.addrs.untraced + 2),
-            false => None,
+        untraced_ips: match with_agent(reader) {
+            true => hindsight_agent_host::image::image()?.addrs.untraced_ips(),
+            false => Vec::new(),
         },
     };
     let mut inf = Inferior::spawn_with(&program, &arg_refs, &spawn)?;

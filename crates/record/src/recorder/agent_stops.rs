@@ -8,6 +8,16 @@ use hindsight_ptrace::{Regs, Tid};
 use hindsight_trace::{Batch, BufferedCall, Event, MemWrite, SignalPoint};
 
 use super::{is_synchronous, MemReader, Recorder};
+
+/// How a call that blocked in the agent ended (see [`Recorder::agent_unblock`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Unblock {
+    /// It returned this result; the thread stopped at the agent's traced syscall after it.
+    Returned(i64),
+    /// A signal (number, siginfo) stopped the thread at the call's return, with this
+    /// result (a restart code when the signal interrupted it).
+    Signal(i32, libc::siginfo_t, i64),
+}
 use crate::agent::{self, Place};
 use crate::channels::Pending;
 use crate::error::RecordError;
@@ -272,7 +282,9 @@ impl Recorder {
                 Place::Interrupted { .. } => {
                     self.drain_agent(pid, tid, &state)?;
                     self.left_agent(pid)?;
-                    agent::redo_traced(Tid(tid), &place)?;
+                    if !self.block_in_agent(pid, tid, place)? {
+                        agent::redo_traced(Tid(tid), &place)?;
+                    }
                 }
                 // Inside the agent, its call still to be made: armed again.
                 Place::Inside { .. }
@@ -370,6 +382,140 @@ impl Recorder {
                 Ok(false)
             }
         }
+    }
+
+    /// The running thread's buffered call blocked (its desched signal, `place` the
+    /// interrupted untraced syscall, the buffer drained): when it can, the call goes on
+    /// blocked in the kernel, and the thread gives up its turn as a traced call would (its
+    /// `SyscallEntry` written). It is moved to the agent's second untraced syscall
+    /// instruction, from which the kernel restarts the call (the desched signal not being
+    /// delivered), and after which the agent makes a traced syscall: the thread stops there
+    /// when the call returns, and [`Recorder::agent_unblock`] takes it out of the agent as
+    /// if its stub had made the call traced. One stop instead of three (desched, the traced
+    /// call's entry and exit), and the trace is the traced call's: replay does not tell
+    /// them apart.
+    ///
+    /// The thread's own state is the kernel's while it waits: its registers (the agent's
+    /// stack pointer) and, saved here, the program's registers at the call. It reads and
+    /// writes nothing of the agent's shared memory (frame, stack, buffer, phase) again, so
+    /// other threads use the agent meanwhile. False (nothing done) when the call must be
+    /// made traced instead: the kernel would not restart it as it is (only -ERESTARTSYS,
+    /// -ERESTARTNOINTR and -ERESTARTNOHAND are restarted in place when the signal is not
+    /// delivered), it writes to the recording's outputs, or something waits for the thread
+    /// to leave the agent (a deferred signal, a preemption, its exit trap).
+    fn block_in_agent(&mut self, pid: i32, tid: i32, place: Place) -> Result<bool, RecordError> {
+        let Place::Interrupted { frame, result, .. } = place else {
+            return Ok(false);
+        };
+        if !matches!(result, -514..=-512) {
+            return Ok(false);
+        }
+        let (nr, args) = (frame.rax, frame.args());
+        if self.writes_to_outputs(tid, nr, &args) {
+            return Ok(false);
+        }
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return Ok(false);
+        };
+        let Some(a) = p.agent else {
+            return Ok(false);
+        };
+        let Some(t) = p.thread(tid) else {
+            return Ok(false);
+        };
+        if !t.agent.deferred.is_empty() || t.agent.preempt || t.agent.exit_trap {
+            return Ok(false);
+        }
+        let mut regs = Tid(tid).regs()?;
+        if regs.pc() != a.addrs.untraced + abi::SYSCALL_LEN {
+            return Ok(false);
+        }
+        // The kernel's restart moves the pc back over the `syscall`.
+        regs.0.rip = a.addrs.blocked + abi::SYSCALL_LEN;
+        Tid(tid).set_regs(&regs)?;
+        t.slice = std::time::Duration::ZERO;
+        t.agent.blocked = Some(place);
+        self.enter_syscall(pid, tid, nr, args, false)?;
+        // It blocked (its desched signal says so): no patience for it to return at once,
+        // whether or not another thread is ready yet (the one it waits for may be about to
+        // stop at its own call's return).
+        self.write_entries(pid)?;
+        Ok(true)
+    }
+
+    /// Whether `tid` of `pid` waits in a buffered call that blocked.
+    pub(super) fn blocked_in_agent(&mut self, pid: i32, tid: i32) -> bool {
+        self.procs
+            .get_mut(&pid)
+            .and_then(|p| p.thread(tid))
+            .is_some_and(|t| t.agent.blocked.is_some())
+    }
+
+    /// A signal stop of a thread blocked in the agent: a late desched signal (nothing: the
+    /// call goes on), or a signal (the call returns with what it has, interrupted or done,
+    /// and the signal comes after it, as it would at a traced call's exit).
+    pub(super) fn agent_blocked_signal(
+        &mut self,
+        pid: i32,
+        tid: i32,
+        sig: i32,
+        si: &libc::siginfo_t,
+    ) -> Result<(), RecordError> {
+        if self.stray_desched(pid, tid, sig, si) {
+            // Not delivered: the kernel restarts the interrupted call in place.
+            let _ = Tid(tid).cont(0);
+            return Ok(());
+        }
+        let result = Tid(tid).regs()?.0.rax as i64;
+        self.agent_unblock(pid, tid, Unblock::Signal(sig, *si, result))
+    }
+
+    /// Takes a thread that was blocked in the agent out of it: it stands where the stub's
+    /// traced call would stand at its exit, with the call's result (or its restart code),
+    /// and the call's exit is recorded as a traced one's. A signal that stopped it is sent
+    /// again, to come after the exit, as the kernel orders a traced call's exit and a
+    /// signal (its siginfo put back at its delivery).
+    pub(super) fn agent_unblock(
+        &mut self,
+        pid: i32,
+        tid: i32,
+        how: Unblock,
+    ) -> Result<(), RecordError> {
+        let Some(t) = self.procs.get_mut(&pid).and_then(|p| p.thread(tid)) else {
+            return Ok(());
+        };
+        let Some(Place::Interrupted {
+            stub,
+            frame,
+            saved_sp,
+            ..
+        }) = t.agent.blocked.take()
+        else {
+            return Ok(());
+        };
+        let result = match how {
+            Unblock::Returned(result) => result,
+            Unblock::Signal(sig, si, result) => {
+                Tid(tid).kill(pid, sig)?;
+                t.agent.requeued.push((sig, si));
+                result
+            }
+        };
+        let done = Place::Interrupted {
+            stub,
+            frame,
+            saved_sp,
+            result,
+        };
+        agent::interrupted_traced(Tid(tid), &done)?;
+        if let Unblock::Returned(_) = how {
+            // Stopped at the agent's traced syscall: skipped.
+            let mut regs = Tid(tid).regs()?;
+            regs.0.orig_rax = u64::MAX;
+            Tid(tid).set_regs(&regs)?;
+        }
+        self.syscall_exit(pid, tid)?;
+        self.output_done(tid)
     }
 
     /// A preemption stop (PTRACE_INTERRUPT) of the running thread, others being ready.
