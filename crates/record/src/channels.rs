@@ -102,6 +102,10 @@ pub(crate) struct Channels {
     unaccepted: HashMap<u64, (String, String)>,
     /// Channels to rename in the trace before the next is asked for: (kind, old, new).
     renames: Vec<(ChannelKind, String, String)>,
+    /// While the calls of one batch of buffered calls are looked at ([`Channels::batch`]):
+    /// what each descriptor was found to be. They are all looked at at once, so one look
+    /// per descriptor answers for all its calls (a batch holds thousands of calls).
+    batch_ends: Option<HashMap<(i32, i32), Option<Endpoint>>>,
 }
 
 /// How a data syscall moves units, by descriptor: (argument index of the descriptor, which
@@ -214,8 +218,26 @@ impl Channels {
         })
     }
 
+    /// Starts (true) or ends (false) the look at one batch of buffered calls: meanwhile a
+    /// descriptor is looked at once (see `batch_ends`).
+    pub(crate) fn batch(&mut self, on: bool) {
+        self.batch_ends = on.then(HashMap::new);
+    }
+
     /// What descriptor `fd` of process `pid` is, if it is an end of a channel we follow.
     pub(crate) fn endpoint(&mut self, pid: i32, fd: i32) -> Option<Endpoint> {
+        if let Some(known) = self.batch_ends.as_ref().and_then(|b| b.get(&(pid, fd))) {
+            return known.clone();
+        }
+        let end = self.look_at(pid, fd);
+        if let Some(b) = self.batch_ends.as_mut() {
+            b.insert((pid, fd), end.clone());
+        }
+        end
+    }
+
+    /// [`Channels::endpoint`], from the kernel.
+    fn look_at(&mut self, pid: i32, fd: i32) -> Option<Endpoint> {
         let path = format!("/proc/{pid}/fd/{fd}");
         let st = stat(&path)?;
         match st.st_mode & libc::S_IFMT {

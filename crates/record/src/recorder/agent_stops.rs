@@ -103,27 +103,41 @@ impl Recorder {
         calls: &[BufferedCall],
     ) -> Result<Vec<Pending>, RecordError> {
         let close = hindsight_agent::calls::nr::CLOSE;
+        // Each descriptor's last close in the batch (a batch holds thousands of calls: one
+        // pass, not a scan of the rest of the batch per call).
+        let mut last_close: std::collections::HashMap<u64, usize> = Default::default();
+        for (i, c) in calls.iter().enumerate() {
+            if c.nr == close && c.result == 0 {
+                last_close.insert(c.args[0], i);
+            }
+        }
         let mut out = Vec::new();
+        self.channels.batch(true);
         for (i, c) in calls.iter().enumerate() {
             let name = hindsight_syscalls::name(c.nr).unwrap_or("");
             if c.nr == close || c.result <= 0 {
                 continue;
             }
-            let fd = c.args[0];
-            let closed_later = calls[i + 1..]
-                .iter()
-                .any(|l| l.nr == close && l.args[0] == fd && l.result == 0);
+            let closed_later = last_close.get(&c.args[0]).is_some_and(|&j| j > i);
             if closed_later {
                 continue;
             }
-            let mut links =
+            let links =
                 self.channels
-                    .transfers(&mut self.writer, pid, name, &c.args, c.result, None)?;
+                    .transfers(&mut self.writer, pid, name, &c.args, c.result, None);
+            let mut links = match links {
+                Ok(l) => l,
+                Err(e) => {
+                    self.channels.batch(false);
+                    return Err(e.into());
+                }
+            };
             for l in &mut links {
                 l.call = i as u32;
             }
             out.extend(links);
         }
+        self.channels.batch(false);
         Ok(out)
     }
 
