@@ -58,6 +58,10 @@ pub struct Console {
     pub(crate) breakpoint_pending: Option<bool>,
     /// `display` expressions, shown after every stop.
     pub(crate) displays: Vec<crate::commands::display::Display>,
+    /// A motion's `[Switching to inferior …]`, held until the processes that appeared or
+    /// ended before its stop are announced (gdb announces a fork before switching to its
+    /// child); shown by [`Console::show_held`].
+    held_switch: Option<String>,
 }
 
 /// The process's stdout, failing as `println!` fails (a panic that names it), which the
@@ -109,6 +113,14 @@ impl Console {
             quit: false,
             breakpoint_pending: None,
             displays: Vec::new(),
+            held_switch: None,
+        }
+    }
+
+    /// Shows what a motion held back (see `held_switch`).
+    pub(crate) fn show_held(&mut self) {
+        if let Some(line) = self.held_switch.take() {
+            self.println(&line);
         }
     }
 
@@ -188,7 +200,10 @@ impl Observer for Console {
                 say!(self, "[Thread {pthread:#x} (LWP {tid}) exited]")
             }
             Notice::SwitchedInferior { num, pid, program } => {
-                say!(self, "[Switching to inferior {num} [process {pid}] ({program})]")
+                self.show_held();
+                self.held_switch = Some(format!(
+                    "[Switching to inferior {num} [process {pid}] ({program})]"
+                ));
             }
             Notice::Detached { pid } => {
                 say!(self, "[Detaching after fork from child process {pid}]")

@@ -117,6 +117,7 @@ fn terminated(c: &mut Console, signal: i32) {
 /// of the current one is the stop itself, shown by [`show_stop`]).
 pub(crate) fn show_inferior_changes(s: &mut Session, c: &mut Console, stop: &Stop) {
     if !s.has_inferiors() {
+        c.show_held();
         return;
     }
     let current = s.inferior_number();
@@ -141,6 +142,7 @@ pub(crate) fn show_inferior_changes(s: &mut Session, c: &mut Console, stop: &Sto
             InferiorChange::Killed { signal, .. } => terminated(c, signal),
         }
     }
+    c.show_held();
 }
 
 /// The inferior a change is about.

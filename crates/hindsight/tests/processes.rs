@@ -914,8 +914,11 @@ fn forks_and_exits_in_the_replay_are_announced_as_gdb_does() {
     ]
     .map(String::from);
     let r = replay_tree(&trace, &cmds);
+    // (gdb announces the fork before it switches to the child.)
+    let to_worker = format!("[Switching to inferior 2 [process {worker}] {{*}}");
     r.code(0).seq(&[
         &new_worker,
+        &to_worker,
         "Breakpoint 1, worker () at mp_tree.c:{n}",
         "  3    process {n}{*} not created yet",
         &worker_exits,

@@ -325,7 +325,10 @@ pub fn execute(s: &mut Session, c: &mut Console, line: &str) -> anyhow::Result<(
     }
     let (word, fmt, args) = split_command(trimmed);
     let handler = lookup(word)?;
-    handler(s, c, args, fmt)
+    let r = handler(s, c, args, fmt);
+    // (A motion that ended in an error still shows where it switched to.)
+    c.show_held();
+    r
 }
 
 /// The interactive prompt, with history and line editing; an empty line repeats the last
