@@ -18,7 +18,7 @@ pub use replayer::{ReplayOptions, ReplayStop, Replayer, Silent};
 
 /// Whether `pc` is in hindsight's in-process agent (its stubs and code, at the fixed address
 /// the agent is loaded at in recording and replay alike): no instruction of the program.
-pub fn is_agent_code(pc: u64) -> bool {
+pub(crate) fn is_agent_code(pc: u64) -> bool {
     use hindsight_agent::abi::{BASE, MAX_SPAN};
     (BASE..BASE + MAX_SPAN).contains(&pc)
 }

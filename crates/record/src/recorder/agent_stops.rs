@@ -111,34 +111,30 @@ impl Recorder {
                 last_close.insert(c.args[0], i);
             }
         }
-        let mut out = Vec::new();
+        // Every descriptor is looked at once for the whole batch (see `Channels::batch`).
         self.channels.batch(true);
-        for (i, c) in calls.iter().enumerate() {
-            let name = hindsight_syscalls::name(c.nr).unwrap_or("");
-            if c.nr == close || c.result <= 0 {
-                continue;
-            }
-            let closed_later = last_close.get(&c.args[0]).is_some_and(|&j| j > i);
-            if closed_later {
-                continue;
-            }
-            let links =
-                self.channels
-                    .transfers(&mut self.writer, pid, name, &c.args, c.result, None);
-            let mut links = match links {
-                Ok(l) => l,
-                Err(e) => {
-                    self.channels.batch(false);
-                    return Err(e.into());
-                }
-            };
-            for l in &mut links {
-                l.call = i as u32;
-            }
-            out.extend(links);
-        }
+        let (channels, writer) = (&mut self.channels, &mut self.writer);
+        let links: Result<Vec<Vec<Pending>>, _> = calls
+            .iter()
+            .enumerate()
+            .filter(|(i, c)| {
+                let closed_later = last_close.get(&c.args[0]).is_some_and(|j| j > i);
+                c.nr != close && c.result > 0 && !closed_later
+            })
+            .map(|(i, c)| {
+                let name = hindsight_syscalls::name(c.nr).unwrap_or("");
+                channels
+                    .transfers(writer, pid, name, &c.args, c.result, None)
+                    .map(|mut links| {
+                        for l in &mut links {
+                            l.call = i as u32;
+                        }
+                        links
+                    })
+            })
+            .collect();
         self.channels.batch(false);
-        Ok(out)
+        Ok(links?.into_iter().flatten().collect())
     }
 
     /// Disarms (or arms) the desched event of `tid`, the running thread, through the
