@@ -29,7 +29,30 @@ const TRAP_HWBKPT: i32 = 4;
 const TRAP_BRKPT: i32 = 1;
 /// DR6 bit of a single-step.
 const DR6_BS: u64 = 1 << 14;
+/// si_code of the trap a step reports when it delivered a signal: the kernel sets up the
+/// handler's frame and stops before the handler's first instruction (`ptrace_notify`, whose
+/// si_code is the stop's code, SIGTRAP), without a single-step trap in DR6.
+const STEPPED_INTO_HANDLER: i32 = libc::SIGTRAP;
 const SCRATCH_PAGE: u64 = 4096;
+/// `syscall`.
+const SYSCALL_INSN: [u8; 2] = [0x0f, 0x05];
+/// The trap flag (EFLAGS.TF).
+const EFLAGS_TF: u64 = 0x100;
+
+/// Kernel surprise: `syscall` copies RFLAGS into r11, trap flag included, so a `syscall`
+/// that was single-stepped leaves TF in the program's r11 (and in a signal frame built at
+/// its end) where a run without a debugger has none: the step is made invisible by taking
+/// TF out of r11. (Whether the program had set TF itself cannot be told: once hindsight has
+/// written registers read during a step, the kernel shows the step's TF as the program's.
+/// Programs that trace themselves with TF are left aside.)
+fn hide_trap_flag_in_r11(tid: Tid) -> Result<(), ControlError> {
+    let mut r = tid.regs()?;
+    if r.0.r11 & EFLAGS_TF != 0 {
+        r.0.r11 &= !EFLAGS_TF;
+        tid.set_regs(&r)?;
+    }
+    Ok(())
+}
 
 /// How a resume moves the program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -435,6 +458,7 @@ impl Inferior {
                 // and its seccomp stop comes in the middle of the step. The syscall belongs to
                 // the replayer: the step ends here and the stop is reported as it is.
                 WaitEvent::Stopped(Stop::Seccomp) => {
+                    hide_trap_flag_in_r11(tid)?;
                     self.after_step
                         .insert(tid, WaitEvent::Stopped(Stop::Seccomp));
                     return Ok(true);
@@ -446,6 +470,29 @@ impl Inferior {
                 }
             }
         }
+    }
+
+    /// Kernel surprise: a signal delivered by a single-step saves the step's trap flag in the
+    /// handler's frame (the `eflags` of its `ucontext`), where the program can read it and
+    /// `rt_sigreturn` would restore it. `tid` stands at the handler's first instruction; the
+    /// frame starts at its stack pointer (the return address, then the `ucontext`). As in
+    /// [`hide_trap_flag_in_r11`], the step is made invisible.
+    fn hide_trap_flag_in_frame(&mut self, tid: Tid) -> Result<(), ControlError> {
+        let sp = tid.regs()?.sp();
+        let eflags = sp
+            + 8
+            + std::mem::offset_of!(libc::ucontext_t, uc_mcontext) as u64
+            + 8 * libc::REG_EFL as u64;
+        let mut word = [0u8; 8];
+        if self.mem.read(eflags, &mut word).is_err() {
+            return Ok(());
+        }
+        let flags = u64::from_le_bytes(word);
+        if flags & EFLAGS_TF != 0 {
+            self.mem
+                .write(eflags, &(flags & !EFLAGS_TF).to_le_bytes())?;
+        }
+        Ok(())
     }
 
     /// `stepi` for one thread: one instruction of the program (in moved code, the machinery
@@ -488,11 +535,13 @@ impl Inferior {
         if at_site {
             self.sites.lift(&self.mem, pc)?;
         }
+        // The pending signal goes with the step, as with a continue: whether a signal is
+        // passed was decided when it arrived (`handle SIG pass`), and a replay's recorded
+        // signal must be delivered at this very instruction.
         let sig = self
             .thread_mut(tid)
             .map(|t| std::mem::take(&mut t.pending_signal))
             .unwrap_or(0);
-        let sig = if hook.stops_on_signal(sig) { 0 } else { sig };
         let mut result = tid.step(sig);
         let mut waited = result.map(|_| hindsight_ptrace::wait_tid(tid));
         // Kernel surprise: stepping a thread stopped at a syscall (a seccomp stop, as replay
@@ -512,6 +561,19 @@ impl Inferior {
             self.sites.replant(&self.mem, pc)?;
         }
         let ev = waited??;
+        let stepped_syscall = match ev {
+            WaitEvent::Stopped(Stop::Seccomp) => true,
+            WaitEvent::Stopped(_) => {
+                let mut code = [0u8; 2];
+                tid.regs().is_ok_and(|r| r.pc() == pc.wrapping_add(2))
+                    && self.mem.read(pc, &mut code).is_ok()
+                    && code == SYSCALL_INSN
+            }
+            _ => false,
+        };
+        if stepped_syscall {
+            hide_trap_flag_in_r11(tid)?;
+        }
         match ev {
             WaitEvent::Stopped(Stop::Signal(libc::SIGTRAP)) => {
                 let si = tid.siginfo()?;
@@ -527,7 +589,13 @@ impl Inferior {
                     return Ok(StopEvent::Stepped { tid });
                 }
                 // (A completed step may report TRAP_BRKPT: see `single_step_raw`.)
-                if (TRAP_BRKPT..=TRAP_HWBKPT).contains(&si.si_code) || dr6 & DR6_BS != 0 {
+                if si.si_code == STEPPED_INTO_HANDLER {
+                    self.hide_trap_flag_in_frame(tid)?;
+                }
+                if (TRAP_BRKPT..=TRAP_HWBKPT).contains(&si.si_code)
+                    || si.si_code == STEPPED_INTO_HANDLER
+                    || dr6 & DR6_BS != 0
+                {
                     let _ = tid.set_debugreg(6, 0);
                     return Ok(StopEvent::Stepped { tid });
                 }

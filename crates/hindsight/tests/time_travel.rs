@@ -1026,3 +1026,108 @@ fn when_right_after_a_stepped_syscall_finds_the_position_again() {
         }
     }
 }
+
+/// A signal the recording delivered at a syscall's end (SIGALRM ending `pause()`), stepped
+/// over by instruction: `stepi` over the `syscall` stops right after it with the restart
+/// code in rax (the signal not delivered yet, as under gdb), the next `stepi` enters the
+/// handler, and every stop on the way is found again by `when` and by stepping back and
+/// forth; the replay then ends as recorded. Before, the step back diverged ("recorded
+/// rt_sigreturn, replay pause"): the pending signal was dropped by the step, and a stepped
+/// `syscall` left the step's trap flag in r11 and in the handler's frame.
+#[test]
+fn stepping_over_a_syscall_that_a_signal_ends_finds_every_position_again() {
+    let prog = compile("stepi_signal", &[]);
+    let position = |l: &str| l.trim_start_matches("Current position: ").to_string();
+    for env in [&[][..], &[("HINDSIGHT_NO_AGENT", "1")][..]] {
+        let (trace, _) = record_trace_env(&prog, &[], env);
+        let mut cmds = vec!["break main", "continue", "break pause", "continue"];
+        for _ in 0..8 {
+            cmds.extend(["stepi", "x/i $pc"]);
+        }
+        let r = replay_batch(&trace, &cmds);
+        let pcs: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("=> ")).collect();
+        let at = pcs
+            .iter()
+            .position(|l| l.trim_end().ends_with("syscall"))
+            .unwrap_or_else(|| panic!("no step reached pause's syscall: {}", r.dump()));
+        let mut cmds = vec!["break main", "continue", "break pause", "continue"];
+        cmds.extend(std::iter::repeat_n("stepi", at + 1));
+        cmds.extend([
+            "x/i $pc", // the syscall
+            "stepi",
+            "p $rax",
+            "x/i $pc", // right after it
+            "when",    // 0
+            "stepi",
+            "x/i $pc", // the handler's first instruction
+            "when",    // 1
+            "stepi",
+            "when", // 2
+            "reverse-stepi",
+            "when", // 3
+            "reverse-stepi",
+            "p $rax",
+            "x/i $pc", // right after the syscall again
+            "when",    // 4
+            "reverse-stepi",
+            "x/i $pc", // the syscall
+            "stepi",
+            "when", // 5
+            "stepi",
+            "when", // 6
+            "break stepi_signal.c:24",
+            "continue",
+            "p hits",
+            "continue",
+        ]);
+        let r = replay_batch(&trace, &cmds);
+        let all = r.stdout.clone() + &r.stderr;
+        assert!(
+            !all.contains("could not find")
+                && !all.contains("diverged")
+                && !all.contains("SIGTRAP"),
+            "{env:?}: {}",
+            r.dump()
+        );
+        let insns: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("=> ")).collect();
+        assert_eq!(insns.len(), 5, "{env:?}: {}", r.dump());
+        assert!(insns[0].trim_end().ends_with("syscall"), "{}", r.dump());
+        assert!(insns[4].trim_end().ends_with("syscall"), "{}", r.dump());
+        assert_eq!(insns[1], insns[3], "{env:?}: {}", r.dump());
+        assert!(insns[2].contains("<on_alarm"), "{env:?}: {}", r.dump());
+        // pause() returns -ERESTARTNOHAND to the kernel; the handler's delivery makes it EINTR.
+        let values: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("$")).collect();
+        assert_eq!(values.len(), 3, "{env:?}: {}", r.dump());
+        let raxes = &values[..2];
+        assert!(
+            raxes.iter().all(|l| l.ends_with("= -514")),
+            "{env:?}: {}",
+            r.dump()
+        );
+        let whens: Vec<String> = r
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with("Current position:"))
+            .map(position)
+            .collect();
+        assert_eq!(whens.len(), 7, "{env:?}: {}", r.dump());
+        assert_eq!(whens[1], whens[3], "{env:?}: {}", r.dump());
+        assert_eq!(whens[0], whens[5], "{env:?}: {}", r.dump());
+        assert_eq!(whens[1], whens[6], "{env:?}: {}", r.dump());
+        assert_ne!(whens[1], whens[2], "{env:?}: {}", r.dump());
+        // The instant after the syscall reached backward is the same instruction instance
+        // (ticks and pc); its event number may count the signal as taken already.
+        let tail = |p: &str| {
+            p.split_once(':')
+                .map(|(_, t)| t.to_string())
+                .unwrap_or_default()
+        };
+        assert_eq!(tail(&whens[0]), tail(&whens[4]), "{env:?}: {}", r.dump());
+        assert!(values[2].ends_with("= 14"), "{env:?}: {}", r.dump());
+        assert!(
+            r.stdout.contains("exited normally"),
+            "{env:?}: {}",
+            r.dump()
+        );
+    }
+}

@@ -1022,19 +1022,8 @@ impl Replayer {
             let Some(tid) = self.live_tid(runner) else {
                 return Ok(self.diverged(runner, describe_event(&event), "no such thread".into()));
             };
-            // Once per event: a resume in the middle of a stretch (after a breakpoint stop)
-            // is not at an event.
-            if self.announced != Some(self.consumed) {
-                self.announced = Some(self.consumed);
-                let ticks = self.ticks_of(runner);
-                // (A copy taken inside the stretch announces it again: its start stays.)
-                if self.start_ticks.is_none_or(|(e, _)| e != self.consumed) {
-                    self.start_ticks = Some((self.consumed, ticks));
-                }
-                hook.clock(ticks);
-                if hook.at_event(inf, self.consumed, tid) {
-                    return Ok(ReplayStop::AtEvent(self.consumed));
-                }
+            if self.announce(inf, hook, runner, tid) {
+                return Ok(ReplayStop::AtEvent(self.consumed));
             }
             inf.set_serial(Some(tid));
             if let Some(c) = self.counter.as_mut() {
@@ -1231,6 +1220,30 @@ impl Replayer {
         }
     }
 
+    /// Announces the event at the head to the hook ([`StopHook::at_event`]), once per event:
+    /// a resume in the middle of a stretch (after a breakpoint stop) is not at an event.
+    /// `runner` is the recorded thread the event belongs to, `tid` its live one. True: the
+    /// hook wants the replay to stop here.
+    fn announce(
+        &mut self,
+        inf: &mut Inferior,
+        hook: &mut dyn StopHook,
+        runner: i32,
+        tid: Tid,
+    ) -> bool {
+        if self.announced == Some(self.consumed) {
+            return false;
+        }
+        self.announced = Some(self.consumed);
+        let ticks = self.ticks_of(runner);
+        // (A copy taken inside the stretch announces it again: its start stays.)
+        if self.start_ticks.is_none_or(|(e, _)| e != self.consumed) {
+            self.start_ticks = Some((self.consumed, ticks));
+        }
+        hook.clock(ticks);
+        hook.at_event(inf, self.consumed, tid)
+    }
+
     fn end_of_recording(&self) -> ReplayStop {
         let why = if self.stream.truncated() {
             "the trace is truncated".to_string()
@@ -1339,9 +1352,17 @@ impl Replayer {
                     }
                 }
                 Event::Signal {
+                    tid: runner,
                     point: SignalPoint::AtStop,
                     ..
                 } => {
+                    // The instant before the signal is a position of its own (a step over
+                    // the syscall it ended stops there): a seek must be able to stop there.
+                    if let Some(live) = self.live_tid(runner) {
+                        if self.announce(inf, hook, runner, live) {
+                            return Ok(Some(ReplayStop::AtEvent(self.consumed)));
+                        }
+                    }
                     let Some(Event::Signal {
                         tid,
                         signo,
