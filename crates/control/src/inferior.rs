@@ -58,6 +58,9 @@ pub struct Inferior {
     /// under the breakpoint set off a watchpoint, or faulted (SIGSEGV…). That stop is
     /// reported instead of resuming the thread.
     pub(crate) after_step: std::collections::HashMap<Tid, WaitEvent>,
+    /// The thread whose single-step delivered a signal and stopped at the first instruction
+    /// of its handler (see [`Inferior::take_stepped_into_handler`]).
+    pub(crate) entered_handler: Option<Tid>,
     /// Scratch pages for displaced stepping: (base, bytes used).
     pub(crate) scratch: Vec<(u64, u64)>,
     pub(crate) mode: StepOverMode,
@@ -128,6 +131,7 @@ impl Inferior {
             pending: VecDeque::new(),
             early_stops: HashSet::new(),
             after_step: Default::default(),
+            entered_handler: None,
             scratch: Vec::new(),
             mode: StepOverMode::Displaced,
             protocol: Protocol::new(Strategy::Displaced),
@@ -151,6 +155,19 @@ impl Inferior {
             Some(c) => c.logical(pc).unwrap_or(pc),
             None => pc,
         }
+    }
+
+    /// Whether a single-step of `tid` delivered a signal since this was last asked: the
+    /// thread stood at the first instruction of the signal's handler then, whose frame (the
+    /// return address, then the `ucontext` of the interrupted code) was at its stack
+    /// pointer. (One step of the program can be several single-steps: a replay steps on
+    /// through hindsight's own code.)
+    pub fn take_stepped_into_handler(&mut self, tid: Tid) -> bool {
+        if self.entered_handler == Some(tid) {
+            self.entered_handler = None;
+            return true;
+        }
+        false
     }
 
     /// Where the instruction at program address `addr` runs.

@@ -34,6 +34,8 @@ const DR6_BS: u64 = 1 << 14;
 /// si_code is the stop's code, SIGTRAP), without a single-step trap in DR6.
 const STEPPED_INTO_HANDLER: i32 = libc::SIGTRAP;
 const SCRATCH_PAGE: u64 = 4096;
+/// Signals that do not stop the program, given to it one after another in one step.
+const MAX_QUIET_SIGNALS: usize = 16;
 /// `syscall`.
 const SYSCALL_INSN: [u8; 2] = [0x0f, 0x05];
 /// The trap flag (EFLAGS.TF).
@@ -557,6 +559,23 @@ impl Inferior {
                 waited = result.map(|_| hindsight_ptrace::wait_tid(tid));
             }
         }
+        // A signal that came before the instruction ran and does not stop the program
+        // (`handle SIG nostop`) is given to it (or not: `nopass`) by stepping again, as gdb
+        // does; the step then ends at its handler's first instruction (see
+        // `STEPPED_INTO_HANDLER`) or, without a handler, after the instruction.
+        for _ in 0..MAX_QUIET_SIGNALS {
+            let Ok(Ok(WaitEvent::Stopped(Stop::Signal(sig)))) = &waited else {
+                break;
+            };
+            let sig = *sig;
+            if sig == libc::SIGTRAP || hook.stops_on_signal(sig) {
+                break;
+            }
+            hook.signal_arrived(self, tid, sig);
+            let pass = if hook.passes_signal(sig) { sig } else { 0 };
+            result = tid.step(pass);
+            waited = result.map(|_| hindsight_ptrace::wait_tid(tid));
+        }
         if at_site {
             self.sites.replant(&self.mem, pc)?;
         }
@@ -591,6 +610,7 @@ impl Inferior {
                 // (A completed step may report TRAP_BRKPT: see `single_step_raw`.)
                 if si.si_code == STEPPED_INTO_HANDLER {
                     self.hide_trap_flag_in_frame(tid)?;
+                    self.entered_handler = Some(tid);
                 }
                 if (TRAP_BRKPT..=TRAP_HWBKPT).contains(&si.si_code)
                     || si.si_code == STEPPED_INTO_HANDLER

@@ -37,26 +37,61 @@ macro_rules! or_stop {
 /// Single-steps `tid` (one instruction of the program: a replay steps through the agent's
 /// stubs, see `Replayer::resume`); anything but a plain step end ends the command. The
 /// user's interrupt is heard between two steps.
+///
+/// A signal that reaches the program during the step without stopping it (`handle SIG
+/// nostop pass`) has its handler run to its end at full speed, and the step goes on from
+/// where the signal came, as gdb does ("GDB steps over the signal handler"). A signal the
+/// program stopped with is stepped into: the step ends at its handler's first instruction.
 fn stepi_raw(s: &mut Session, obs: &mut dyn Observer, tid: Tid) -> anyhow::Result<Outcome> {
-    if s.in_motion && s.interrupt.requested() {
-        let stop = StopEvent::Stepped { tid };
-        return Ok(Outcome::Interrupted(Box::new(arrive(
-            s,
-            &stop,
-            Some(&Reason::Interrupted),
-            true,
-        )?)));
+    // Handlers of signals arriving one after another, each stepped over.
+    const MAX_HANDLERS: usize = 64;
+    let into_handler =
+        matches!(s.last_stop, Some((StopEvent::Signal { tid: t, .. }, _)) if t == tid);
+    for _ in 0..MAX_HANDLERS {
+        if s.in_motion && s.interrupt.requested() {
+            let stop = StopEvent::Stepped { tid };
+            return Ok(Outcome::Interrupted(Box::new(arrive(
+                s,
+                &stop,
+                Some(&Reason::Interrupted),
+                true,
+            )?)));
+        }
+        s.live_mut()?.take_stepped_into_handler(tid);
+        let (stop, reason) = hook::resume_raw(s, obs, Resume::Step(tid), None)?;
+        if !matches!(stop, StopEvent::Stepped { .. }) {
+            return Ok(Outcome::Interrupted(Box::new(arrive(
+                s,
+                &stop,
+                reason.as_ref(),
+                true,
+            )?)));
+        }
+        if !s.live_mut()?.take_stepped_into_handler(tid) || into_handler {
+            return Ok(Outcome::Done);
+        }
+        let (ret, sp) = handler_return(s, tid)?;
+        if let Outcome::Interrupted(stop) = run_to(s, obs, tid, ret, sp)? {
+            return Ok(Outcome::Interrupted(stop));
+        }
     }
-    let (stop, reason) = hook::resume_raw(s, obs, Resume::Step(tid), None)?;
-    match stop {
-        StopEvent::Stepped { .. } => Ok(Outcome::Done),
-        other => Ok(Outcome::Interrupted(Box::new(arrive(
-            s,
-            &other,
-            reason.as_ref(),
-            true,
-        )?))),
-    }
+    Ok(Outcome::Done)
+}
+
+/// Where the handler `tid` stands at the start of returns to (the interrupted code's
+/// program address, from the kernel's frame), and the stack pointer the handler runs below.
+fn handler_return(s: &Session, tid: Tid) -> anyhow::Result<(u64, u64)> {
+    let inf = s.live()?;
+    let sp = inf.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?.sp();
+    // The frame: the handler's return address, then the `ucontext` of the interrupted code.
+    let saved_rip = sp
+        + 8
+        + std::mem::offset_of!(libc::ucontext_t, uc_mcontext) as u64
+        + 8 * libc::REG_RIP as u64;
+    let mut word = [0u8; 8];
+    inf.read_memory(saved_rip, &mut word)
+        .map_err(|e| anyhow::anyhow!("cannot read the signal frame at {saved_rip:#x}: {e}"))?;
+    Ok((inf.logical_pc(u64::from_le_bytes(word)), sp))
 }
 
 /// Runs every thread until `tid` reaches `addr` with its stack pointer above `min_sp`.

@@ -371,3 +371,56 @@ fn two_source_files() {
         "1\t#include <string.h>\n2\tstatic int calls;\n3\tint helper(const char *s) {\n",
     ]);
 }
+
+/// A signal that arrives during `stepi` in a live program (SIGALRM ending `pause()`): with
+/// gdb's default for it (nostop, noprint, pass) the step runs its handler to the end and
+/// goes on to the next instruction; with `handle SIGALRM stop` the signal is reported, and
+/// the next `stepi` enters the handler. Before, every signal that came during a step was
+/// reported as a stop, and a step after a reported signal dropped it.
+#[test]
+fn stepi_steps_over_the_handler_of_a_signal_that_does_not_stop() {
+    let prog = compile("stepi_signal", &[]);
+    // From pause's first instruction to its `syscall`: as many steps as gdb takes.
+    let mut cmds = vec!["break main", "run", "break pause", "continue"];
+    for _ in 0..8 {
+        cmds.extend(["stepi", "x/i $pc"]);
+    }
+    let r = debug(&prog, &cmds, &[]);
+    let pcs: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("=> ")).collect();
+    let at = pcs
+        .iter()
+        .position(|l| l.trim_end().ends_with("syscall"))
+        .unwrap_or_else(|| panic!("no step reached pause's syscall: {}", r.dump()));
+    let mut start = vec!["break main", "run", "break pause", "continue"];
+    start.extend(std::iter::repeat_n("stepi", at + 2));
+
+    let mut cmds = start.clone();
+    cmds.extend(["p $rax", "stepi", "x/i $pc", "p hits", "p $rax"]);
+    let r = debug(&prog, &cmds, &[]);
+    r.lacks("Program received signal");
+    let insns: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("=> ")).collect();
+    assert!(
+        insns.len() == 1 && insns[0].contains("<__libc_pause+") && !insns[0].contains("cmp"),
+        "{}",
+        r.dump()
+    );
+    let values: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with('$')).collect();
+    assert_eq!(values.len(), 3, "{}", r.dump());
+    assert!(values[0].ends_with("= -514"), "{}", r.dump());
+    assert!(values[1].ends_with("= 14"), "{}", r.dump());
+    assert!(values[2].ends_with("= -4"), "{}", r.dump());
+
+    let mut cmds = vec!["handle SIGALRM stop print"];
+    cmds.extend(start.iter().copied());
+    // (The first `stepi` reports the signal, the second enters its handler.)
+    cmds.extend(["stepi", "stepi", "x/i $pc", "p hits"]);
+    let r = debug(&prog, &cmds, &[]);
+    r.has("Program received signal SIGALRM");
+    let insns: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("=> ")).collect();
+    assert!(
+        insns.len() == 1 && insns[0].contains("<on_alarm>"),
+        "{}",
+        r.dump()
+    );
+    r.line("$1 = 0");
+}

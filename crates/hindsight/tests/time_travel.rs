@@ -1028,16 +1028,18 @@ fn when_right_after_a_stepped_syscall_finds_the_position_again() {
 }
 
 /// A signal the recording delivered at a syscall's end (SIGALRM ending `pause()`), stepped
-/// over by instruction: `stepi` over the `syscall` stops right after it with the restart
-/// code in rax (the signal not delivered yet, as under gdb), the next `stepi` enters the
-/// handler, and every stop on the way is found again by `when` and by stepping back and
-/// forth; the replay then ends as recorded. Before, the step back diverged ("recorded
-/// rt_sigreturn, replay pause"): the pending signal was dropped by the step, and a stepped
-/// `syscall` left the step's trap flag in r11 and in the handler's frame.
+/// over by instruction, as under gdb: `stepi` over the `syscall` stops right after it with
+/// the restart code in rax (the signal not delivered yet); the next `stepi` runs the handler
+/// to its end and steps on (gdb steps over the handler of a `nostop` signal), or, with
+/// `handle SIGALRM stop`, reports the signal and then steps into the handler. Every stop on
+/// the way is found again by `when` and by stepping back and forth, and the replay goes on
+/// as recorded. Before, the step back diverged ("recorded rt_sigreturn, replay pause"): the
+/// step dropped the pending signal, and a stepped `syscall` left the step's trap flag in r11
+/// and in the handler's frame.
 #[test]
 fn stepping_over_a_syscall_that_a_signal_ends_finds_every_position_again() {
     let prog = compile("stepi_signal", &[]);
-    let position = |l: &str| l.trim_start_matches("Current position: ").to_string();
+    let to_printf = ["break stepi_signal.c:24", "continue", "p hits"];
     for env in [&[][..], &[("HINDSIGHT_NO_AGENT", "1")][..]] {
         let (trace, _) = record_trace_env(&prog, &[], env);
         let mut cmds = vec!["break main", "continue", "break pause", "continue"];
@@ -1050,14 +1052,88 @@ fn stepping_over_a_syscall_that_a_signal_ends_finds_every_position_again() {
             .iter()
             .position(|l| l.trim_end().ends_with("syscall"))
             .unwrap_or_else(|| panic!("no step reached pause's syscall: {}", r.dump()));
-        let mut cmds = vec!["break main", "continue", "break pause", "continue"];
-        cmds.extend(std::iter::repeat_n("stepi", at + 1));
+        let mut start = vec!["break main", "continue", "break pause", "continue"];
+        start.extend(std::iter::repeat_n("stepi", at + 1));
+        let check = |r: &Run| {
+            let all = r.stdout.clone() + &r.stderr;
+            assert!(
+                !all.contains("could not find")
+                    && !all.contains("diverged")
+                    && !all.contains("SIGTRAP"),
+                "{env:?}: {}",
+                r.dump()
+            );
+            let insns: Vec<String> = r
+                .stdout
+                .lines()
+                .filter(|l| l.starts_with("=> "))
+                .map(String::from)
+                .collect();
+            let values: Vec<String> = r
+                .stdout
+                .lines()
+                .filter(|l| l.starts_with('$'))
+                .map(|l| {
+                    l.split_once(" = ")
+                        .map(|(_, v)| v.to_string())
+                        .unwrap_or_default()
+                })
+                .collect();
+            let whens: Vec<String> = r
+                .stdout
+                .lines()
+                .filter_map(|l| l.strip_prefix("Current position: "))
+                .map(String::from)
+                .collect();
+            (insns, values, whens)
+        };
+
+        // The handler stepped over (SIGALRM: nostop, pass).
+        let mut cmds = start.clone();
         cmds.extend([
             "x/i $pc", // the syscall
             "stepi",
             "p $rax",
             "x/i $pc", // right after it
             "when",    // 0
+            "stepi",
+            "p $rax",
+            "p hits",
+            "x/i $pc", // the next instruction, the handler run
+            "when",    // 1
+            "reverse-stepi",
+            "p $rax",
+            "x/i $pc", // back after the syscall, the handler run
+            "stepi",
+            "when", // 2
+        ]);
+        cmds.extend(to_printf);
+        let r = replay_batch(&trace, &cmds);
+        let (insns, values, whens) = check(&r);
+        assert_eq!(insns.len(), 4, "{env:?}: {}", r.dump());
+        assert!(insns[0].trim_end().ends_with("syscall"), "{}", r.dump());
+        assert_eq!(insns[1], insns[3], "{env:?}: {}", r.dump());
+        assert!(!insns[2].contains("<on_alarm"), "{env:?}: {}", r.dump());
+        assert_ne!(insns[1], insns[2], "{env:?}: {}", r.dump());
+        // pause() returns -ERESTARTNOHAND to the kernel; the handler's delivery makes it EINTR.
+        assert_eq!(
+            values,
+            ["-514", "-4", "14", "-4", "14"],
+            "{env:?}: {}",
+            r.dump()
+        );
+        assert_eq!(whens.len(), 3, "{env:?}: {}", r.dump());
+        assert_eq!(whens[1], whens[2], "{env:?}: {}", r.dump());
+        assert_ne!(whens[0], whens[1], "{env:?}: {}", r.dump());
+
+        // The signal reported, then its handler stepped into.
+        let mut cmds = vec!["handle SIGALRM stop print"];
+        cmds.extend(start.iter().copied());
+        cmds.extend([
+            "stepi",
+            "x/i $pc", // right after the syscall
+            "when",    // 0
+            "stepi",   // the signal is reported
             "stepi",
             "x/i $pc", // the handler's first instruction
             "when",    // 1
@@ -1072,49 +1148,26 @@ fn stepping_over_a_syscall_that_a_signal_ends_finds_every_position_again() {
             "reverse-stepi",
             "x/i $pc", // the syscall
             "stepi",
-            "when", // 5
-            "stepi",
-            "when", // 6
-            "break stepi_signal.c:24",
-            "continue",
-            "p hits",
-            "continue",
+            "when",     // 5
+            "continue", // the signal is reported again
         ]);
+        cmds.extend(to_printf);
         let r = replay_batch(&trace, &cmds);
-        let all = r.stdout.clone() + &r.stderr;
+        let (insns, values, whens) = check(&r);
         assert!(
-            !all.contains("could not find")
-                && !all.contains("diverged")
-                && !all.contains("SIGTRAP"),
+            r.stdout.contains("Program received signal SIGALRM"),
             "{env:?}: {}",
             r.dump()
         );
-        let insns: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("=> ")).collect();
-        assert_eq!(insns.len(), 5, "{env:?}: {}", r.dump());
-        assert!(insns[0].trim_end().ends_with("syscall"), "{}", r.dump());
-        assert!(insns[4].trim_end().ends_with("syscall"), "{}", r.dump());
-        assert_eq!(insns[1], insns[3], "{env:?}: {}", r.dump());
-        assert!(insns[2].contains("<on_alarm"), "{env:?}: {}", r.dump());
-        // pause() returns -ERESTARTNOHAND to the kernel; the handler's delivery makes it EINTR.
-        let values: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("$")).collect();
-        assert_eq!(values.len(), 3, "{env:?}: {}", r.dump());
-        let raxes = &values[..2];
-        assert!(
-            raxes.iter().all(|l| l.ends_with("= -514")),
-            "{env:?}: {}",
-            r.dump()
-        );
-        let whens: Vec<String> = r
-            .stdout
-            .lines()
-            .filter(|l| l.starts_with("Current position:"))
-            .map(position)
-            .collect();
-        assert_eq!(whens.len(), 7, "{env:?}: {}", r.dump());
+        assert_eq!(insns.len(), 4, "{env:?}: {}", r.dump());
+        assert_eq!(insns[0], insns[2], "{env:?}: {}", r.dump());
+        assert!(insns[1].contains("<on_alarm"), "{env:?}: {}", r.dump());
+        assert!(insns[3].trim_end().ends_with("syscall"), "{}", r.dump());
+        assert_eq!(values, ["-514", "14"], "{env:?}: {}", r.dump());
+        assert_eq!(whens.len(), 6, "{env:?}: {}", r.dump());
         assert_eq!(whens[1], whens[3], "{env:?}: {}", r.dump());
-        assert_eq!(whens[0], whens[5], "{env:?}: {}", r.dump());
-        assert_eq!(whens[1], whens[6], "{env:?}: {}", r.dump());
         assert_ne!(whens[1], whens[2], "{env:?}: {}", r.dump());
+        assert_eq!(whens[0], whens[5], "{env:?}: {}", r.dump());
         // The instant after the syscall reached backward is the same instruction instance
         // (ticks and pc); its event number may count the signal as taken already.
         let tail = |p: &str| {
@@ -1123,11 +1176,5 @@ fn stepping_over_a_syscall_that_a_signal_ends_finds_every_position_again() {
                 .unwrap_or_default()
         };
         assert_eq!(tail(&whens[0]), tail(&whens[4]), "{env:?}: {}", r.dump());
-        assert!(values[2].ends_with("= 14"), "{env:?}: {}", r.dump());
-        assert!(
-            r.stdout.contains("exited normally"),
-            "{env:?}: {}",
-            r.dump()
-        );
     }
 }
