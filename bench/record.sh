@@ -11,6 +11,7 @@
 #   REAL=0 bench/record.sh   # without the real programs (sqlite3, ls, find, git, python3)
 #   SYNTH=0 BENCH_FILE=/tmp/real.md bench/record.sh   # only the real programs (another file:
 #                            # the table written holds only their rows)
+#   HS=/path/to/hindsight bench/record.sh   # that binary, not this checkout's release build
 #
 # Each real program is recorded once, untimed, before its row (the patched-code cache).
 # The real programs need sqlite3, git and python3 (apt-get install sqlite3 git python3); a
@@ -34,8 +35,11 @@ mkdir -p "$out"
 export HINDSIGHT_DIR="$PWD/$out/traces"   # nothing goes to the home directory
 # The patched-code cache too (best of $RUNS: the first run of each program fills it).
 export HINDSIGHT_CACHE_DIR="$PWD/$out/cache"
-cargo build --release -q -p hindsight
-hs=${CARGO_TARGET_DIR:-target}/release/hindsight
+# HS=/path/to/hindsight measures that binary (e.g. an older build, side by side) instead.
+if [ -z "${HS:-}" ]; then
+    cargo build --release -q -p hindsight
+fi
+hs=${HS:-${CARGO_TARGET_DIR:-target}/release/hindsight}
 gcc -O2 -g -o "$out/rec_cpu" bench/programs/rec_cpu.c
 gcc -O2 -g -o "$out/rec_sys" bench/programs/rec_sys.c
 gcc -O2 -g -pthread -o "$out/rec_threads" bench/programs/rec_threads.c
