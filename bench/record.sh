@@ -9,7 +9,11 @@
 #   bench/record.sh
 #   CPU_N=... SYS_N=... THREAD_ROUNDS=... HANDOFF_ROUNDS=... TIMER_N=... GDB_N=... BIG_MB=... RUNS=... LIMIT=SECONDS BENCH_FILE=... bench/record.sh
 #   REAL=0 bench/record.sh   # without the real programs (sqlite3, ls, find, git, python3)
+#   SYNTH=0 BENCH_FILE=/tmp/real.md bench/record.sh   # only the real programs (another file:
+#                            # the table written holds only their rows)
+#   HS=/path/to/hindsight bench/record.sh   # that binary, not this checkout's release build
 #
+# Each real program is recorded once, untimed, before its row (the patched-code cache).
 # The real programs need sqlite3, git and python3 (apt-get install sqlite3 git python3); a
 # missing one gets a row saying so.
 set -euo pipefail
@@ -19,6 +23,7 @@ SYS_N=${SYS_N:-300000}              # rec_sys read/write pairs
 THREAD_ROUNDS=${THREAD_ROUNDS:-100} # rec_threads rounds per thread (4 threads)
 HANDOFF_ROUNDS=${HANDOFF_ROUNDS:-500} # rec_handoff turns per thread (16 threads)
 REAL=${REAL:-1}                     # 0: skip the real programs
+SYNTH=${SYNTH:-1}                   # 0: skip the test programs, zstd, xz and gdb's comparison
 TIMER_N=${TIMER_N:-200}             # rec_timer signals (1 ms apart)
 GDB_N=${GDB_N:-20000}               # rec_cpu iterations under gdb's record full
 BIG_MB=${BIG_MB:-50}                # MB of text compressed by zstd -T2 and xz -T2 (0: skip them)
@@ -30,8 +35,11 @@ mkdir -p "$out"
 export HINDSIGHT_DIR="$PWD/$out/traces"   # nothing goes to the home directory
 # The patched-code cache too (best of $RUNS: the first run of each program fills it).
 export HINDSIGHT_CACHE_DIR="$PWD/$out/cache"
-cargo build --release -q -p hindsight
-hs=${CARGO_TARGET_DIR:-target}/release/hindsight
+# HS=/path/to/hindsight measures that binary (e.g. an older build, side by side) instead.
+if [ -z "${HS:-}" ]; then
+    cargo build --release -q -p hindsight
+fi
+hs=${HS:-${CARGO_TARGET_DIR:-target}/release/hindsight}
 gcc -O2 -g -o "$out/rec_cpu" bench/programs/rec_cpu.c
 gcc -O2 -g -o "$out/rec_sys" bench/programs/rec_sys.c
 gcc -O2 -g -pthread -o "$out/rec_threads" bench/programs/rec_threads.c
@@ -125,15 +133,17 @@ row() {
     rm -rf "$out/trace-$name"
 }
 
-row cpu "\`rec_cpu\` ($CPU_N iterations, no syscall)" "$out/rec_cpu" "$CPU_N"
-row sys "\`rec_sys\` ($SYS_N read+write pairs)" "$out/rec_sys" "$SYS_N"
-row threads "\`rec_threads\` (4 threads × $THREAD_ROUNDS rounds, mutex handoffs)" "$out/rec_threads" "$THREAD_ROUNDS"
-row handoff "\`rec_handoff\` (16 threads × $HANDOFF_ROUNDS turns, mutex + condition variables)" "$out/rec_handoff" "$HANDOFF_ROUNDS" 16
-row timer "\`rec_timer\` ($TIMER_N SIGALRMs, 1 ms apart, into a loop without syscalls)" "$out/rec_timer" "$TIMER_N"
-# Two threads compressing: preemptions land anywhere in their loops (the instruction counter).
-if [ "$BIG_MB" -gt 0 ]; then
-    row zstd "\`zstd -T2 -5\` on $BIG_MB MB of text" zstd -T2 -5 -c "$out/big.txt"
-    row xz "\`xz -T2\` on $BIG_MB MB of text" xz -T2 -c "$out/big.txt"
+if [ "$SYNTH" != 0 ]; then
+    row cpu "\`rec_cpu\` ($CPU_N iterations, no syscall)" "$out/rec_cpu" "$CPU_N"
+    row sys "\`rec_sys\` ($SYS_N read+write pairs)" "$out/rec_sys" "$SYS_N"
+    row threads "\`rec_threads\` (4 threads × $THREAD_ROUNDS rounds, mutex handoffs)" "$out/rec_threads" "$THREAD_ROUNDS"
+    row handoff "\`rec_handoff\` (16 threads × $HANDOFF_ROUNDS turns, mutex + condition variables)" "$out/rec_handoff" "$HANDOFF_ROUNDS" 16
+    row timer "\`rec_timer\` ($TIMER_N SIGALRMs, 1 ms apart, into a loop without syscalls)" "$out/rec_timer" "$TIMER_N"
+    # Two threads compressing: preemptions land anywhere in their loops (the instruction counter).
+    if [ "$BIG_MB" -gt 0 ]; then
+        row zstd "\`zstd -T2 -5\` on $BIG_MB MB of text" zstd -T2 -5 -c "$out/big.txt"
+        row xz "\`xz -T2\` on $BIG_MB MB of text" xz -T2 -c "$out/big.txt"
+    fi
 fi
 
 if [ "$REAL" != 0 ]; then
@@ -151,6 +161,13 @@ if [ "$REAL" != 0 ]; then
             rows+="| $label | ($need not installed) | | | | | | |"$'\n'
             return
         fi
+        # One recording first, untimed: it fills the patched-code cache for the program's own
+        # libraries (a new hindsight build starts with an empty one), so that even RUNS=1
+        # measures what every recording after the first costs. The first one pays planning
+        # and patching every module once; BENCHMARKS.md says what that costs.
+        rm -rf "$out/trace-$name"
+        run_ns "$hs" record -o "$out/trace-$name" -- "$@" >/dev/null
+        rm -rf "$out/trace-$name"
         row "$name" "$label" "$@"
     }
     real_row sqlite "\`sqlite3\` query over a $(bytes "$(stat -c %s "$db" 2>/dev/null || echo 0)") database" sqlite3 \
@@ -166,12 +183,15 @@ fi
 # Instructions per second while recording the same loop: hindsight (whole run of rec_cpu,
 # 5 × CPU_N instructions) and gdb's `record full` (GDB_N iterations from `work` to its return,
 # counted by `info record`; gdb's time without recording is subtracted).
-echo "== gdb record full, rec_cpu $GDB_N" >&2
-gdb_plain=$(best gdb -nx -batch -ex 'break work' -ex run -ex finish --args "$out/rec_cpu" "$GDB_N")
-gdb_cmds=(gdb -nx -batch -ex 'break work' -ex run -ex 'set record full insn-number-max unlimited'
-          -ex 'record full' -ex finish -ex 'info record' --args "$out/rec_cpu" "$GDB_N")
-gdb_rec=$(best "${gdb_cmds[@]}")
-gdb_insns=$(timeout "$LIMIT" "${gdb_cmds[@]}" 2>/dev/null | sed -n 's/^Log contains \([0-9]*\) instructions\.$/\1/p' | tail -1)
+gdb_plain=- gdb_rec=- gdb_insns=
+if [ "$SYNTH" != 0 ]; then
+    echo "== gdb record full, rec_cpu $GDB_N" >&2
+    gdb_plain=$(best gdb -nx -batch -ex 'break work' -ex run -ex finish --args "$out/rec_cpu" "$GDB_N")
+    gdb_cmds=(gdb -nx -batch -ex 'break work' -ex run -ex 'set record full insn-number-max unlimited'
+              -ex 'record full' -ex finish -ex 'info record' --args "$out/rec_cpu" "$GDB_N")
+    gdb_rec=$(best "${gdb_cmds[@]}")
+    gdb_insns=$(timeout "$LIMIT" "${gdb_cmds[@]}" 2>/dev/null | sed -n 's/^Log contains \([0-9]*\) instructions\.$/\1/p' | tail -1)
+fi
 gdb_rate="-"
 if isnum "$gdb_rec" && isnum "$gdb_plain" && [ -n "$gdb_insns" ] && [ "$gdb_rec" -gt "$gdb_plain" ]; then
     gdb_rate=$(awk -v i="$gdb_insns" -v t="$((gdb_rec - gdb_plain))" 'BEGIN { printf "%.0f", i / (t / 1e9) }')

@@ -2113,6 +2113,154 @@ fn patched_code_is_cached_between_runs_and_a_damaged_entry_is_made_again() {
 }
 
 #[test]
+fn a_library_changed_in_place_is_planned_again_not_taken_from_the_cache() {
+    // The patched-code cache is found by the contents of a file, not its name: a library
+    // rebuilt at the same path gets new entries (its summary and its patches; the program,
+    // libc and the loader keep theirs), the recording counts the new code, and the older
+    // trace still replays its own copy of the old library.
+    let dir = workdir("code_cache_changed");
+    let cache = dir.join("cache");
+    let env = [("HINDSIGHT_CACHE_DIR", cache.to_str().expect("utf-8 path"))];
+    let lib = dir.join("libhscache.so");
+    let build_lib = |variant: &str| {
+        let out = Command::new("gcc")
+            .current_dir(programs())
+            .args(["-shared", "-fPIC", "-O1", "-g"])
+            .arg(format!("-DVARIANT={variant}"))
+            .args(["cache_lib.c", "-o"])
+            .arg(&lib)
+            .output()
+            .expect("gcc runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    build_lib("1");
+    let prog = dir.join("cache_main");
+    let out = Command::new("gcc")
+        .current_dir(programs())
+        .args(["-g", "-O0", "cache_main.c", "-o"])
+        .arg(&prog)
+        .arg(format!("-L{}", dir.display()))
+        .arg("-lhscache")
+        .arg(format!("-Wl,-rpath,{}", dir.display()))
+        .output()
+        .expect("gcc runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let native = || {
+        let out = Command::new(&prog).output().expect("program runs");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let entries = || -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(cache.join("code"))
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    let record = |name: &str| -> PathBuf {
+        let trace = dir.join(name);
+        let run = hs_env(
+            &dir.join("root"),
+            &dir,
+            None,
+            &env,
+            &[
+                os("record"),
+                os("-o"),
+                trace.as_os_str(),
+                os("--"),
+                prog.as_os_str(),
+            ],
+        );
+        run.code(0);
+        trace
+    };
+    // The library's line of `info`: how many of its instructions the counter patched.
+    let patched_in_lib = |trace: &Path| -> String {
+        let r = hs_env(
+            &dir.join("root"),
+            &dir,
+            None,
+            &env,
+            &[os("info"), trace.as_os_str()],
+        );
+        r.code(0);
+        r.stdout
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("libhscache.so: "))
+            .unwrap_or_else(|| panic!("no line for the library in:\n{}", r.stdout))
+            .split(" counted")
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let replayed = |trace: &Path| {
+        let r = hs_env(
+            &dir.join("root"),
+            &dir,
+            None,
+            &env,
+            &[
+                os("replay"),
+                trace.as_os_str(),
+                os("--batch"),
+                os("-ex"),
+                os("continue"),
+            ],
+        );
+        r.code(0);
+        r.stdout
+            .lines()
+            .find(|l| l.starts_with("value = "))
+            .unwrap_or_else(|| panic!("no value in the replay:\n{}", r.stdout))
+            .to_string()
+    };
+
+    let first_value = native();
+    let a = record("a");
+    let first = entries();
+    assert!(first.len() >= 8, "{} cache entries", first.len());
+    let first_patched = patched_in_lib(&a);
+
+    // The same path, the same kind of file, other code.
+    build_lib("2");
+    let second_value = native();
+    assert_ne!(first_value, second_value);
+    let b = record("b");
+    let now = entries();
+    assert!(
+        first.iter().all(|e| now.contains(e)),
+        "the second recording removed entries"
+    );
+    assert_eq!(
+        now.len(),
+        first.len() + 2,
+        "the changed library's summary and patches, nothing else, are new: {first:?} -> {now:?}"
+    );
+    let second_patched = patched_in_lib(&b);
+    assert_ne!(
+        first_patched, second_patched,
+        "the changed library was counted as the old one"
+    );
+    assert_eq!(replayed(&b), second_value);
+    // The first trace replays its copy of the old library, with the old library's entries.
+    assert_eq!(replayed(&a), first_value);
+    assert_eq!(patched_in_lib(&a), first_patched);
+    assert_eq!(entries(), now, "replay made entries");
+}
+
+#[test]
 fn a_program_that_overwrites_the_agent_is_stopped_with_an_error() {
     let prog = compile("agent_scribble", &[]);
     let dir = workdir("agent_scribble");

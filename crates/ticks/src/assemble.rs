@@ -49,15 +49,20 @@ pub const RAX_SLOT: u64 = 8;
 /// Synthetic instruction addresses for generated code (labels): far above user space.
 const LABELS: u64 = 0x4000_0000_0000_0000;
 
+/// The bytes of one [`Write`]: a jump and what it covers, a few bytes each, kept inline: a
+/// large module has a hundred thousand writes, read back from the on-disk cache at every
+/// exec, and one allocation per write was most of that.
+pub type WriteBytes = smallvec::SmallVec<[u8; 16]>;
+
 /// A write into the module's code (or padding).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Write {
     /// Where (run-time address).
     pub addr: u64,
     /// The new bytes.
-    pub bytes: Vec<u8>,
+    pub bytes: WriteBytes,
     /// The bytes they replace.
-    pub original: Vec<u8>,
+    pub original: WriteBytes,
 }
 
 /// Where a tick trap leaves a thread.
@@ -860,12 +865,14 @@ fn patch_writes(
     bias: u64,
     tramp: u64,
 ) -> Option<Vec<Write>> {
-    let original = |at: u64, len: u64| -> Option<Vec<u8>> {
-        Some(code.bytes_from(at)?.get(..len as usize)?.to_vec())
+    let original = |at: u64, len: u64| -> Option<WriteBytes> {
+        Some(WriteBytes::from_slice(
+            code.bytes_from(at)?.get(..len as usize)?,
+        ))
     };
-    let jump_to = |from: u64| -> Option<Vec<u8>> {
+    let jump_to = |from: u64| -> Option<WriteBytes> {
         let disp = i32::try_from(tramp as i64 - (from + JUMP_LEN) as i64).ok()?;
-        let mut b = vec![0xe9];
+        let mut b = smallvec::smallvec![0xe9];
         b.extend_from_slice(&disp.to_le_bytes());
         Some(b)
     };
@@ -906,7 +913,7 @@ fn patch_writes(
                 });
             } else {
                 let rel = i8::try_from(island as i64 - (start + 2) as i64).ok()?;
-                let mut bytes = vec![0xeb, rel as u8];
+                let mut bytes: WriteBytes = smallvec::smallvec![0xeb, rel as u8];
                 bytes.resize((end - start) as usize, 0xcc);
                 writes.push(Write {
                     addr: start + bias,

@@ -28,7 +28,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use crate::assemble::{AgentStub, Patched, Trap, Write};
+use crate::assemble::{AgentStub, Patched, Trap, Write, WriteBytes};
 use crate::plan::Uncounted;
 use crate::scan::Counted;
 
@@ -51,9 +51,25 @@ pub(crate) fn file_id(path: &Path) -> std::io::Result<FileId> {
     if let Some(id) = seen.lock().ok().and_then(|s| s.get(&stat).copied()) {
         return Ok(id);
     }
-    let bytes = std::fs::read(path)?;
-    let h = twox_hash::XxHash3_128::oneshot(&bytes);
-    let id = [bytes.len() as u64, h as u64, (h >> 64) as u64];
+    // Hashed as it is read, through one small buffer: a whole-file buffer of a large
+    // program's megabytes costs more in fresh pages than the hashing itself.
+    let mut f = std::fs::File::open(path)?;
+    let mut h = twox_hash::XxHash3_128::new();
+    let mut buf = vec![0u8; 256 << 10];
+    let mut len = 0u64;
+    loop {
+        match std::io::Read::read(&mut f, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                h.write(&buf[..n]);
+                len += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let h = h.finish_128();
+    let id = [len, h as u64, (h >> 64) as u64];
     if let Ok(mut s) = seen.lock() {
         s.insert(stat, id);
     }
@@ -133,7 +149,19 @@ fn entry_path(key: &[u64]) -> Option<PathBuf> {
     Some(dir()?.join(format!("{:08x}{h2:016x}", h.finalize())))
 }
 
-fn read_entry(key: &[u64]) -> Option<Vec<u8>> {
+/// An entry read back: its whole file, and where its payload lies in it.
+struct Entry {
+    bytes: Vec<u8>,
+    payload: std::ops::Range<usize>,
+}
+
+impl Entry {
+    fn payload(&self) -> &[u8] {
+        &self.bytes[self.payload.clone()]
+    }
+}
+
+fn read_entry(key: &[u64]) -> Option<Entry> {
     let bytes = std::fs::read(entry_path(key)?).ok()?;
     let head = 8 + 8 * (key.len() + 1);
     if bytes.len() < head + 4 || &bytes[..8] != MAGIC {
@@ -147,7 +175,9 @@ fn read_entry(key: &[u64]) -> Option<Vec<u8>> {
     if r.u64()? != key.len() as u64 || (0..key.len()).any(|i| r.u64() != Some(key[i])) {
         return None;
     }
-    Some(r.b.to_vec())
+    // The payload is used where it lies (no copy: entries are megabytes).
+    let payload = head..body.len();
+    Some(Entry { bytes, payload })
 }
 
 fn write_entry(key: &[u64], payload: &[u8]) {
@@ -181,8 +211,8 @@ const PATCHED: u64 = 2;
 
 /// The cached summary of file `file`.
 pub(crate) fn summary(file: &FileId) -> Option<Summary> {
-    let bytes = read_entry(&key(SUMMARY, file, &[])?)?;
-    let mut r = Reader { b: &bytes };
+    let entry = read_entry(&key(SUMMARY, file, &[])?)?;
+    let mut r = Reader { b: entry.payload() };
     let s = Summary {
         sections: r.pairs()?,
         loads: r.pairs()?,
@@ -211,8 +241,11 @@ fn placement(bias: u64, base: u64, agent: Option<u64>) -> [u64; 4] {
 
 /// The cached patches of file `file` for this placement.
 pub(crate) fn patched(file: &FileId, bias: u64, base: u64, agent: Option<u64>) -> Option<Patched> {
-    let bytes = read_entry(&key(PATCHED, file, &placement(bias, base, agent))?)?;
-    decode_patched(&bytes)
+    decode_patched(read_entry(&key(
+        PATCHED,
+        file,
+        &placement(bias, base, agent),
+    )?)?)
 }
 
 /// Keeps the patches of file `file` for this placement.
@@ -257,16 +290,20 @@ impl Reader<'_> {
         (n.checked_mul(each)? <= self.b.len()).then_some(n)
     }
 
-    fn bytes(&mut self) -> Option<Vec<u8>> {
+    fn bytes(&mut self) -> Option<&[u8]> {
         let n = self.count(1)?;
         let (v, rest) = self.b.split_at(n);
         self.b = rest;
-        Some(v.to_vec())
+        Some(v)
     }
 
     fn pairs(&mut self) -> Option<Vec<(u64, u64)>> {
         let n = self.count(16)?;
-        (0..n).map(|_| Some((self.u64()?, self.u64()?))).collect()
+        let mut v = Vec::with_capacity(n);
+        for _ in 0..n {
+            v.push((self.u64()?, self.u64()?));
+        }
+        Some(v)
     }
 }
 
@@ -330,56 +367,71 @@ fn encode_patched(p: &Patched) -> Vec<u8> {
     b
 }
 
-fn decode_patched(bytes: &[u8]) -> Option<Patched> {
-    let mut r = Reader { b: bytes };
+/// Reads `count` items of at least `each` bytes with `item`, into a vector of that capacity
+/// (the counts are bounded by what is left, see [`Reader::count`]).
+fn items<'a, T>(
+    r: &mut Reader<'a>,
+    each: usize,
+    mut item: impl FnMut(&mut Reader<'a>) -> Option<T>,
+) -> Option<Vec<T>> {
+    let n = r.count(each)?;
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n {
+        v.push(item(r)?);
+    }
+    Some(v)
+}
+
+/// The patches held in `entry`; the trampolines' bytes stay in the entry's buffer (moved to
+/// its front), the rest is decoded without an allocation per item: this runs at every exec
+/// of every recorded or replayed process, for every module.
+fn decode_patched(entry: Entry) -> Option<Patched> {
+    let payload = entry.payload();
+    let mut r = Reader { b: payload };
     let base = r.u64()?;
-    let code = r.bytes()?;
-    let n = r.count(24)?;
-    let writes = (0..n)
-        .map(|_| {
-            Some(Write {
-                addr: r.u64()?,
-                bytes: r.bytes()?,
-                original: r.bytes()?,
-            })
+    let code_len = r.count(1)?;
+    let code_start = entry.payload.start + (payload.len() - r.b.len());
+    r.b = &r.b[code_len..];
+    let writes = items(&mut r, 24, |r| {
+        Some(Write {
+            addr: r.u64()?,
+            bytes: WriteBytes::from_slice(r.bytes()?),
+            original: WriteBytes::from_slice(r.bytes()?),
         })
-        .collect::<Option<Vec<_>>>()?;
+    })?;
     let boundaries = r.pairs()?;
-    let n = r.count(32)?;
-    let traps = (0..n)
-        .map(|_| {
-            Some(Trap {
-                at: r.u64()?,
-                resume: r.u64()?,
-                logical: r.u64()?,
-                set_zf: r.u64()? != 0,
-            })
+    let traps = items(&mut r, 32, |r| {
+        Some(Trap {
+            at: r.u64()?,
+            resume: r.u64()?,
+            logical: r.u64()?,
+            set_zf: r.u64()? != 0,
         })
-        .collect::<Option<Vec<_>>>()?;
+    })?;
     let moved = r.pairs()?;
     let displaced = r.pairs()?;
-    let n = r.count(24)?;
-    let uncounted = (0..n)
-        .map(|_| {
-            let at = r.u64()?;
-            let kind = *COUNTED.get(usize::try_from(r.u64()?).ok()?)?;
-            let why = intern(std::str::from_utf8(&r.bytes()?).ok()?);
-            Some(Uncounted { at, kind, why })
+    let uncounted = items(&mut r, 24, |r| {
+        let at = r.u64()?;
+        let kind = *COUNTED.get(usize::try_from(r.u64()?).ok()?)?;
+        let why = intern(std::str::from_utf8(r.bytes()?).ok()?);
+        Some(Uncounted { at, kind, why })
+    })?;
+    let agent_stubs = items(&mut r, 40, |r| {
+        Some(AgentStub {
+            entry: r.u64()?,
+            ret: r.u64()?,
+            fallback: r.u64()?,
+            end: r.u64()?,
+            logical: r.u64()?,
         })
-        .collect::<Option<Vec<_>>>()?;
-    let n = r.count(40)?;
-    let agent_stubs = (0..n)
-        .map(|_| {
-            Some(AgentStub {
-                entry: r.u64()?,
-                ret: r.u64()?,
-                fallback: r.u64()?,
-                end: r.u64()?,
-                logical: r.u64()?,
-            })
-        })
-        .collect::<Option<Vec<_>>>()?;
-    r.b.is_empty().then_some(Patched {
+    })?;
+    if !r.b.is_empty() {
+        return None;
+    }
+    let mut code = entry.bytes;
+    code.truncate(code_start + code_len);
+    code.drain(..code_start);
+    Some(Patched {
         base,
         code,
         writes,
@@ -402,8 +454,8 @@ mod tests {
             code: vec![0x90, 0xcc, 0xc3],
             writes: vec![Write {
                 addr: 0x1000,
-                bytes: vec![0xe9, 1, 2, 3, 4],
-                original: vec![0x48, 0x89, 0xe5, 0x90, 0x90],
+                bytes: WriteBytes::from_slice(&[0xe9, 1, 2, 3, 4]),
+                original: WriteBytes::from_slice(&[0x48, 0x89, 0xe5, 0x90, 0x90]),
             }],
             boundaries: vec![(1, 2), (3, 4)],
             traps: vec![Trap {
@@ -429,10 +481,20 @@ mod tests {
         }
     }
 
+    /// Decodes `payload` as it lies in an entry's file: after the magic and key, before the
+    /// checksum.
+    fn decode(payload: &[u8]) -> Option<Patched> {
+        let bytes = [&b"hsCODE01key"[..], payload, &[1, 2, 3, 4]].concat();
+        decode_patched(Entry {
+            payload: 11..11 + payload.len(),
+            bytes,
+        })
+    }
+
     #[test]
     fn patches_read_back_as_written() {
         let p = sample();
-        let q = decode_patched(&encode_patched(&p)).expect("decodes");
+        let q = decode(&encode_patched(&p)).expect("decodes");
         assert_eq!(q.base, p.base);
         assert_eq!(q.code, p.code);
         assert_eq!(q.writes, p.writes);
@@ -448,7 +510,7 @@ mod tests {
     fn a_cut_entry_does_not_decode() {
         let b = encode_patched(&sample());
         for n in 0..b.len() {
-            assert!(decode_patched(&b[..n]).is_none(), "cut at {n}");
+            assert!(decode(&b[..n]).is_none(), "cut at {n}");
         }
     }
 }
