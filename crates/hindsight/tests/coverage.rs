@@ -597,3 +597,19 @@ fn lines_of_processes_writing_at_once_replay_in_the_order_they_were_written() {
     // The same lines in the same order, which differs from run to run.
     replays_the_same(&rec);
 }
+
+#[test]
+fn syscalls_whose_effects_follow_from_their_arguments_replay() {
+    // process_vm_writev/readv into the caller itself, an LDT entry written (run again in
+    // replay, so that the selector is valid there too) and read back, a perf counter and its
+    // ioctls, and the old bridge ioctl: recorded from their arguments, where they were refused.
+    let prog = compile("self_effects", &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, native(&prog, &[]));
+    let want_vm = "process_vm_writev: 6, tail: 0 7 14 70 228 235 77 84\n\
+                   process_vm_readv: 5: 70 228 235 77 84\n\
+                   modify_ldt: set 0, read 64, entry 1 limit word 0x2345, lsl valid 0x2345\n";
+    assert!(rec.out.starts_with(want_vm), "{}", rec.out);
+    assert!(rec.out.contains("\nSIOCGIFBR: version "), "{}", rec.out);
+    replays_the_same(&rec);
+}

@@ -262,6 +262,19 @@ impl Process {
     }
 }
 
+/// Whether `target` (a pid or tid, as the program named it) is a thread of process `pid`.
+fn same_process(pid: i32, target: i32) -> bool {
+    if target == pid {
+        return true;
+    }
+    std::fs::read_to_string(format!("/proc/{target}/status")).is_ok_and(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Tgid:"))
+            .and_then(|v| v.trim().parse::<i32>().ok())
+            == Some(pid)
+    })
+}
+
 /// The file under a mapping made with `flags` of descriptor `fd` at `offset`, opened for
 /// reading its bytes (None for anonymous memory, or when it cannot be opened).
 fn shared_file(pid: i32, flags: u64, fd: i32, offset: u64) -> Option<crate::shared::Backing> {
@@ -1293,6 +1306,14 @@ impl Recorder {
                 ))
             }
             Err(e) => failure = Some(format!("unsupported syscall: {e}")),
+        }
+        if let Some(target) = hindsight_syscalls::writes_into(effects_nr, &effects_args) {
+            if !hindsight_syscalls::is_error(result) && !same_process(pid, target) {
+                failure = Some(format!(
+                    "unsupported syscall: {name} wrote into another process ({target}), whose \
+                     memory the recording does not follow"
+                ));
+            }
         }
         if matches!(name, "clone" | "clone3") && !hindsight_syscalls::is_error(result) {
             writes.extend(clone_tid_writes(mem, &s.args, name == "clone3"));
