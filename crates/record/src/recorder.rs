@@ -1939,6 +1939,21 @@ impl Recorder {
     fn on_signal(&mut self, pid: i32, tid: i32, sig: i32) -> Result<(), RecordError> {
         self.restore_requeued(pid, tid, sig)?;
         let si = Tid(tid).siginfo()?;
+        if sig == libc::SIGTRAP
+            && self.state(pid, tid) != Some(State::User)
+            && Tid(tid)
+                .regs()
+                .is_ok_and(|r| agent::hit_exit_trap(Tid(tid), &si, r.pc()))
+        {
+            // An agent's exit trap whose SIGTRAP is reported after the thread left user code
+            // (the trap was taken away at that stop): not the program's.
+            if self.state(pid, tid) == Some(State::InSyscall) {
+                let _ = Tid(tid).syscall(0);
+            } else {
+                let _ = Tid(tid).cont(0);
+            }
+            return Ok(());
+        }
         if self.blocked_in_agent(pid, tid) {
             return self.agent_blocked_signal(pid, tid, sig, &si);
         }
