@@ -626,3 +626,24 @@ fn timer_signals_landing_in_agent_answered_calls_all_reach_the_handler() {
     assert_eq!(rec.out, "caught 5000 SIGALRM, made more gettid calls\n");
     replays_the_same(&rec);
 }
+
+#[test]
+fn system_v_shared_memory_replays_attached_aliased_and_detached() {
+    // Two attachments of one segment alias, a forked child writes through its inherited
+    // one, detaching frees the address (a mapping asked for there gets it), a detach after
+    // part of the attachment was unmapped, a read-only attachment sees everything.
+    let prog = compile("sysv_shm", &[]);
+    let rec = record(&prog, &[]);
+    assert_eq!(rec.out, native(&prog, &[]));
+    assert_eq!(
+        rec.out,
+        "second attachment reads: written through the first attachment\n\
+         after the child: written by the child\n\
+         size 12278, attached 2 times\n\
+         shmdt first: 0\n\
+         mapping at its old address: granted, holds 0\n\
+         shmdt second: 0\n\
+         read-only attachment: written through the first attachment / written by the child\n"
+    );
+    replays_the_same(&rec);
+}

@@ -275,6 +275,23 @@ fn same_process(pid: i32, target: i32) -> bool {
     })
 }
 
+/// The file of the System V shared memory segment attached at `addr` in `pid` (its link under
+/// `/proc/PID/map_files`) and the length of its mapping there.
+fn segment_file(pid: i32, addr: u64) -> Option<(PathBuf, u64)> {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
+    let end = maps.lines().find_map(|l| {
+        let range = l.split_whitespace().next()?;
+        let (start, end) = range.split_once('-')?;
+        (u64::from_str_radix(start, 16).ok()? == addr)
+            .then(|| u64::from_str_radix(end, 16).ok())
+            .flatten()
+    })?;
+    let path = PathBuf::from(format!("/proc/{pid}/map_files/{addr:x}-{end:x}"));
+    std::fs::metadata(&path)
+        .is_ok_and(|m| m.is_file())
+        .then_some((path, end - addr))
+}
+
 /// The file under a mapping made with `flags` of descriptor `fd` at `offset`, opened for
 /// reading its bytes (None for anonymous memory, or when it cannot be opened).
 fn shared_file(pid: i32, flags: u64, fd: i32, offset: u64) -> Option<crate::shared::Backing> {
@@ -1365,6 +1382,33 @@ impl Recorder {
                 }
             }
         }
+        if name == "shmat" && !hindsight_syscalls::is_error(result) {
+            // The segment is a file of the kernel's own (its name in /proc/PID/maps is
+            // "/SYSV…"), read through the mapping's link: recorded as a shared mapping of it,
+            // so that two attachments of one segment alias in replay as they did.
+            match segment_file(pid, result as u64) {
+                Some((path, _)) => match self.writer.add_file(&path) {
+                    Ok(file) => {
+                        let identity = match file_key(&path) {
+                            Some(k) => *self.identities.entry(k).or_insert(file),
+                            None => file,
+                        };
+                        mapped = Some(MappedFile {
+                            file,
+                            offset: 0,
+                            identity,
+                        })
+                    }
+                    Err(e) => failure = Some(e.to_string()),
+                },
+                None => {
+                    failure = Some(format!(
+                        "unsupported syscall: shmat: the segment attached at {result:#x} cannot \
+                         be read"
+                    ))
+                }
+            }
+        }
         if let Some(f) = failure {
             self.failure = Some(f);
             return Ok(());
@@ -2327,6 +2371,23 @@ impl Recorder {
                     p.shared.add_private(result, args[1], b);
                 }
             }
+            "shmat" => {
+                let backing = segment_file(pid, result).and_then(|(path, len)| {
+                    let file = std::fs::File::open(path).ok()?;
+                    Some((crate::shared::Backing { file, offset: 0 }, len))
+                });
+                let len = backing.as_ref().map_or(0, |(_, len)| *len);
+                if !p.shared.add(&p.mem, result, len, backing.map(|(b, _)| b)) {
+                    eprintln!(
+                        "hindsight: a shared memory segment of {len} bytes at {result:#x} is not \
+                         followed (over {} MiB): what other processes write into it will not \
+                         replay",
+                        crate::shared::LIMIT >> 20
+                    );
+                }
+            }
+            // The attachment's pages go (a followed mapping starts at the address).
+            "shmdt" => p.shared.forget(args[0], 1),
             "munmap" => p.shared.forget(args[0], args[1]),
             // A followed mapping moved or resized is followed where it is now.
             "mremap" if !p.shared.moved(args[0], args[1], result, args[2]) => {

@@ -27,7 +27,7 @@
 //! by name. `ptrace` is [`SyscallError::Refused`]: it must not run at all.
 //! Not modeled (an [`SyscallError::Unknown`] saying why; a recorder may let
 //! such a call run and keep it if the kernel refused it, as a failed call
-//! writes nothing): System V `shmat`/`shmdt`, `modify_ldt`'s unknown functions,
+//! writes nothing): `modify_ldt`'s unknown functions,
 //! `set_thread_area`/`get_thread_area`, `iopl`/`ioperm`, `uselib`,
 //! `vmsplice`, `process_madvise`, `bpf`, `userfaultfd`, `uretprobe`/`uprobe`, and unknown requests of the
 //! multiplexers (`ioctl`, `fcntl`, `prctl`, `arch_prctl`, `futex`, `keyctl`,

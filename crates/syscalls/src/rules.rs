@@ -700,13 +700,9 @@ pub(crate) fn rule(nr: u64, args: &[u64; 6]) -> Result<Rule, SyscallError> {
             }),
         ),
         "semctl" => ipc_ctl_rule(name, a[2], a[3], &SEMCTL)?,
-        "shmat" | "shmdt" => {
-            return Err(unsupported(
-                name,
-                nr,
-                "System V shared memory is not supported",
-            ))
-        }
+        // Attaching and detaching a segment shape the memory map: replay maps (and unmaps)
+        // the segment's memory as a shared file mapping of it.
+        "shmat" | "shmdt" => (Exec, nothing()),
 
         // ---- multiplexers ----
         "ioctl" => (Emu, ioctl_rule(a[1] & 0xffff_ffff, a[2])?),
