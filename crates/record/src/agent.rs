@@ -240,9 +240,24 @@ pub(crate) fn disarm_exit_trap(tid: Tid) -> Result<(), PtraceError> {
     tid.set_debugreg(6, 0)
 }
 
-/// Whether `tid`, stopped by a SIGTRAP, hit its exit trap.
-pub(crate) fn hit_exit_trap(tid: Tid) -> bool {
+/// `si_code`s of a SIGTRAP from the debug exception: TRAP_BRKPT (no cause left in DR6),
+/// TRAP_TRACE (a single step) and TRAP_HWBKPT (DR0–DR3). A program's own `int3` gives
+/// SI_KERNEL.
+const TRAP_BRKPT: i32 = 1;
+const TRAP_TRACE: i32 = 2;
+const TRAP_HWBKPT: i32 = 4;
+
+/// Whether `tid`, stopped by a SIGTRAP with siginfo `si` at `pc`, hit its exit trap: DR6 says
+/// so, or a debug exception's SIGTRAP stands at the trap's address. The second catches a hit
+/// reported after DR6 was rewritten (the trap taken away, or taken away and set again, at a
+/// stop reported in between; or a step of the recorder's own whose trap was pending there):
+/// the kernel then reports it with any of the three codes. Only the recorder sets hardware
+/// breakpoints and single-steps (a program cannot without ptrace; its own trap flag would
+/// have to stop it exactly at the agent's return).
+pub(crate) fn hit_exit_trap(tid: Tid, si: &libc::siginfo_t, pc: u64) -> bool {
     tid.debugreg(6).is_ok_and(|d| d & 1 != 0)
+        || (matches!(si.si_code, TRAP_BRKPT | TRAP_TRACE | TRAP_HWBKPT)
+            && tid.debugreg(0).is_ok_and(|a| a == pc))
 }
 
 /// The desched descriptor of thread `fd`'s owner, duplicated into the recorder (so that the

@@ -262,6 +262,36 @@ impl Process {
     }
 }
 
+/// Whether `target` (a pid or tid, as the program named it) is a thread of process `pid`.
+fn same_process(pid: i32, target: i32) -> bool {
+    if target == pid {
+        return true;
+    }
+    std::fs::read_to_string(format!("/proc/{target}/status")).is_ok_and(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Tgid:"))
+            .and_then(|v| v.trim().parse::<i32>().ok())
+            == Some(pid)
+    })
+}
+
+/// The file of the System V shared memory segment attached at `addr` in `pid` (its link under
+/// `/proc/PID/map_files`) and the length of its mapping there.
+fn segment_file(pid: i32, addr: u64) -> Option<(PathBuf, u64)> {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
+    let end = maps.lines().find_map(|l| {
+        let range = l.split_whitespace().next()?;
+        let (start, end) = range.split_once('-')?;
+        (u64::from_str_radix(start, 16).ok()? == addr)
+            .then(|| u64::from_str_radix(end, 16).ok())
+            .flatten()
+    })?;
+    let path = PathBuf::from(format!("/proc/{pid}/map_files/{addr:x}-{end:x}"));
+    std::fs::metadata(&path)
+        .is_ok_and(|m| m.is_file())
+        .then_some((path, end - addr))
+}
+
 /// The file under a mapping made with `flags` of descriptor `fd` at `offset`, opened for
 /// reading its bytes (None for anonymous memory, or when it cannot be opened).
 fn shared_file(pid: i32, flags: u64, fd: i32, offset: u64) -> Option<crate::shared::Backing> {
@@ -1294,6 +1324,14 @@ impl Recorder {
             }
             Err(e) => failure = Some(format!("unsupported syscall: {e}")),
         }
+        if let Some(target) = hindsight_syscalls::writes_into(effects_nr, &effects_args) {
+            if !hindsight_syscalls::is_error(result) && !same_process(pid, target) {
+                failure = Some(format!(
+                    "unsupported syscall: {name} wrote into another process ({target}), whose \
+                     memory the recording does not follow"
+                ));
+            }
+        }
         if matches!(name, "clone" | "clone3") && !hindsight_syscalls::is_error(result) {
             writes.extend(clone_tid_writes(mem, &s.args, name == "clone3"));
         }
@@ -1341,6 +1379,33 @@ impl Recorder {
                             other.map(|p| p.display().to_string()).unwrap_or(format!("fd {fd}"))
                         ))
                     }
+                }
+            }
+        }
+        if name == "shmat" && !hindsight_syscalls::is_error(result) {
+            // The segment is a file of the kernel's own (its name in /proc/PID/maps is
+            // "/SYSV…"), read through the mapping's link: recorded as a shared mapping of it,
+            // so that two attachments of one segment alias in replay as they did.
+            match segment_file(pid, result as u64) {
+                Some((path, _)) => match self.writer.add_file(&path) {
+                    Ok(file) => {
+                        let identity = match file_key(&path) {
+                            Some(k) => *self.identities.entry(k).or_insert(file),
+                            None => file,
+                        };
+                        mapped = Some(MappedFile {
+                            file,
+                            offset: 0,
+                            identity,
+                        })
+                    }
+                    Err(e) => failure = Some(e.to_string()),
+                },
+                None => {
+                    failure = Some(format!(
+                        "unsupported syscall: shmat: the segment attached at {result:#x} cannot \
+                         be read"
+                    ))
                 }
             }
         }
@@ -1918,6 +1983,21 @@ impl Recorder {
     fn on_signal(&mut self, pid: i32, tid: i32, sig: i32) -> Result<(), RecordError> {
         self.restore_requeued(pid, tid, sig)?;
         let si = Tid(tid).siginfo()?;
+        if sig == libc::SIGTRAP
+            && self.state(pid, tid) != Some(State::User)
+            && Tid(tid)
+                .regs()
+                .is_ok_and(|r| agent::hit_exit_trap(Tid(tid), &si, r.pc()))
+        {
+            // An agent's exit trap whose SIGTRAP is reported after the thread left user code
+            // (the trap was taken away at that stop): not the program's.
+            if self.state(pid, tid) == Some(State::InSyscall) {
+                let _ = Tid(tid).syscall(0);
+            } else {
+                let _ = Tid(tid).cont(0);
+            }
+            return Ok(());
+        }
         if self.blocked_in_agent(pid, tid) {
             return self.agent_blocked_signal(pid, tid, sig, &si);
         }
@@ -2291,6 +2371,23 @@ impl Recorder {
                     p.shared.add_private(result, args[1], b);
                 }
             }
+            "shmat" => {
+                let backing = segment_file(pid, result).and_then(|(path, len)| {
+                    let file = std::fs::File::open(path).ok()?;
+                    Some((crate::shared::Backing { file, offset: 0 }, len))
+                });
+                let len = backing.as_ref().map_or(0, |(_, len)| *len);
+                if !p.shared.add(&p.mem, result, len, backing.map(|(b, _)| b)) {
+                    eprintln!(
+                        "hindsight: a shared memory segment of {len} bytes at {result:#x} is not \
+                         followed (over {} MiB): what other processes write into it will not \
+                         replay",
+                        crate::shared::LIMIT >> 20
+                    );
+                }
+            }
+            // The attachment's pages go (a followed mapping starts at the address).
+            "shmdt" => p.shared.forget(args[0], 1),
             "munmap" => p.shared.forget(args[0], args[1]),
             // A followed mapping moved or resized is followed where it is now.
             "mremap" if !p.shared.moved(args[0], args[1], result, args[2]) => {

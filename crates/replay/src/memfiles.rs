@@ -26,6 +26,11 @@ use hindsight_trace::FileId;
 
 use crate::ReplayError;
 
+/// The name of every memory file.
+const NAME: &std::ffi::CStr = c"hindsight-replay";
+/// How a mapping of a memory file is named in `/proc/PID/maps`.
+pub const NAME_IN_MAPS: &str = "/memfd:hindsight-replay";
+
 /// One recorded file's memory file.
 #[derive(Debug, Clone)]
 struct MemFile {
@@ -108,7 +113,7 @@ impl MemFiles {
         let m = match self.files.entry(identity) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => {
-                let name = c"hindsight-replay";
+                let name = NAME;
                 // SAFETY: memfd_create with a valid name; the descriptor is owned at once.
                 let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
                 if fd < 0 {

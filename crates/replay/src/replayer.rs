@@ -1883,6 +1883,8 @@ impl Replayer {
                 }
                 self.execute_clone(inf, tid, regs, result, writes)
             }
+            "shmat" => self.execute_shmat(tid, regs, args, result, mapped),
+            "shmdt" => self.execute_shmdt(tid, regs, args, result),
             "mmap" => {
                 let stop = self.execute_mmap(tid, regs, args, result, mapped)?;
                 if stop.is_none() {
@@ -2115,6 +2117,115 @@ impl Replayer {
                 }
             }
         }
+    }
+
+    /// A System V shared memory segment attached (`shmat(id, addr, flags)`): the recording
+    /// took it as a shared mapping of the segment's file, which replay maps the same way (its
+    /// memory file, at the recorded address); the segment itself is not there in replay.
+    fn execute_shmat(
+        &mut self,
+        tid: Tid,
+        regs: Regs,
+        args: &[u64; 6],
+        result: i64,
+        mapped: Option<MappedFile>,
+    ) -> Result<Option<ReplayStop>, ReplayError> {
+        const SHM_RDONLY: u64 = 0o10000;
+        const SHM_EXEC: u64 = 0o100000;
+        let Some(m) = mapped else {
+            return Ok(Some(self.diverged(
+                self.recorded_tid(tid),
+                format!("shmat = {result:#x}"),
+                "the recording holds no copy of the segment".into(),
+            )));
+        };
+        let len = std::fs::metadata(self.reader.file_path(m.file)?)
+            .map(|md| md.len())
+            .unwrap_or(0);
+        let prot = if args[2] & SHM_RDONLY != 0 {
+            libc::PROT_READ
+        } else {
+            libc::PROT_READ | libc::PROT_WRITE
+        } | if args[2] & SHM_EXEC != 0 {
+            libc::PROT_EXEC
+        } else {
+            0
+        };
+        let mmap_args = [
+            result as u64,
+            len,
+            prot as u64,
+            libc::MAP_SHARED as u64,
+            0,
+            0,
+        ];
+        // This stop's syscall becomes that mmap.
+        let mut r = regs;
+        r.0.orig_rax = libc::SYS_mmap as u64;
+        r.set_syscall_args(mmap_args);
+        let stop = self.execute_mmap(tid, r, &mmap_args, result, Some(m))?;
+        if stop.is_none() {
+            // The program's own registers back, with the recorded result.
+            let mut back = regs;
+            back.0.orig_rax = u64::MAX;
+            back.0.rax = result as u64;
+            tid.set_regs(&back)?;
+        }
+        Ok(stop)
+    }
+
+    /// A segment detached (`shmdt(addr)`): as the kernel does, every mapping of the memory
+    /// file made by the attachment at `addr` (those whose file offset says they start there)
+    /// goes.
+    fn execute_shmdt(
+        &mut self,
+        tid: Tid,
+        regs: Regs,
+        args: &[u64; 6],
+        result: i64,
+    ) -> Result<Option<ReplayStop>, ReplayError> {
+        let addr = args[0];
+        let maps = std::fs::read_to_string(format!("/proc/{}/maps", self.live_pid))
+            .map_err(|e| ReplayError::Unsupported(format!("reading the memory map: {e}")))?;
+        let ranges: Vec<(u64, u64)> = maps
+            .lines()
+            .filter_map(|l| {
+                let mut f = l.split_whitespace();
+                let (start, end) = f.next()?.split_once('-')?;
+                let (start, end) = (
+                    u64::from_str_radix(start, 16).ok()?,
+                    u64::from_str_radix(end, 16).ok()?,
+                );
+                let offset = u64::from_str_radix(f.nth(1)?, 16).ok()?;
+                let path = f.nth(2)?;
+                (path.starts_with(crate::memfiles::NAME_IN_MAPS)
+                    && start.checked_sub(offset) == Some(addr))
+                .then_some((start, end))
+            })
+            .collect();
+        let mut at_entry = true;
+        for (start, end) in ranges {
+            let munmap = [start, end - start, 0, 0, 0, 0];
+            if at_entry {
+                let mut r = regs;
+                r.0.orig_rax = libc::SYS_munmap as u64;
+                r.set_syscall_args(munmap);
+                tid.set_regs(&r)?;
+                self.run_to_exit(tid)?;
+                at_entry = false;
+            } else {
+                self.rerun_syscall(tid, &regs, libc::SYS_munmap as u64, munmap)?;
+            }
+        }
+        if at_entry {
+            self.skip(tid, regs, libc::SYS_shmdt as u64, result)?;
+        } else {
+            let mut back = regs;
+            back.0.orig_rax = u64::MAX;
+            back.0.rax = result as u64;
+            tid.set_regs(&back)?;
+        }
+        Ok(None)
     }
 
     /// mmap at the recorded address; a file from the trace's copy of it.

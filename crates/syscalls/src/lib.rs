@@ -27,10 +27,9 @@
 //! by name. `ptrace` is [`SyscallError::Refused`]: it must not run at all.
 //! Not modeled (an [`SyscallError::Unknown`] saying why; a recorder may let
 //! such a call run and keep it if the kernel refused it, as a failed call
-//! writes nothing): System V `shmat`/`shmdt`, `modify_ldt`,
+//! writes nothing): `modify_ldt`'s unknown functions,
 //! `set_thread_area`/`get_thread_area`, `iopl`/`ioperm`, `uselib`,
-//! `vmsplice`, `process_vm_writev`, `process_madvise`, `perf_event_open`,
-//! `bpf`, `userfaultfd`, `uretprobe`/`uprobe`, and unknown requests of the
+//! `vmsplice`, `process_madvise`, `bpf`, `userfaultfd`, `uretprobe`/`uprobe`, and unknown requests of the
 //! multiplexers (`ioctl`, `fcntl`, `prctl`, `arch_prctl`, `futex`, `keyctl`,
 //! `syslog`, `quotactl`, `sysfs`, `seccomp`, `msgctl`/`shmctl`/`semctl`). An
 //! `ioctl` request that is not in the table but encodes its direction and size
@@ -38,6 +37,8 @@
 //! it writes nothing) is modeled from those bits, except the requests known to
 //! write more than their size says. Linux AIO and `io_uring` are denied with
 //! `ENOSYS`, so that programs fall back to plain syscalls.
+//! `process_vm_writev` is modeled as writes in the caller: valid only when its target
+//! process is the caller itself, which [`writes_into`] lets a recorder check.
 //! Syscalls the kernel no longer implements (`_sysctl`, `create_module`, …)
 //! are accepted only when they return `-ENOSYS`.
 
@@ -205,6 +206,13 @@ fn compute(
     let mut out = rules::Out::new(rule.name, result, mem, entry);
     (rule.effect)(&mut out)?;
     Ok(out.finish())
+}
+
+/// The process whose memory syscall `nr` writes when that may be another process than the
+/// caller's: `process_vm_writev`'s `pid` (its [`writes`] are computed as if it were the
+/// caller, true only when it is). `None` for every other syscall.
+pub fn writes_into(nr: u64, args: &[u64; 6]) -> Option<i32> {
+    (name(nr) == Some("process_vm_writev")).then_some(args[0] as i32)
 }
 
 /// Value-result lengths a syscall reads from memory and then overwrites

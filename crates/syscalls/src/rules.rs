@@ -700,13 +700,9 @@ pub(crate) fn rule(nr: u64, args: &[u64; 6]) -> Result<Rule, SyscallError> {
             }),
         ),
         "semctl" => ipc_ctl_rule(name, a[2], a[3], &SEMCTL)?,
-        "shmat" | "shmdt" => {
-            return Err(unsupported(
-                name,
-                nr,
-                "System V shared memory is not supported",
-            ))
-        }
+        // Attaching and detaching a segment shape the memory map: replay maps (and unmaps)
+        // the segment's memory as a shared file mapping of it.
+        "shmat" | "shmdt" => (Exec, nothing()),
 
         // ---- multiplexers ----
         "ioctl" => (Emu, ioctl_rule(a[1] & 0xffff_ffff, a[2])?),
@@ -1028,7 +1024,15 @@ pub(crate) fn rule(nr: u64, args: &[u64; 6]) -> Result<Rule, SyscallError> {
         | "io_pgetevents" | "io_uring_setup" | "io_uring_enter" | "io_uring_register" => {
             (Deny(libc::ENOSYS), nothing())
         }
-        "modify_ldt" | "set_thread_area" | "get_thread_area" => {
+        // modify_ldt: reading the LDT (0) or the default one (2) copies up to `bytecount`
+        // bytes out; writing an entry (1, 0x11) shapes the process: run again in replay, so
+        // that its segment selectors mean what they meant.
+        "modify_ldt" => match a[0] & 0xffff_ffff {
+            0 | 2 => (Emu, eff!(|o| { o.counted(a[1], a[2]) })),
+            1 | 0x11 => (Exec, nothing()),
+            func => return Err(unknown_request("modify_ldt function", func, name)),
+        },
+        "set_thread_area" | "get_thread_area" => {
             return Err(unsupported(
                 name,
                 nr,
@@ -1051,20 +1055,28 @@ pub(crate) fn rule(nr: u64, args: &[u64; 6]) -> Result<Rule, SyscallError> {
                 "it may discard pages of the calling process (e.g. through a pidfd for itself)",
             ))
         }
-        "process_vm_writev" => {
-            return Err(unsupported(
-                name,
-                nr,
-                "it may write the calling process's memory",
-            ))
-        }
-        "perf_event_open" => {
-            return Err(unsupported(
-                name,
-                nr,
-                "perf events write kernel-filled ring buffers",
-            ))
-        }
+        // The bytes land in process `pid` (a[0]), spread over its iovecs (a[3], a[4]) as far
+        // as the result says: these writes are the caller's only when it writes to itself,
+        // which the recorder checks ([`crate::writes_into`]).
+        "process_vm_writev" => (
+            Emu,
+            eff!(|o| {
+                let n = o.count();
+                o.iovecs(a[3], a[4], n)?;
+            }),
+        ),
+        // A counter's descriptor: its values come through read (recorded as any read) and
+        // its ring buffer only through mmap, which a recorder refuses for anything but a
+        // regular file. With a wrong `size` the kernel writes the size it expects back into
+        // the attributes (E2BIG).
+        "perf_event_open" => (
+            Emu,
+            eff!(|o| {
+                if o.failed_with(E2BIG) {
+                    o.put(a[0] + 4, 4);
+                }
+            }),
+        ),
         "bpf" => {
             return Err(unsupported(
                 name,
@@ -1135,6 +1147,7 @@ enum Io {
     Fixed(u64),
     Ifconf,
     Fiemap,
+    Brctl,
 }
 
 fn ioctl_rule(req: u64, arg: u64) -> Result<Effect, SyscallError> {
@@ -1211,10 +1224,15 @@ fn ioctl_rule(req: u64, arg: u64) -> Result<Effect, SyscallError> {
         0x8910 | 0x8913 | 0x8915 | 0x8917 | 0x8919 | 0x891B | 0x891D | 0x8921 | 0x8927
         | 0x8933 | 0x8942 => Io::Fixed(40),
         0x8912 => Io::Ifconf, // SIOCGIFCONF
+        0x8940 | 0x8941 => Io::Brctl, // SIOCGIFBR, SIOCSIFBR: the old bridge commands
+        // perf events: ENABLE, DISABLE, REFRESH, RESET, SET_OUTPUT (`_IO`, no argument
+        // written); the others encode their direction and size, except QUERY_BPF (below).
+        0x2400..=0x2403 | 0x2405 => Io::Nothing,
         0xC020_660B => Io::Fiemap, // FS_IOC_FIEMAP
         // Requests whose size field understates what the kernel writes (buffers it points
         // to): never modeled from their bits.
         0xC018_6201 // BINDER_WRITE_READ
+        | 0xC008_240A // PERF_EVENT_IOC_QUERY_BPF (an array of ids after the struct)
         => return Err(unknown_request("ioctl request", req, "ioctl")),
         _ => match ioc_bits(req) {
             Some(io) => io,
@@ -1231,6 +1249,19 @@ fn ioctl_rule(req: u64, arg: u64) -> Result<Effect, SyscallError> {
                 o.read(arg + 8, &mut b, "struct ifconf")?;
                 o.put(arg, 4);
                 o.put(u64::from_ne_bytes(b), u64::from(len));
+            }
+        }),
+        // `unsigned long args[3]`: only BRCTL_GET_BRIDGES (1) writes: as many ints at
+        // `args[1]` as it returns (at most `args[2]`); the rest only read.
+        Io::Brctl => eff!(|o| {
+            if o.ok() && arg != 0 {
+                let mut raw = [0u8; 24];
+                o.read(arg, &mut raw, "the bridge command's arguments")?;
+                let word =
+                    |i: usize| u64::from_ne_bytes(raw[i * 8..i * 8 + 8].try_into().expect("8"));
+                if word(0) == 1 {
+                    o.put(word(1), o.count().min(word(2)) * 4);
+                }
             }
         }),
         // struct fiemap (32 bytes), then fm_mapped_extents (at 20) extents of 56 bytes

@@ -190,8 +190,10 @@ fn unknown_things_are_named() {
     assert_eq!(classify(-10i64 as u64, &z), Ok(Replay::Deny(libc::ENOSYS)));
     assert_eq!(classify(9999, &z), Ok(Replay::Deny(libc::ENOSYS)));
 
-    let e = classify(nr("modify_ldt"), &z).unwrap_err();
-    assert!(e.to_string().contains("modify_ldt"), "{e}");
+    let e = classify(nr("modify_ldt"), &args(&[7])).unwrap_err();
+    assert!(e.to_string().contains("modify_ldt function 0x7"), "{e}");
+    let e = classify(nr("set_thread_area"), &z).unwrap_err();
+    assert!(e.to_string().contains("set_thread_area"), "{e}");
     // io_uring is refused to the program (ENOSYS), not to the recorder.
     assert_eq!(
         classify(nr("io_uring_setup"), &z).unwrap(),

@@ -312,9 +312,10 @@ impl Recorder {
             let _ = Tid(tid).cont(0);
             return Ok(false);
         }
-        if sig == libc::SIGTRAP && agent::hit_exit_trap(Tid(tid)) {
+        if sig == libc::SIGTRAP && agent::hit_exit_trap(Tid(tid), si, regs.pc()) {
             return self.at_exit_trap(pid, tid, &regs, &state).map(|_| false);
         }
+
         match place {
             Place::Outside => {
                 self.drain_agent(pid, tid, &state)?;
