@@ -152,7 +152,8 @@ pub(crate) struct Inferiors {
     current: usize,
     /// (slot, step) of the stop the others are placed around.
     anchor: Option<(usize, u64)>,
-    causality: Option<Causality>,
+    /// (Shared: it holds every message of the trace, and each query at a stop uses it.)
+    causality: Option<std::rc::Rc<Causality>>,
     /// The breakpoints of every inferior.
     everywhere: Vec<Everywhere>,
     /// The number the next breakpoint or watchpoint of any inferior gets (one numbering
@@ -385,7 +386,7 @@ impl Session {
     }
 
     /// Happens-before of the recording (built once per session).
-    pub(crate) fn causality(&mut self) -> anyhow::Result<Causality> {
+    pub(crate) fn causality(&mut self) -> anyhow::Result<std::rc::Rc<Causality>> {
         if let Some(c) = self.inferiors.as_ref().and_then(|i| i.causality.clone()) {
             return Ok(c);
         }
@@ -396,7 +397,9 @@ impl Session {
         let links = r.links()?.ok_or_else(|| {
             anyhow!("This trace was recorded before hindsight followed messages between processes.")
         })?;
-        let c = Causality::build(&links, r.processes()).context("reading the trace's messages")?;
+        let c = std::rc::Rc::new(
+            Causality::build(&links, r.processes()).context("reading the trace's messages")?,
+        );
         if let Some(i) = self.inferiors.as_mut() {
             i.causality = Some(c.clone());
         }
@@ -459,7 +462,7 @@ impl Session {
     }
 
     /// The latest consistent cut around the anchor.
-    pub(crate) fn anchored_cut(&mut self) -> anyhow::Result<(Causality, Cut, i32)> {
+    pub(crate) fn anchored_cut(&mut self) -> anyhow::Result<(std::rc::Rc<Causality>, Cut, i32)> {
         let causality = self.causality()?;
         let (pid, event) = self.anchor(&causality)?;
         let cut = causality
