@@ -274,9 +274,12 @@ fn info_and_the_gdb_server_say_what_they_show_of_several_processes() {
         .stdin(std::fs::File::open(&commands).expect("commands"));
     let (r, finished) = collect_with_timeout(&mut cmd);
     assert!(finished, "{}\n{}", r.stdout, r.stderr);
-    r.err_has(&format!(
-        "hindsight: the trace has 2 processes; gdb is served process {c} alone (choose another with --process PID; 'monitor info messages' shows where the others stand)"
-    ));
+    let served_alone = |pid: &str| {
+        format!(
+            "This gdb server serves process {pid} alone (gdb's multiprocess extensions are not offered): to debug another process of the trace, serve it with --process PID; 'monitor info inferiors' and 'monitor info messages' show where the others stand at this stop."
+        )
+    };
+    r.err_has(&format!("hindsight: the trace has 2 processes. {}", served_alone(&c)));
     // Before the consumer's first instruction, the producer can have run to its first
     // wait for an ack: it has sent message 1, which is in flight (gdb shows a monitor
     // command's output on stderr).
@@ -285,6 +288,38 @@ fn info_and_the_gdb_server_say_what_they_show_of_several_processes() {
         .err_has(&format!("  process {c} (stopped here): before event 0 of"))
         .err_has("Messages in flight: 1")
         .err_has(&format!("  channel 0 bytes 0..8: process {p} event "));
+    // Served the whole tree (no --process), gdb is given the first process; `monitor`
+    // says so with the inferiors, and refuses to make another one the served process
+    // (gdb would go on with its threads and memory under the first one's name).
+    std::fs::write(
+        &commands,
+        "monitor info inferiors\nmonitor inferior 2\nmonitor thread 2.1\ninfo inferiors\nquit\n",
+    )
+    .expect("commands file");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hindsight"));
+    cmd.arg("replay")
+        .arg(&trace)
+        .args(["-q", "--gdb"])
+        .env("HINDSIGHT_DIR", scratch().join("hindsight-dir"))
+        .stdin(std::fs::File::open(&commands).expect("commands"));
+    let (r, finished) = collect_with_timeout(&mut cmd);
+    assert!(finished, "{}\n{}", r.stdout, r.stderr);
+    r.err_has(&format!("hindsight: the trace has 2 processes. {}", served_alone(&p)))
+        .err_line(&format!("* 1    process {p} {{*}}stopped here"))
+        .err_line(&format!("  2    process {c} {{*}}not created yet"));
+    assert_eq!(
+        r.stderr.matches(&served_alone(&p)).count(),
+        4,
+        "told on start, with info inferiors, and at both refusals: {}",
+        r.stderr
+    );
+    // gdb still debugs the first process.
+    r.line(&format!("* 1    process {p} {{*}}"));
+    assert!(
+        !r.stdout.contains(&format!("process {c}")),
+        "gdb was shown another process: {}",
+        r.stdout
+    );
 }
 
 #[test]
