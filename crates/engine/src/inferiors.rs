@@ -796,6 +796,10 @@ impl Session {
             .clone()
             .context("inferiors exist only in a replay")?;
         opts.process = Some(pid);
+        // The first process's stream holds the output of every process, in the order the
+        // terminal got it: its replay tells it all (as it did alone), and the others' tell
+        // none (their own streams repeat their part of it).
+        opts.quiet = true;
         let mut s = Session::start_replay(opts)?;
         s.interrupt = self.interrupt.clone();
         Ok(s)
@@ -936,6 +940,22 @@ impl Session {
             }
             break Ok(stop);
         };
+        // A temporary breakpoint of every inferior is one breakpoint, as gdb's: its first
+        // hit, in any process, deletes it in every one.
+        if let Ok(Stop {
+            reason: StopReason::Breakpoint { number, .. },
+            ..
+        }) = &r
+        {
+            let temporary = self.inferiors.as_ref().is_some_and(|i| {
+                i.everywhere
+                    .iter()
+                    .any(|e| e.number == *number && e.temporary)
+            });
+            if temporary && self.breakpoints.get(*number).is_none() {
+                self.update_everywhere(*number, None);
+            }
+        }
         if let (Ok(_), Some(inf)) = (&r, self.inferiors.as_ref()) {
             if start != Some(inf.current as u32 + 1) {
                 let slot = &inf.slots[inf.current];
@@ -1043,7 +1063,7 @@ impl Session {
                 outer: &mut *obs,
                 notices: Vec::new(),
             };
-            let stop = self.resume_alone(&mut h);
+            let stop = resume_holding_output(self, &mut h);
             held.push((cur, cur_pid, h.notices));
             let stop = match stop {
                 Ok(stop) => stop,
@@ -1111,7 +1131,7 @@ impl Session {
                     outer: &mut *obs,
                     notices: Vec::new(),
                 };
-                let stop = s.resume_alone(&mut h);
+                let stop = resume_holding_output(s, &mut h);
                 held.push((j, pid, h.notices));
                 let stop = stop?;
                 if is_hit(&stop) {
@@ -1145,10 +1165,19 @@ impl Session {
             if j == winner {
                 continue;
             }
-            match inf.slots[j].session.as_deref_mut() {
-                _ if j == cur => restore_counts(self, &before),
-                Some(s) => restore_counts(s, &before),
-                None => {}
+            let s = match inf.slots[j].session.as_deref_mut() {
+                _ if j == cur => &mut *self,
+                Some(s) => s,
+                None => continue,
+            };
+            restore_counts(s, &before);
+            // A temporary breakpoint of every inferior that this process hit past the stop
+            // was deleted there: its hit comes later (or never) in the replay's order.
+            for e in inf.everywhere.iter().filter(|e| e.temporary) {
+                let had = before.iter().any(|(n, ..)| *n == e.number);
+                if had && s.breakpoints.get(e.number).is_none() {
+                    apply_everywhere(s, e);
+                }
             }
         }
         match (best, fallback) {
@@ -1275,6 +1304,28 @@ impl Observer for Held<'_> {
     }
 }
 
+/// `continue` in `s` alone, its program's output held with its notices in `h` (each piece
+/// at its `Output` event), not shown as it runs.
+fn resume_holding_output(s: &mut Session, h: &mut Held) -> anyhow::Result<Stop> {
+    if let Some(r) = s.replay.as_mut() {
+        r.hold_output(true);
+    }
+    let stop = s.resume_alone(h);
+    if let Some(r) = s.replay.as_mut() {
+        for o in r.take_held_output() {
+            h.notices.push((
+                Some((o.event, 0)),
+                Notice::ProgramOutput {
+                    fd: o.fd,
+                    data: o.data,
+                },
+            ));
+        }
+        r.hold_output(false);
+    }
+    stop
+}
+
 /// What one run held back: its slot, its process and its notices with their times.
 type HeldRun = (usize, i32, Vec<(Option<(u64, u32)>, Notice)>);
 
@@ -1296,9 +1347,14 @@ fn tell_held(
             if let Some(step) = step {
                 key = c.recorded_rank(pid, step).unwrap_or(key);
             }
+            // A notice at step k happened standing before it (events 0..k made); output is
+            // its own event k, made only when the cut is past it.
+            let output = matches!(notice, Notice::ProgramOutput { .. });
             let within = match (step, cut) {
                 _ if slot == winner => true,
-                (Some(step), Some(cut)) => cut.before(pid).is_some_and(|b| step <= b),
+                (Some(step), Some(cut)) => cut
+                    .before(pid)
+                    .is_some_and(|b| step < b || (!output && step == b)),
                 _ => false,
             };
             if within {
@@ -1343,11 +1399,18 @@ fn after_batch(s: &Session, place: InferiorPlace) -> anyhow::Result<InferiorPlac
 /// Sets breakpoint `e` of every inferior in `s` (another inferior's replay) with its number;
 /// pending where its location is not found.
 fn apply_everywhere(s: &mut Session, e: &Everywhere) {
-    s.breakpoints.number_from(e.number);
-    if s.breakpoints.next_number() != e.number {
-        // (Numbers are shared: one past it is taken there already.)
+    if s.breakpoints.get(e.number).is_some() {
+        // (Numbers are shared: it is there already.)
         return;
     }
+    let after = s.breakpoints.next_number();
+    s.breakpoints.reuse_number(e.number);
+    set_everywhere(s, e);
+    s.breakpoints.number_from(after.max(e.number + 1));
+}
+
+/// [`apply_everywhere`] once its number is the table's next.
+fn set_everywhere(s: &mut Session, e: &Everywhere) {
     let condition = e.condition.as_deref();
     let set = match &e.print {
         Some(print) => s.add_dprintf(

@@ -279,7 +279,10 @@ fn info_and_the_gdb_server_say_what_they_show_of_several_processes() {
             "This gdb server serves process {pid} alone (gdb's multiprocess extensions are not offered): to debug another process of the trace, serve it with --process PID; 'monitor info inferiors' and 'monitor info messages' show where the others stand at this stop."
         )
     };
-    r.err_has(&format!("hindsight: the trace has 2 processes. {}", served_alone(&c)));
+    r.err_has(&format!(
+        "hindsight: the trace has 2 processes. {}",
+        served_alone(&c)
+    ));
     // Before the consumer's first instruction, the producer can have run to its first
     // wait for an ack: it has sent message 1, which is in flight (gdb shows a monitor
     // command's output on stderr).
@@ -304,9 +307,12 @@ fn info_and_the_gdb_server_say_what_they_show_of_several_processes() {
         .stdin(std::fs::File::open(&commands).expect("commands"));
     let (r, finished) = collect_with_timeout(&mut cmd);
     assert!(finished, "{}\n{}", r.stdout, r.stderr);
-    r.err_has(&format!("hindsight: the trace has 2 processes. {}", served_alone(&p)))
-        .err_line(&format!("* 1    process {p} {{*}}stopped here"))
-        .err_line(&format!("  2    process {c} {{*}}not created yet"));
+    r.err_has(&format!(
+        "hindsight: the trace has 2 processes. {}",
+        served_alone(&p)
+    ))
+    .err_line(&format!("* 1    process {p} {{*}}stopped here"))
+    .err_line(&format!("  2    process {c} {{*}}not created yet"));
     assert_eq!(
         r.stderr.matches(&served_alone(&p)).count(),
         4,
@@ -1076,4 +1082,71 @@ fn a_dprintf_without_inferior_prints_in_every_process() {
     assert_eq!(r.count("wrote 8"), 2, "{}", r.stdout);
     assert_eq!(r.count("wrote 4"), 2, "{}", r.stdout);
     assert_eq!(r.count("wrote 16"), 1, "{}", r.stdout);
+}
+
+#[test]
+fn output_of_processes_replayed_together_comes_once_in_the_recorded_order() {
+    // A parent and a child take turns over two pipes, each printing a line at its turn.
+    let prog = compile("mp_talk", &[]);
+    let (trace, rec) = record_trace(&prog, &["3"]);
+    rec.code(0);
+    let native = [
+        "parent: turn 1",
+        "child: turn 1",
+        "parent: turn 2",
+        "child: turn 2",
+        "parent: turn 3",
+        "child: turn 3",
+        "parent: done",
+    ];
+    let program_lines = |r: &Run| -> Vec<String> {
+        r.stdout
+            .lines()
+            .filter(|l| l.starts_with("parent: ") || l.starts_with("child: "))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(program_lines(&rec), native, "the recorded run");
+    // Breakpoints in both processes: every `continue` runs both replays, each as far as its
+    // next hit, and the one that ran past the stop goes back there. What both printed is
+    // told once, in the recording's order (it came twice, and out of order, before), and
+    // the parent's own lines come between its stops as they did in the run.
+    let mut cmds: Vec<String> = vec![
+        "break take_turn if k == 2".into(),
+        "tbreak take_turn if k == 3".into(),
+    ];
+    cmds.extend(std::iter::repeat_n("continue".to_string(), 4));
+    cmds.push("info breakpoints".into());
+    // (Not -q: the program's output is shown again.)
+    let mut args: Vec<&OsStr> = vec![
+        OsStr::new("replay"),
+        trace.as_os_str(),
+        OsStr::new("--batch"),
+    ];
+    for c in &cmds {
+        args.extend([OsStr::new("-ex"), OsStr::new(c)]);
+    }
+    let r = hindsight(&args);
+    r.code(0);
+    assert_eq!(program_lines(&r), native, "the replay of both{}", r.dump());
+    r.seq(&[
+        "parent: turn 1",
+        "Breakpoint 1, take_turn (who={*}\"parent\", k=2) at {*}",
+        "parent: turn 2",
+        "Breakpoint 1, take_turn (who={*}\"child\", k=2) at {*}",
+        // The temporary breakpoint stops at its first hit in any process: the parent's
+        // (the child, which ran past the last stop, hit it there first and lost it).
+        "Temporary breakpoint 2, take_turn (who={*}\"parent\", k=3) at {*}",
+        "parent: turn 3",
+        "parent: done",
+    ]);
+    // Then it is gone from every process, as gdb's temporary breakpoint is.
+    assert_eq!(
+        r.count("Temporary breakpoint 2, {*}"),
+        1,
+        "one hit of the temporary breakpoint{}",
+        r.dump()
+    );
+    r.no_line("2{*}breakpoint{*}del{*}");
+    r.line("1       breakpoint     keep y   <MULTIPLE>{*}");
 }
