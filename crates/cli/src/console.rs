@@ -232,7 +232,7 @@ impl Observer for Console {
                     None => say!(self, "\nProgram received signal {name}, {desc}."),
                 }
             }
-            Notice::ProgramOutput { fd, data } => {
+            Notice::ProgramOutput { fd, data, .. } => {
                 // Where the replay writes the program's output itself.
                 let (w, name) = match fd {
                     2 => (&mut self.err, "stderr"),

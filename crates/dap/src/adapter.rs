@@ -90,7 +90,7 @@ impl Observer for Events {
                 };
                 self.output("console", &text);
             }
-            Notice::ProgramOutput { fd, data } => self.output(
+            Notice::ProgramOutput { fd, data, .. } => self.output(
                 if fd == 2 { "stderr" } else { "stdout" },
                 &String::from_utf8_lossy(&data),
             ),

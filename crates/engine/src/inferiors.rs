@@ -154,6 +154,13 @@ pub(crate) struct Inferiors {
     anchor: Option<(usize, u64)>,
     /// (Shared: it holds every message of the trace, and each query at a stop uses it.)
     causality: Option<std::rc::Rc<Causality>>,
+    /// Where each process's output that an ancestor's stream holds is in the writer's own
+    /// stream (built when first needed).
+    outputs: Option<std::rc::Rc<OutputMap>>,
+    /// Output of a process that another one's replay (whose stream holds it) ran past, but
+    /// that the writer had not written yet at the last stop's consistent state: told at
+    /// the first forward stop whose state has it, as (writer, its step, output).
+    pending_output: Vec<(i32, u64, Notice)>,
     /// The breakpoints of every inferior.
     everywhere: Vec<Everywhere>,
     /// The number the next breakpoint or watchpoint of any inferior gets (one numbering
@@ -232,6 +239,8 @@ impl Inferiors {
             current,
             anchor: None,
             causality: None,
+            outputs: None,
+            pending_output: Vec::new(),
             everywhere: Vec::new(),
             next_number: 1,
         }))
@@ -1044,6 +1053,11 @@ impl Session {
     ) -> anyhow::Result<(usize, u64, Stop)> {
         let cur = inf.current;
         let cur_pid = inf.slots[cur].pid;
+        let outputs = outputs_of(inf, self.replay_opts.as_ref().map(|o| o.trace.as_path()));
+        if backward {
+            // (The replays that hold it go back before it: they tell it again.)
+            inf.pending_output.clear();
+        }
         let mut best: Option<(u64, usize, u64, Stop)> = None;
         // Each process's hit and ignore counts before it runs: only the stop's process
         // keeps what its run counted (the others' hits come later, or never, in the
@@ -1068,7 +1082,15 @@ impl Session {
             let stop = match stop {
                 Ok(stop) => stop,
                 Err(e) => {
-                    tell_held(obs, causality, None, cur, held);
+                    tell_held(
+                        obs,
+                        causality,
+                        None,
+                        cur,
+                        held,
+                        &outputs,
+                        &mut inf.pending_output,
+                    );
                     return Err(e);
                 }
             };
@@ -1079,7 +1101,15 @@ impl Session {
         let fallback = match first {
             Some((rank, event, stop)) => {
                 if matches!(stop.reason, StopReason::Interrupted) {
-                    tell_held(obs, causality, None, cur, held);
+                    tell_held(
+                        obs,
+                        causality,
+                        None,
+                        cur,
+                        held,
+                        &outputs,
+                        &mut inf.pending_output,
+                    );
                     return Ok((cur, event, stop));
                 }
                 best = Some((rank, cur, event, stop));
@@ -1159,7 +1189,15 @@ impl Session {
                 None => self.step_now(causality).ok().map(|e| (cur_pid, e)),
             };
             let cut = stop_place.and_then(|(pid, event)| causality.cut(pid, event));
-            tell_held(obs, causality, cut.as_ref(), winner, held);
+            tell_held(
+                obs,
+                causality,
+                cut.as_ref(),
+                winner,
+                held,
+                &outputs,
+                &mut inf.pending_output,
+            );
         }
         for (j, before) in counted {
             if j == winner {
@@ -1316,6 +1354,7 @@ fn resume_holding_output(s: &mut Session, h: &mut Held) -> anyhow::Result<Stop> 
             h.notices.push((
                 Some((o.event, 0)),
                 Notice::ProgramOutput {
+                    pid: o.pid,
                     fd: o.fd,
                     data: o.data,
                 },
@@ -1326,23 +1365,97 @@ fn resume_holding_output(s: &mut Session, h: &mut Held) -> anyhow::Result<Stop> 
     stop
 }
 
+/// For each `Output` event of a process's stream written by another process (a descendant:
+/// the recorder writes it to the writer's stream and every ancestor's), keyed by (stream's
+/// pid, its index there): the writer and the place of the same output in the writer's own
+/// stream (its k-th output of that writer is the writer's own k-th).
+type OutputMap = std::collections::HashMap<(i32, u64), (i32, Option<(u64, u32)>)>;
+
+/// Builds the [`OutputMap`] of the trace at `trace`.
+fn output_map(trace: &std::path::Path) -> anyhow::Result<OutputMap> {
+    let r = TraceReader::open(trace)?;
+    let mut own: std::collections::HashMap<i32, Vec<u64>> = Default::default();
+    let mut others: Vec<(i32, u64, i32, usize)> = Vec::new();
+    for p in r.processes() {
+        let mut stream = r.events(p.pid)?;
+        let mut counts: std::collections::HashMap<i32, usize> = Default::default();
+        let mut index = 0u64;
+        while let Some(e) = stream.next_event()? {
+            if let hindsight_trace::Event::Output { pid: w, .. } = e {
+                if w == p.pid {
+                    own.entry(w).or_default().push(index);
+                } else {
+                    let k = counts.entry(w).or_default();
+                    others.push((p.pid, index, w, *k));
+                    *k += 1;
+                }
+            }
+            index += 1;
+        }
+    }
+    Ok(others
+        .into_iter()
+        .map(|(stream, index, w, k)| {
+            let at = own.get(&w).and_then(|l| l.get(k)).map(|&e| (e, 0));
+            ((stream, index), (w, at))
+        })
+        .collect())
+}
+
+/// The [`OutputMap`] of the trace at `trace`, built once per session (empty when it cannot
+/// be read: output is then placed by the stream that holds it).
+fn outputs_of(inf: &mut Inferiors, trace: Option<&std::path::Path>) -> std::rc::Rc<OutputMap> {
+    if let Some(m) = inf.outputs.clone() {
+        return m;
+    }
+    let m = std::rc::Rc::new(trace.and_then(|t| output_map(t).ok()).unwrap_or_default());
+    inf.outputs = Some(m.clone());
+    m
+}
+
 /// What one run held back: its slot, its process and its notices with their times.
 type HeldRun = (usize, i32, Vec<(Option<(u64, u32)>, Notice)>);
 
 /// Tells `obs` what the runs of a motion across processes held back ((slot, pid, notices)),
 /// in an order of the recording that extends happens-before: everything of the stop's
 /// process (`winner`), and of the others what their timed notices place within `cut`.
+#[allow(clippy::too_many_arguments)]
 fn tell_held(
     obs: &mut dyn Observer,
     c: &Causality,
     cut: Option<&Cut>,
     winner: usize,
     held: Vec<HeldRun>,
+    outputs: &OutputMap,
+    pending: &mut Vec<(i32, u64, Notice)>,
 ) {
     let mut told: Vec<(u64, Notice)> = Vec::new();
-    for (slot, pid, notices) in held {
+    let past = |pid: i32, step: u64| {
+        cut.and_then(|cut| cut.before(pid))
+            .is_some_and(|b| step < b)
+    };
+    for (pid, step, notice) in std::mem::take(pending) {
+        if past(pid, step) {
+            told.push((c.recorded_rank(pid, step).unwrap_or(0), notice));
+        } else {
+            pending.push((pid, step, notice));
+        }
+    }
+    for (slot, stream, notices) in held {
         let mut key = 0;
         for (at, notice) in notices {
+            let at_in_stream = at;
+            // Another process's output in this one's stream happened where the writer's own
+            // stream has it.
+            let (pid, at) = match (&notice, at) {
+                (Notice::ProgramOutput { pid: w, .. }, Some((event, _))) if *w != stream => {
+                    match outputs.get(&(stream, event)) {
+                        Some(&(w, Some(own))) => (w, Some(own)),
+                        _ => (stream, Some((event, 0))),
+                    }
+                }
+                _ => (stream, at),
+            };
             let step = at.map(|(event, call)| c.step(pid, Point { event, call }));
             if let Some(step) = step {
                 key = c.recorded_rank(pid, step).unwrap_or(key);
@@ -1351,14 +1464,24 @@ fn tell_held(
             // its own event k, made only when the cut is past it.
             let output = matches!(notice, Notice::ProgramOutput { .. });
             let within = match (step, cut) {
-                _ if slot == winner => true,
+                _ if slot == winner && pid == stream => true,
                 (Some(step), Some(cut)) => cut
                     .before(pid)
                     .is_some_and(|b| step < b || (!output && step == b)),
+                (_, None) => slot == winner,
                 _ => false,
             };
             if within {
                 told.push((key, notice));
+            } else if let (Some(step), Some((event, _)), true) = (step, at_in_stream, pid != stream)
+            {
+                // Its stream's replay will not run it again when it stands past it.
+                let kept = cut
+                    .and_then(|cut| cut.before(stream))
+                    .is_some_and(|b| c.step(stream, Point { event, call: 0 }) < b);
+                if kept {
+                    pending.push((pid, step, notice));
+                }
             }
         }
     }

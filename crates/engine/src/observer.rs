@@ -91,6 +91,8 @@ pub enum Notice {
     /// consistent state, in the recording's order). A replay shows its output itself
     /// otherwise.
     ProgramOutput {
+        /// The recorded process that wrote it.
+        pid: i32,
         /// 1 or 2.
         fd: i32,
         /// The bytes written.

@@ -1129,15 +1129,20 @@ fn output_of_processes_replayed_together_comes_once_in_the_recorded_order() {
     let r = hindsight(&args);
     r.code(0);
     assert_eq!(program_lines(&r), native, "the replay of both{}", r.dump());
+    // Each line comes between the stops it came between in the run: after what happened
+    // before it, before the stop of a process that had not written it yet.
     r.seq(&[
         "parent: turn 1",
+        "child: turn 1",
         "Breakpoint 1, take_turn (who={*}\"parent\", k=2) at {*}",
         "parent: turn 2",
         "Breakpoint 1, take_turn (who={*}\"child\", k=2) at {*}",
+        "child: turn 2",
         // The temporary breakpoint stops at its first hit in any process: the parent's
         // (the child, which ran past the last stop, hit it there first and lost it).
         "Temporary breakpoint 2, take_turn (who={*}\"parent\", k=3) at {*}",
         "parent: turn 3",
+        "child: turn 3",
         "parent: done",
     ]);
     // Then it is gone from every process, as gdb's temporary breakpoint is.

@@ -52,6 +52,9 @@ use hindsight_ticks::counter::{Armed, Counter};
 /// Recorded output of the program kept instead of shown ([`Replayer::hold_output`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeldOutput {
+    /// The recorded process that wrote it (an ancestor's stream holds its descendants'
+    /// output too).
+    pub pid: i32,
     /// The index of its event (an `Output` event) in the process's stream.
     pub event: u64,
     /// The descriptor it was written to (1 or 2).
@@ -887,13 +890,14 @@ impl Replayer {
     }
 
     /// Shows recorded output again (unless quiet, or kept while held).
-    fn echo(&mut self, fd: i32, data: &[u8]) {
+    fn echo(&mut self, pid: i32, fd: i32, data: &[u8]) {
         if self.quiet {
             return;
         }
         let event = self.head_index();
         if let Some(held) = self.held_output.as_mut() {
             held.push(HeldOutput {
+                pid,
                 event,
                 fd,
                 data: data.to_vec(),
@@ -1293,8 +1297,8 @@ impl Replayer {
         event: Event,
     ) -> Result<Option<ReplayStop>, ReplayError> {
         match event {
-            Event::Output { fd, data, .. } => {
-                self.echo(fd, &data);
+            Event::Output { pid, fd, data } => {
+                self.echo(pid, fd, &data);
                 self.consume();
             }
             Event::KernelWrite { writes } => {
@@ -2641,8 +2645,8 @@ impl Replayer {
         // Output and thread ends recorded before the process's end.
         while let Some(e) = self.peek()?.cloned() {
             match e {
-                Event::Output { fd, data, .. } => {
-                    self.echo(fd, &data);
+                Event::Output { pid, fd, data } => {
+                    self.echo(pid, fd, &data);
                     self.consume();
                 }
                 Event::ThreadExit { .. } | Event::KernelWrite { .. } => {
