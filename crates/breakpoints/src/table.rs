@@ -122,6 +122,14 @@ impl BreakpointTable {
         self.next = self.next.max(n);
     }
 
+    /// The next breakpoint added gets number `n` exactly, even below numbers given already
+    /// (a breakpoint of every inferior set again, under its own number, in a table that
+    /// lost it); the caller keeps numbers unique and calls [`BreakpointTable::number_from`]
+    /// afterwards to go on where it was.
+    pub fn reuse_number(&mut self, n: u32) {
+        self.next = n;
+    }
+
     /// Adds a code breakpoint; returns its number.
     pub fn add_breakpoint(
         &mut self,

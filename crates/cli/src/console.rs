@@ -232,6 +232,14 @@ impl Observer for Console {
                     None => say!(self, "\nProgram received signal {name}, {desc}."),
                 }
             }
+            Notice::ProgramOutput { fd, data, .. } => {
+                // Where the replay writes the program's output itself.
+                let (w, name) = match fd {
+                    2 => (&mut self.err, "stderr"),
+                    _ => (&mut self.out, "stdout"),
+                };
+                written(w.write_all(&data).and_then(|_| w.flush()), name);
+            }
             Notice::SteppingOutOf { function } => say!(
                 self,
                 "Single stepping until exit from function {function},\nwhich has no line number information."

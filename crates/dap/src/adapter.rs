@@ -90,6 +90,10 @@ impl Observer for Events {
                 };
                 self.output("console", &text);
             }
+            Notice::ProgramOutput { fd, data, .. } => self.output(
+                if fd == 2 { "stderr" } else { "stdout" },
+                &String::from_utf8_lossy(&data),
+            ),
             Notice::Finishing { .. } | Notice::SteppingOutOf { .. } => {}
         }
     }

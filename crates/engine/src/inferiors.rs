@@ -152,7 +152,15 @@ pub(crate) struct Inferiors {
     current: usize,
     /// (slot, step) of the stop the others are placed around.
     anchor: Option<(usize, u64)>,
-    causality: Option<Causality>,
+    /// (Shared: it holds every message of the trace, and each query at a stop uses it.)
+    causality: Option<std::rc::Rc<Causality>>,
+    /// Where each process's output that an ancestor's stream holds is in the writer's own
+    /// stream (built when first needed).
+    outputs: Option<std::rc::Rc<OutputMap>>,
+    /// Output of a process that another one's replay (whose stream holds it) ran past, but
+    /// that the writer had not written yet at the last stop's consistent state: told at
+    /// the first forward stop whose state has it, as (writer, its step, output).
+    pending_output: Vec<(i32, u64, Notice)>,
     /// The breakpoints of every inferior.
     everywhere: Vec<Everywhere>,
     /// The number the next breakpoint or watchpoint of any inferior gets (one numbering
@@ -231,6 +239,8 @@ impl Inferiors {
             current,
             anchor: None,
             causality: None,
+            outputs: None,
+            pending_output: Vec::new(),
             everywhere: Vec::new(),
             next_number: 1,
         }))
@@ -385,7 +395,7 @@ impl Session {
     }
 
     /// Happens-before of the recording (built once per session).
-    pub(crate) fn causality(&mut self) -> anyhow::Result<Causality> {
+    pub(crate) fn causality(&mut self) -> anyhow::Result<std::rc::Rc<Causality>> {
         if let Some(c) = self.inferiors.as_ref().and_then(|i| i.causality.clone()) {
             return Ok(c);
         }
@@ -396,7 +406,9 @@ impl Session {
         let links = r.links()?.ok_or_else(|| {
             anyhow!("This trace was recorded before hindsight followed messages between processes.")
         })?;
-        let c = Causality::build(&links, r.processes()).context("reading the trace's messages")?;
+        let c = std::rc::Rc::new(
+            Causality::build(&links, r.processes()).context("reading the trace's messages")?,
+        );
         if let Some(i) = self.inferiors.as_mut() {
             i.causality = Some(c.clone());
         }
@@ -459,7 +471,7 @@ impl Session {
     }
 
     /// The latest consistent cut around the anchor.
-    pub(crate) fn anchored_cut(&mut self) -> anyhow::Result<(Causality, Cut, i32)> {
+    pub(crate) fn anchored_cut(&mut self) -> anyhow::Result<(std::rc::Rc<Causality>, Cut, i32)> {
         let causality = self.causality()?;
         let (pid, event) = self.anchor(&causality)?;
         let cut = causality
@@ -793,6 +805,10 @@ impl Session {
             .clone()
             .context("inferiors exist only in a replay")?;
         opts.process = Some(pid);
+        // The first process's stream holds the output of every process, in the order the
+        // terminal got it: its replay tells it all (as it did alone), and the others' tell
+        // none (their own streams repeat their part of it).
+        opts.quiet = true;
         let mut s = Session::start_replay(opts)?;
         s.interrupt = self.interrupt.clone();
         Ok(s)
@@ -933,6 +949,22 @@ impl Session {
             }
             break Ok(stop);
         };
+        // A temporary breakpoint of every inferior is one breakpoint, as gdb's: its first
+        // hit, in any process, deletes it in every one.
+        if let Ok(Stop {
+            reason: StopReason::Breakpoint { number, .. },
+            ..
+        }) = &r
+        {
+            let temporary = self.inferiors.as_ref().is_some_and(|i| {
+                i.everywhere
+                    .iter()
+                    .any(|e| e.number == *number && e.temporary)
+            });
+            if temporary && self.breakpoints.get(*number).is_none() {
+                self.update_everywhere(*number, None);
+            }
+        }
         if let (Ok(_), Some(inf)) = (&r, self.inferiors.as_ref()) {
             if start != Some(inf.current as u32 + 1) {
                 let slot = &inf.slots[inf.current];
@@ -1021,6 +1053,11 @@ impl Session {
     ) -> anyhow::Result<(usize, u64, Stop)> {
         let cur = inf.current;
         let cur_pid = inf.slots[cur].pid;
+        let outputs = outputs_of(inf, self.replay_opts.as_ref().map(|o| o.trace.as_path()));
+        if backward {
+            // (The replays that hold it go back before it: they tell it again.)
+            inf.pending_output.clear();
+        }
         let mut best: Option<(u64, usize, u64, Stop)> = None;
         // Each process's hit and ignore counts before it runs: only the stop's process
         // keeps what its run counted (the others' hits come later, or never, in the
@@ -1040,12 +1077,20 @@ impl Session {
                 outer: &mut *obs,
                 notices: Vec::new(),
             };
-            let stop = self.resume_alone(&mut h);
+            let stop = resume_holding_output(self, &mut h);
             held.push((cur, cur_pid, h.notices));
             let stop = match stop {
                 Ok(stop) => stop,
                 Err(e) => {
-                    tell_held(obs, causality, None, cur, held);
+                    tell_held(
+                        obs,
+                        causality,
+                        None,
+                        cur,
+                        held,
+                        &outputs,
+                        &mut inf.pending_output,
+                    );
                     return Err(e);
                 }
             };
@@ -1056,7 +1101,15 @@ impl Session {
         let fallback = match first {
             Some((rank, event, stop)) => {
                 if matches!(stop.reason, StopReason::Interrupted) {
-                    tell_held(obs, causality, None, cur, held);
+                    tell_held(
+                        obs,
+                        causality,
+                        None,
+                        cur,
+                        held,
+                        &outputs,
+                        &mut inf.pending_output,
+                    );
                     return Ok((cur, event, stop));
                 }
                 best = Some((rank, cur, event, stop));
@@ -1108,7 +1161,7 @@ impl Session {
                     outer: &mut *obs,
                     notices: Vec::new(),
                 };
-                let stop = s.resume_alone(&mut h);
+                let stop = resume_holding_output(s, &mut h);
                 held.push((j, pid, h.notices));
                 let stop = stop?;
                 if is_hit(&stop) {
@@ -1136,16 +1189,33 @@ impl Session {
                 None => self.step_now(causality).ok().map(|e| (cur_pid, e)),
             };
             let cut = stop_place.and_then(|(pid, event)| causality.cut(pid, event));
-            tell_held(obs, causality, cut.as_ref(), winner, held);
+            tell_held(
+                obs,
+                causality,
+                cut.as_ref(),
+                winner,
+                held,
+                &outputs,
+                &mut inf.pending_output,
+            );
         }
         for (j, before) in counted {
             if j == winner {
                 continue;
             }
-            match inf.slots[j].session.as_deref_mut() {
-                _ if j == cur => restore_counts(self, &before),
-                Some(s) => restore_counts(s, &before),
-                None => {}
+            let s = match inf.slots[j].session.as_deref_mut() {
+                _ if j == cur => &mut *self,
+                Some(s) => s,
+                None => continue,
+            };
+            restore_counts(s, &before);
+            // A temporary breakpoint of every inferior that this process hit past the stop
+            // was deleted there: its hit comes later (or never) in the replay's order.
+            for e in inf.everywhere.iter().filter(|e| e.temporary) {
+                let had = before.iter().any(|(n, ..)| *n == e.number);
+                if had && s.breakpoints.get(e.number).is_none() {
+                    apply_everywhere(s, e);
+                }
             }
         }
         match (best, fallback) {
@@ -1272,34 +1342,146 @@ impl Observer for Held<'_> {
     }
 }
 
+/// `continue` in `s` alone, its program's output held with its notices in `h` (each piece
+/// at its `Output` event), not shown as it runs.
+fn resume_holding_output(s: &mut Session, h: &mut Held) -> anyhow::Result<Stop> {
+    if let Some(r) = s.replay.as_mut() {
+        r.hold_output(true);
+    }
+    let stop = s.resume_alone(h);
+    if let Some(r) = s.replay.as_mut() {
+        for o in r.take_held_output() {
+            h.notices.push((
+                Some((o.event, 0)),
+                Notice::ProgramOutput {
+                    pid: o.pid,
+                    fd: o.fd,
+                    data: o.data,
+                },
+            ));
+        }
+        r.hold_output(false);
+    }
+    stop
+}
+
+/// For each `Output` event of a process's stream written by another process (a descendant:
+/// the recorder writes it to the writer's stream and every ancestor's), keyed by (stream's
+/// pid, its index there): the writer and the place of the same output in the writer's own
+/// stream (its k-th output of that writer is the writer's own k-th).
+type OutputMap = std::collections::HashMap<(i32, u64), (i32, Option<(u64, u32)>)>;
+
+/// Builds the [`OutputMap`] of the trace at `trace`.
+fn output_map(trace: &std::path::Path) -> anyhow::Result<OutputMap> {
+    let r = TraceReader::open(trace)?;
+    let mut own: std::collections::HashMap<i32, Vec<u64>> = Default::default();
+    let mut others: Vec<(i32, u64, i32, usize)> = Vec::new();
+    for p in r.processes() {
+        let mut stream = r.events(p.pid)?;
+        let mut counts: std::collections::HashMap<i32, usize> = Default::default();
+        let mut index = 0u64;
+        while let Some(e) = stream.next_event()? {
+            if let hindsight_trace::Event::Output { pid: w, .. } = e {
+                if w == p.pid {
+                    own.entry(w).or_default().push(index);
+                } else {
+                    let k = counts.entry(w).or_default();
+                    others.push((p.pid, index, w, *k));
+                    *k += 1;
+                }
+            }
+            index += 1;
+        }
+    }
+    Ok(others
+        .into_iter()
+        .map(|(stream, index, w, k)| {
+            let at = own.get(&w).and_then(|l| l.get(k)).map(|&e| (e, 0));
+            ((stream, index), (w, at))
+        })
+        .collect())
+}
+
+/// The [`OutputMap`] of the trace at `trace`, built once per session (empty when it cannot
+/// be read: output is then placed by the stream that holds it).
+fn outputs_of(inf: &mut Inferiors, trace: Option<&std::path::Path>) -> std::rc::Rc<OutputMap> {
+    if let Some(m) = inf.outputs.clone() {
+        return m;
+    }
+    let m = std::rc::Rc::new(trace.and_then(|t| output_map(t).ok()).unwrap_or_default());
+    inf.outputs = Some(m.clone());
+    m
+}
+
 /// What one run held back: its slot, its process and its notices with their times.
 type HeldRun = (usize, i32, Vec<(Option<(u64, u32)>, Notice)>);
 
 /// Tells `obs` what the runs of a motion across processes held back ((slot, pid, notices)),
 /// in an order of the recording that extends happens-before: everything of the stop's
 /// process (`winner`), and of the others what their timed notices place within `cut`.
+#[allow(clippy::too_many_arguments)]
 fn tell_held(
     obs: &mut dyn Observer,
     c: &Causality,
     cut: Option<&Cut>,
     winner: usize,
     held: Vec<HeldRun>,
+    outputs: &OutputMap,
+    pending: &mut Vec<(i32, u64, Notice)>,
 ) {
     let mut told: Vec<(u64, Notice)> = Vec::new();
-    for (slot, pid, notices) in held {
+    let past = |pid: i32, step: u64| {
+        cut.and_then(|cut| cut.before(pid))
+            .is_some_and(|b| step < b)
+    };
+    for (pid, step, notice) in std::mem::take(pending) {
+        if past(pid, step) {
+            told.push((c.recorded_rank(pid, step).unwrap_or(0), notice));
+        } else {
+            pending.push((pid, step, notice));
+        }
+    }
+    for (slot, stream, notices) in held {
         let mut key = 0;
         for (at, notice) in notices {
+            let at_in_stream = at;
+            // Another process's output in this one's stream happened where the writer's own
+            // stream has it.
+            let (pid, at) = match (&notice, at) {
+                (Notice::ProgramOutput { pid: w, .. }, Some((event, _))) if *w != stream => {
+                    match outputs.get(&(stream, event)) {
+                        Some(&(w, Some(own))) => (w, Some(own)),
+                        _ => (stream, Some((event, 0))),
+                    }
+                }
+                _ => (stream, at),
+            };
             let step = at.map(|(event, call)| c.step(pid, Point { event, call }));
             if let Some(step) = step {
                 key = c.recorded_rank(pid, step).unwrap_or(key);
             }
+            // A notice at step k happened standing before it (events 0..k made); output is
+            // its own event k, made only when the cut is past it.
+            let output = matches!(notice, Notice::ProgramOutput { .. });
             let within = match (step, cut) {
-                _ if slot == winner => true,
-                (Some(step), Some(cut)) => cut.before(pid).is_some_and(|b| step <= b),
+                _ if slot == winner && pid == stream => true,
+                (Some(step), Some(cut)) => cut
+                    .before(pid)
+                    .is_some_and(|b| step < b || (!output && step == b)),
+                (_, None) => slot == winner,
                 _ => false,
             };
             if within {
                 told.push((key, notice));
+            } else if let (Some(step), Some((event, _)), true) = (step, at_in_stream, pid != stream)
+            {
+                // Its stream's replay will not run it again when it stands past it.
+                let kept = cut
+                    .and_then(|cut| cut.before(stream))
+                    .is_some_and(|b| c.step(stream, Point { event, call: 0 }) < b);
+                if kept {
+                    pending.push((pid, step, notice));
+                }
             }
         }
     }
@@ -1340,11 +1522,18 @@ fn after_batch(s: &Session, place: InferiorPlace) -> anyhow::Result<InferiorPlac
 /// Sets breakpoint `e` of every inferior in `s` (another inferior's replay) with its number;
 /// pending where its location is not found.
 fn apply_everywhere(s: &mut Session, e: &Everywhere) {
-    s.breakpoints.number_from(e.number);
-    if s.breakpoints.next_number() != e.number {
-        // (Numbers are shared: one past it is taken there already.)
+    if s.breakpoints.get(e.number).is_some() {
+        // (Numbers are shared: it is there already.)
         return;
     }
+    let after = s.breakpoints.next_number();
+    s.breakpoints.reuse_number(e.number);
+    set_everywhere(s, e);
+    s.breakpoints.number_from(after.max(e.number + 1));
+}
+
+/// [`apply_everywhere`] once its number is the table's next.
+fn set_everywhere(s: &mut Session, e: &Everywhere) {
     let condition = e.condition.as_deref();
     let set = match &e.print {
         Some(print) => s.add_dprintf(

@@ -16,8 +16,8 @@ use crate::session::Session;
 /// The consistent global state around a stop.
 #[derive(Debug, Clone)]
 pub struct ConsistentStop {
-    /// Happens-before of the recording (channels, messages, clocks).
-    pub causality: Causality,
+    /// Happens-before of the recording (channels, messages, clocks), the session's own.
+    pub causality: std::rc::Rc<Causality>,
     /// Where every process stands.
     pub cut: Cut,
     /// The recorded pid of the process that stopped (the replayed one).

@@ -85,6 +85,19 @@ pub enum Notice {
         /// The signal.
         signal: i32,
     },
+    /// What the program wrote to its stdout (`fd` 1) or stderr (2) in the recording, shown
+    /// again by a replay whose output the engine held back (another process's run in a
+    /// motion across a replayed tree: told only when it happened before the stop's
+    /// consistent state, in the recording's order). A replay shows its output itself
+    /// otherwise.
+    ProgramOutput {
+        /// The recorded process that wrote it.
+        pid: i32,
+        /// 1 or 2.
+        fd: i32,
+        /// The bytes written.
+        data: Vec<u8>,
+    },
     /// A line step started in a function without line information: the program runs until
     /// that function returns.
     SteppingOutOf {

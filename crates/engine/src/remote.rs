@@ -208,8 +208,12 @@ fn access_code(a: WatchAccess) -> u8 {
 /// A replay that runs into the program's exit stops at the exit syscall instead, alive, as
 /// the end of its history (gdb says "No more reverse-execution history"): from there the
 /// client can still go back. Continuing from that stop lets the program exit.
+///
+/// The client is served one process (no multiprocess extensions): breakpoints that other
+/// processes of a replayed tree have (set through `monitor`) do not stop it, as they would
+/// make another process the current one behind the client's back.
 pub fn resume(s: &mut Session, obs: &mut dyn Observer) -> anyhow::Result<RemoteStop> {
-    let stop = forward(s, obs, |s, obs| s.resume(obs))?;
+    let stop = forward(s, obs, |s, obs| s.resume_alone(obs))?;
     if stop.was_interrupted() {
         return Ok(RemoteStop::Interrupted(stop.thread.unwrap_or(Tid(0))));
     }
@@ -414,7 +418,8 @@ pub fn reverse_resume(s: &mut Session) -> anyhow::Result<RemoteStop> {
     if let Some(exit) = at_the_end(s) {
         to_the_event_before(s, exit);
     }
-    reverse(s, |s| s.reverse_continue(&mut crate::Quiet))
+    // (In this process alone: see `resume`.)
+    reverse(s, |s| s.reverse_continue_alone())
 }
 
 /// One instruction of `tid`, backward.

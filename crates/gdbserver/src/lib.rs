@@ -289,11 +289,10 @@ pub fn prepare(session: &mut Session, scripts: &[hindsight_cli::Script]) -> anyh
 fn one_process_note(session: &Session) {
     let pids = session.recorded_processes().unwrap_or_default();
     if pids.len() > 1 {
-        eprintln!(
-            "hindsight: the trace has {} processes; gdb is served process {} alone (choose \
-             another with --process PID; 'monitor info messages' shows where the others stand)",
+        eprint!(
+            "hindsight: the trace has {} processes. {}",
             pids.len(),
-            session.user_pid()
+            monitor::served_alone(session)
         );
     }
 }

@@ -93,6 +93,12 @@ impl Monitor {
                 moved: false,
             };
         }
+        if let Some(refusal) = other_process(s, command) {
+            return MonitorOutput {
+                text: refusal,
+                moved: false,
+            };
+        }
         let before = hindsight_engine::remote::instant(s);
         let r = hindsight_cli::commands::execute(s, &mut self.console, command);
         let mut text = self.captured.take();
@@ -102,14 +108,64 @@ impl Monitor {
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
+        if s.has_inferiors() && is_info_inferiors(command) {
+            text.push_str(&served_alone(s));
+        }
         let moved = hindsight_engine::remote::instant(s) != before;
         MonitorOutput { text, moved }
     }
 }
 
+/// What gdb's user is told of a trace of several processes: the server serves one.
+pub fn served_alone(s: &Session) -> String {
+    format!(
+        "This gdb server serves process {} alone (gdb's multiprocess extensions are not \
+         offered): to debug another process of the trace, serve it with --process PID; \
+         'monitor info inferiors' and 'monitor info messages' show where the others stand \
+         at this stop.\n",
+        s.user_pid()
+    )
+}
+
+/// `info inferiors` (gdb's abbreviations of both words).
+fn is_info_inferiors(command: &str) -> bool {
+    let mut words = command.split_whitespace();
+    let (Some(a), Some(b)) = (words.next(), words.next()) else {
+        return false;
+    };
+    ["i", "in", "inf", "info"].contains(&a) && b.len() >= 3 && "inferiors".starts_with(b)
+}
+
+/// The refusal of a command that would make another process of a replayed tree the one
+/// served (`inferior N`, `thread N.M` of another inferior): gdb would go on with the other
+/// process's threads and memory under the served one's name.
+fn other_process(s: &Session, command: &str) -> Option<String> {
+    let current = s.inferior_number()?;
+    let mut words = command.split_whitespace();
+    let word = words.next()?;
+    let arg = words.next();
+    let target = match word {
+        "inferior" => arg.and_then(|a| a.parse::<u32>().ok()),
+        "thread" | "t" => arg
+            .and_then(|a| a.split_once('.'))
+            .and_then(|(n, _)| n.parse::<u32>().ok()),
+        _ => None,
+    }?;
+    (target != current).then(|| served_alone(s))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::gdb_own;
+    use super::{gdb_own, is_info_inferiors};
+
+    #[test]
+    fn info_inferiors_in_gdbs_spellings() {
+        assert!(is_info_inferiors("info inferiors"));
+        assert!(is_info_inferiors("i inf"));
+        assert!(!is_info_inferiors("info inferior-calls"));
+        assert!(!is_info_inferiors("info threads"));
+        assert!(!is_info_inferiors("inferior 2"));
+    }
 
     #[test]
     fn gdb_runs_the_program_itself() {

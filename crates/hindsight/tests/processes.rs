@@ -274,8 +274,14 @@ fn info_and_the_gdb_server_say_what_they_show_of_several_processes() {
         .stdin(std::fs::File::open(&commands).expect("commands"));
     let (r, finished) = collect_with_timeout(&mut cmd);
     assert!(finished, "{}\n{}", r.stdout, r.stderr);
+    let served_alone = |pid: &str| {
+        format!(
+            "This gdb server serves process {pid} alone (gdb's multiprocess extensions are not offered): to debug another process of the trace, serve it with --process PID; 'monitor info inferiors' and 'monitor info messages' show where the others stand at this stop."
+        )
+    };
     r.err_has(&format!(
-        "hindsight: the trace has 2 processes; gdb is served process {c} alone (choose another with --process PID; 'monitor info messages' shows where the others stand)"
+        "hindsight: the trace has 2 processes. {}",
+        served_alone(&c)
     ));
     // Before the consumer's first instruction, the producer can have run to its first
     // wait for an ack: it has sent message 1, which is in flight (gdb shows a monitor
@@ -285,6 +291,41 @@ fn info_and_the_gdb_server_say_what_they_show_of_several_processes() {
         .err_has(&format!("  process {c} (stopped here): before event 0 of"))
         .err_has("Messages in flight: 1")
         .err_has(&format!("  channel 0 bytes 0..8: process {p} event "));
+    // Served the whole tree (no --process), gdb is given the first process; `monitor`
+    // says so with the inferiors, and refuses to make another one the served process
+    // (gdb would go on with its threads and memory under the first one's name).
+    std::fs::write(
+        &commands,
+        "monitor info inferiors\nmonitor inferior 2\nmonitor thread 2.1\ninfo inferiors\nquit\n",
+    )
+    .expect("commands file");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hindsight"));
+    cmd.arg("replay")
+        .arg(&trace)
+        .args(["-q", "--gdb"])
+        .env("HINDSIGHT_DIR", scratch().join("hindsight-dir"))
+        .stdin(std::fs::File::open(&commands).expect("commands"));
+    let (r, finished) = collect_with_timeout(&mut cmd);
+    assert!(finished, "{}\n{}", r.stdout, r.stderr);
+    r.err_has(&format!(
+        "hindsight: the trace has 2 processes. {}",
+        served_alone(&p)
+    ))
+    .err_line(&format!("* 1    process {p} {{*}}stopped here"))
+    .err_line(&format!("  2    process {c} {{*}}not created yet"));
+    assert_eq!(
+        r.stderr.matches(&served_alone(&p)).count(),
+        4,
+        "told on start, with info inferiors, and at both refusals: {}",
+        r.stderr
+    );
+    // gdb still debugs the first process.
+    r.line(&format!("* 1    process {p} {{*}}"));
+    assert!(
+        !r.stdout.contains(&format!("process {c}")),
+        "gdb was shown another process: {}",
+        r.stdout
+    );
 }
 
 #[test]
@@ -1041,4 +1082,76 @@ fn a_dprintf_without_inferior_prints_in_every_process() {
     assert_eq!(r.count("wrote 8"), 2, "{}", r.stdout);
     assert_eq!(r.count("wrote 4"), 2, "{}", r.stdout);
     assert_eq!(r.count("wrote 16"), 1, "{}", r.stdout);
+}
+
+#[test]
+fn output_of_processes_replayed_together_comes_once_in_the_recorded_order() {
+    // A parent and a child take turns over two pipes, each printing a line at its turn.
+    let prog = compile("mp_talk", &[]);
+    let (trace, rec) = record_trace(&prog, &["3"]);
+    rec.code(0);
+    let native = [
+        "parent: turn 1",
+        "child: turn 1",
+        "parent: turn 2",
+        "child: turn 2",
+        "parent: turn 3",
+        "child: turn 3",
+        "parent: done",
+    ];
+    let program_lines = |r: &Run| -> Vec<String> {
+        r.stdout
+            .lines()
+            .filter(|l| l.starts_with("parent: ") || l.starts_with("child: "))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(program_lines(&rec), native, "the recorded run");
+    // Breakpoints in both processes: every `continue` runs both replays, each as far as its
+    // next hit, and the one that ran past the stop goes back there. What both printed is
+    // told once, in the recording's order (it came twice, and out of order, before), and
+    // the parent's own lines come between its stops as they did in the run.
+    let mut cmds: Vec<String> = vec![
+        "break take_turn if k == 2".into(),
+        "tbreak take_turn if k == 3".into(),
+    ];
+    cmds.extend(std::iter::repeat_n("continue".to_string(), 4));
+    cmds.push("info breakpoints".into());
+    // (Not -q: the program's output is shown again.)
+    let mut args: Vec<&OsStr> = vec![
+        OsStr::new("replay"),
+        trace.as_os_str(),
+        OsStr::new("--batch"),
+    ];
+    for c in &cmds {
+        args.extend([OsStr::new("-ex"), OsStr::new(c)]);
+    }
+    let r = hindsight(&args);
+    r.code(0);
+    assert_eq!(program_lines(&r), native, "the replay of both{}", r.dump());
+    // Each line comes between the stops it came between in the run: after what happened
+    // before it, before the stop of a process that had not written it yet.
+    r.seq(&[
+        "parent: turn 1",
+        "child: turn 1",
+        "Breakpoint 1, take_turn (who={*}\"parent\", k=2) at {*}",
+        "parent: turn 2",
+        "Breakpoint 1, take_turn (who={*}\"child\", k=2) at {*}",
+        "child: turn 2",
+        // The temporary breakpoint stops at its first hit in any process: the parent's
+        // (the child, which ran past the last stop, hit it there first and lost it).
+        "Temporary breakpoint 2, take_turn (who={*}\"parent\", k=3) at {*}",
+        "parent: turn 3",
+        "child: turn 3",
+        "parent: done",
+    ]);
+    // Then it is gone from every process, as gdb's temporary breakpoint is.
+    assert_eq!(
+        r.count("Temporary breakpoint 2, {*}"),
+        1,
+        "one hit of the temporary breakpoint{}",
+        r.dump()
+    );
+    r.no_line("2{*}breakpoint{*}del{*}");
+    r.line("1       breakpoint     keep y   <MULTIPLE>{*}");
 }

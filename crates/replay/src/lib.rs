@@ -14,7 +14,7 @@ pub mod replayer;
 pub use checkpoint::Checkpoint;
 pub use divergence::Divergence;
 pub use error::ReplayError;
-pub use replayer::{ReplayOptions, ReplayStop, Replayer, Silent};
+pub use replayer::{HeldOutput, ReplayOptions, ReplayStop, Replayer, Silent};
 
 /// Whether `pc` is in hindsight's in-process agent (its stubs and code, at the fixed address
 /// the agent is loaded at in recording and replay alike): no instruction of the program.

@@ -49,6 +49,20 @@ use crate::error::ReplayError;
 use crate::gate::{Arming, GateStop};
 use hindsight_ticks::counter::{Armed, Counter};
 
+/// Recorded output of the program kept instead of shown ([`Replayer::hold_output`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldOutput {
+    /// The recorded process that wrote it (an ancestor's stream holds its descendants'
+    /// output too).
+    pub pid: i32,
+    /// The index of its event (an `Output` event) in the process's stream.
+    pub event: u64,
+    /// The descriptor it was written to (1 or 2).
+    pub fd: i32,
+    /// What was written.
+    pub data: Vec<u8>,
+}
+
 /// Below this much CPU time, an asynchronous position is searched with breakpoint hits from
 /// the start (the approach's looks cost more than they save).
 const APPROACH_MIN_NS: u64 = 300_000;
@@ -143,6 +157,9 @@ pub struct Replayer {
     /// Memory files behind file mappings (see `memfiles`).
     memfiles: crate::memfiles::MemFiles,
     quiet: bool,
+    /// While set, recorded output is kept here instead of shown (see
+    /// [`Replayer::hold_output`]).
+    held_output: Option<Vec<HeldOutput>>,
     /// Program path used to start the replay.
     program: PathBuf,
     /// CPU time (ns) of each live thread when its last event was replayed: the base of the
@@ -270,6 +287,7 @@ impl Replayer {
             copies: Default::default(),
             memfiles: Default::default(),
             quiet: opts.quiet,
+            held_output: None,
             program,
             fork_at: None,
             announced: None,
@@ -440,6 +458,7 @@ impl Replayer {
             copies: self.copies.clone(),
             memfiles: self.memfiles.clone(),
             quiet: self.quiet,
+            held_output: None,
             program: self.program.clone(),
             cpu_mark,
             approach: None,
@@ -521,6 +540,21 @@ impl Replayer {
     /// Whether the program's recorded output is shown.
     pub fn quiet(&self) -> bool {
         self.quiet
+    }
+
+    /// From now on, keeps the recorded output that would be shown instead of showing it
+    /// (`hold`), or shows it again (what was kept is dropped): a replayed tree tells output
+    /// only when the stop shows it happened before the consistent state.
+    pub fn hold_output(&mut self, hold: bool) {
+        self.held_output = hold.then(Vec::new);
+    }
+
+    /// The output kept since [`Replayer::hold_output`] (it stays held).
+    pub fn take_held_output(&mut self) -> Vec<HeldOutput> {
+        self.held_output
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// The recorded tid of a live thread (what the program saw as its tid).
@@ -855,9 +889,19 @@ impl Replayer {
         Ok(())
     }
 
-    /// Shows recorded output again (unless quiet).
-    fn echo(&self, fd: i32, data: &[u8]) {
+    /// Shows recorded output again (unless quiet, or kept while held).
+    fn echo(&mut self, pid: i32, fd: i32, data: &[u8]) {
         if self.quiet {
+            return;
+        }
+        let event = self.head_index();
+        if let Some(held) = self.held_output.as_mut() {
+            held.push(HeldOutput {
+                pid,
+                event,
+                fd,
+                data: data.to_vec(),
+            });
             return;
         }
         let _ = if fd == 2 {
@@ -1266,8 +1310,8 @@ impl Replayer {
         event: Event,
     ) -> Result<Option<ReplayStop>, ReplayError> {
         match event {
-            Event::Output { fd, data, .. } => {
-                self.echo(fd, &data);
+            Event::Output { pid, fd, data } => {
+                self.echo(pid, fd, &data);
                 self.consume();
             }
             Event::KernelWrite { writes } => {
@@ -2733,8 +2777,8 @@ impl Replayer {
         // Output and thread ends recorded before the process's end.
         while let Some(e) = self.peek()?.cloned() {
             match e {
-                Event::Output { fd, data, .. } => {
-                    self.echo(fd, &data);
+                Event::Output { pid, fd, data } => {
+                    self.echo(pid, fd, &data);
                     self.consume();
                 }
                 Event::ThreadExit { .. } | Event::KernelWrite { .. } => {

@@ -2,7 +2,8 @@
 //!
 //! Parsing is kept apart from interpretation: [`elf_headers`] reads an image's program
 //! headers from a file or from memory; [`module`] reads one ELF file and its DWARF
-//! into indexes once; [`program`] holds every loaded module and answers the debugger's
+//! into indexes once (shared by every program of the thread that loads the same file at the
+//! same bias); [`program`] holds every loaded module and answers the debugger's
 //! questions over all of them in runtime addresses: [`functions`], [`lines`], [`variables`]
 //! and types; [`dwarf_types`] converts DWARF types; [`unwind`] walks stacks with CFI; [`types`] is the
 //! owned type model that the DWARF reader builds and the expression evaluator ([`expr`],
@@ -20,6 +21,7 @@ pub mod formatters;
 pub mod functions;
 pub mod lines;
 pub mod module;
+mod module_cache;
 pub mod program;
 pub mod ptype;
 pub mod show;

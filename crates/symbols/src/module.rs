@@ -92,9 +92,6 @@ pub(crate) struct ElfSym {
 /// One ELF file and what its DWARF says.
 pub struct Module {
     pub(crate) path: PathBuf,
-    /// The name the dynamic loader knows the file by (its link map), which is what gdb
-    /// shows: `/lib/x86_64-linux-gnu/libc.so.6` for what /proc calls `/usr/lib/…`.
-    pub(crate) loader_name: Option<PathBuf>,
     pub(crate) bias: u64,
     /// ELF entry point (file address).
     pub(crate) entry: u64,
@@ -355,7 +352,6 @@ impl Module {
 
         let mut m = Module {
             path: path.to_path_buf(),
-            loader_name: None,
             bias,
             entry: file.entry(),
             separate_debug: debug_file.is_some(),

@@ -38,7 +38,13 @@ pub struct UnitFacts {
 /// All loaded modules of one process.
 #[derive(Default)]
 pub struct Program {
-    pub(crate) modules: Vec<Module>,
+    /// Shared with every other program of the thread that loaded the same file at the same
+    /// bias (see `module_cache`).
+    pub(crate) modules: Vec<std::rc::Rc<Module>>,
+    /// Per module (same index): the name the dynamic loader knows the file by (its link
+    /// map), which is what gdb shows: `/lib/x86_64-linux-gnu/libc.so.6` for what /proc
+    /// calls `/usr/lib/…`.
+    loader_names: Vec<Option<PathBuf>>,
     /// Name lookups by (pc, name): a breakpoint condition asks the same question at every
     /// hit, and the answer depends only on the pc's scope.
     pub(crate) lookups:
@@ -53,8 +59,9 @@ impl Program {
 
     /// Loads an ELF file whose file address A is at runtime address A + `bias`.
     pub fn load_module(&mut self, path: &Path, bias: u64) -> Result<ModuleId, SymbolsError> {
-        let m = Module::load(path, bias)?;
+        let m = crate::module_cache::load(path, bias)?;
         self.modules.push(m);
+        self.loader_names.push(None);
         self.lookups.borrow_mut().clear();
         Ok(ModuleId(self.modules.len() - 1))
     }
@@ -75,22 +82,23 @@ impl Program {
 
     /// The module's file.
     pub fn module_path(&self, m: ModuleId) -> &Path {
+        let name = self.loader_names.get(m.0).and_then(|n| n.as_deref());
         self.modules
             .get(m.0)
-            .map(|m| m.loader_name.as_deref().unwrap_or(m.path.as_path()))
+            .map(|m| name.unwrap_or(m.path.as_path()))
             .unwrap_or(Path::new("??"))
     }
 
     /// True while a library (any module but the executable) has no loader name yet.
     pub fn has_unnamed_libraries(&self) -> bool {
-        self.modules.iter().skip(1).any(|m| m.loader_name.is_none())
+        self.loader_names.iter().skip(1).any(|n| n.is_none())
     }
 
     /// Records the name the dynamic loader uses for the module loaded with this bias
     /// (shown instead of the /proc path, as gdb does).
     pub fn set_loader_name(&mut self, bias: u64, name: PathBuf) {
-        if let Some(m) = self.modules.iter_mut().find(|m| m.bias == bias) {
-            m.loader_name = Some(name);
+        if let Some(i) = self.modules.iter().position(|m| m.bias == bias) {
+            self.loader_names[i] = Some(name);
         }
     }
 
