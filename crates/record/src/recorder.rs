@@ -795,6 +795,22 @@ impl Recorder {
     /// away under it (a fatal signal killing its threads, another thread's exec): no error of
     /// the recording, the threads' ends arrive as wait events (rr's fatal_sigsegv_thread,
     /// futex_exit_race, unexpected_exit_execve).
+    /// The trace's copy of the file at `path`, mapped from `offset`, with the identity that
+    /// tells which copies are one file (for mappings that must alias in replay). The error
+    /// is the recording's one-line reason.
+    fn mapped_file(&mut self, path: &Path, offset: u64) -> Result<MappedFile, String> {
+        let file = self.writer.add_file(path).map_err(|e| e.to_string())?;
+        let identity = match file_key(path) {
+            Some(k) => *self.identities.entry(k).or_insert(file),
+            None => file,
+        };
+        Ok(MappedFile {
+            file,
+            offset,
+            identity,
+        })
+    }
+
     fn vanishing(&self, e: &RecordError) -> bool {
         use hindsight_ptrace::PtraceError::Memory;
         let memory = matches!(
@@ -1357,19 +1373,9 @@ impl Recorder {
                             .map(|m| m.is_file())
                             .unwrap_or(false) =>
                     {
-                        match self.writer.add_file(&path) {
-                            Ok(file) => {
-                                let identity = match file_key(&path) {
-                                    Some(k) => *self.identities.entry(k).or_insert(file),
-                                    None => file,
-                                };
-                                mapped = Some(MappedFile {
-                                    file,
-                                    offset: s.args[5],
-                                    identity,
-                                })
-                            }
-                            Err(e) => failure = Some(e.to_string()),
+                        match self.mapped_file(&path, s.args[5]) {
+                            Ok(m) => mapped = Some(m),
+                            Err(e) => failure = Some(e),
                         }
                     }
                     other => {
@@ -1387,19 +1393,9 @@ impl Recorder {
             // "/SYSV…"), read through the mapping's link: recorded as a shared mapping of it,
             // so that two attachments of one segment alias in replay as they did.
             match segment_file(pid, result as u64) {
-                Some((path, _)) => match self.writer.add_file(&path) {
-                    Ok(file) => {
-                        let identity = match file_key(&path) {
-                            Some(k) => *self.identities.entry(k).or_insert(file),
-                            None => file,
-                        };
-                        mapped = Some(MappedFile {
-                            file,
-                            offset: 0,
-                            identity,
-                        })
-                    }
-                    Err(e) => failure = Some(e.to_string()),
+                Some((path, _)) => match self.mapped_file(&path, 0) {
+                    Ok(m) => mapped = Some(m),
+                    Err(e) => failure = Some(e),
                 },
                 None => {
                     failure = Some(format!(

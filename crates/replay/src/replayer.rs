@@ -2209,11 +2209,7 @@ impl Replayer {
         r.set_syscall_args(mmap_args);
         let stop = self.execute_mmap(tid, r, &mmap_args, result, Some(m))?;
         if stop.is_none() {
-            // The program's own registers back, with the recorded result.
-            let mut back = regs;
-            back.0.orig_rax = u64::MAX;
-            back.0.rax = result as u64;
-            tid.set_regs(&back)?;
+            return_result(tid, regs, result)?;
         }
         Ok(stop)
     }
@@ -2264,10 +2260,7 @@ impl Replayer {
         if at_entry {
             self.skip(tid, regs, libc::SYS_shmdt as u64, result)?;
         } else {
-            let mut back = regs;
-            back.0.orig_rax = u64::MAX;
-            back.0.rax = result as u64;
-            tid.set_regs(&back)?;
+            return_result(tid, regs, result)?;
         }
         Ok(None)
     }
@@ -2933,6 +2926,16 @@ fn spawn_root(reader: &TraceReader, pin: bool) -> Result<(PathBuf, Inferior), Re
 
 /// `HINDSIGHT_TRACE_REPLAY=1`: the replay says on stderr what it does (events consumed,
 /// stops, the approach of asynchronous positions), for hindsight's developers.
+/// After syscalls replay ran in place of the program's (at its syscall's exit): the
+/// program's own registers `regs` back, with the recorded `result`.
+fn return_result(tid: Tid, regs: Regs, result: i64) -> Result<(), ReplayError> {
+    let mut back = regs;
+    back.0.orig_rax = u64::MAX;
+    back.0.rax = result as u64;
+    tid.set_regs(&back)?;
+    Ok(())
+}
+
 pub(crate) fn tracing() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("HINDSIGHT_TRACE_REPLAY").is_some())
