@@ -26,5 +26,5 @@ pub use codemap::CodeMap;
 pub use error::ControlError;
 pub use event::{stops_by_default, Notification, StopEvent, StopHook};
 pub use inferior::{DebugRegs, Inferior, StepOverMode, StepOverStats, ThreadInfo};
-pub use resume::Resume;
+pub use resume::{saved_register_in_handler_frame, Resume};
 pub use sites::SiteTable;

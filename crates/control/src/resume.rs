@@ -41,6 +41,13 @@ const SYSCALL_INSN: [u8; 2] = [0x0f, 0x05];
 /// The trap flag (EFLAGS.TF).
 const EFLAGS_TF: u64 = 0x100;
 
+/// Where register `reg` (a `libc::REG_*` index) of the code a signal interrupted is saved,
+/// for a thread at the first instruction of the signal's handler with stack pointer `sp`:
+/// the kernel's frame starts there (the handler's return address, then the `ucontext`).
+pub fn saved_register_in_handler_frame(sp: u64, reg: i32) -> u64 {
+    sp + 8 + std::mem::offset_of!(libc::ucontext_t, uc_mcontext) as u64 + 8 * reg as u64
+}
+
 /// Kernel surprise: `syscall` copies RFLAGS into r11, trap flag included, so a `syscall`
 /// that was single-stepped leaves TF in the program's r11 (and in a signal frame built at
 /// its end) where a run without a debugger has none: the step is made invisible by taking
@@ -474,17 +481,20 @@ impl Inferior {
         }
     }
 
+    /// Whether `tid`, stepped from `pc`, executed the `syscall` there (it stands after it).
+    fn stepped_a_syscall(&self, tid: Tid, pc: u64) -> bool {
+        let mut code = [0u8; 2];
+        tid.regs().is_ok_and(|r| r.pc() == pc.wrapping_add(2))
+            && self.mem.read(pc, &mut code).is_ok()
+            && code == SYSCALL_INSN
+    }
+
     /// Kernel surprise: a signal delivered by a single-step saves the step's trap flag in the
     /// handler's frame (the `eflags` of its `ucontext`), where the program can read it and
-    /// `rt_sigreturn` would restore it. `tid` stands at the handler's first instruction; the
-    /// frame starts at its stack pointer (the return address, then the `ucontext`). As in
-    /// [`hide_trap_flag_in_r11`], the step is made invisible.
+    /// `rt_sigreturn` would restore it. `tid` stands at the handler's first instruction. As
+    /// in [`hide_trap_flag_in_r11`], the step is made invisible.
     fn hide_trap_flag_in_frame(&mut self, tid: Tid) -> Result<(), ControlError> {
-        let sp = tid.regs()?.sp();
-        let eflags = sp
-            + 8
-            + std::mem::offset_of!(libc::ucontext_t, uc_mcontext) as u64
-            + 8 * libc::REG_EFL as u64;
+        let eflags = saved_register_in_handler_frame(tid.regs()?.sp(), libc::REG_EFL);
         let mut word = [0u8; 8];
         if self.mem.read(eflags, &mut word).is_err() {
             return Ok(());
@@ -580,22 +590,14 @@ impl Inferior {
             self.sites.replant(&self.mem, pc)?;
         }
         let ev = waited??;
-        let stepped_syscall = match ev {
-            WaitEvent::Stopped(Stop::Seccomp) => true,
-            WaitEvent::Stopped(_) => {
-                let mut code = [0u8; 2];
-                tid.regs().is_ok_and(|r| r.pc() == pc.wrapping_add(2))
-                    && self.mem.read(pc, &mut code).is_ok()
-                    && code == SYSCALL_INSN
-            }
-            _ => false,
-        };
-        if stepped_syscall {
-            hide_trap_flag_in_r11(tid)?;
-        }
         match ev {
             WaitEvent::Stopped(Stop::Signal(libc::SIGTRAP)) => {
                 let si = tid.siginfo()?;
+                // A step over a `syscall` traps at the syscall's exit with TRAP_BRKPT (a plain
+                // step has TRAP_TRACE, so the common step pays for no look at the code).
+                if si.si_code == TRAP_BRKPT && self.stepped_a_syscall(tid, pc) {
+                    hide_trap_flag_in_r11(tid)?;
+                }
                 let dr6 = tid.debugreg(6).unwrap_or(0);
                 if dr6 & 0xf != 0 {
                     tid.set_debugreg(6, 0)?;
@@ -637,7 +639,10 @@ impl Inferior {
                 Ok(StopEvent::Stepped { tid })
             }
             // The stepped instruction is a syscall (recording/replay): the caller decides.
-            WaitEvent::Stopped(Stop::Seccomp) => Ok(StopEvent::Syscall { tid }),
+            WaitEvent::Stopped(Stop::Seccomp) => {
+                hide_trap_flag_in_r11(tid)?;
+                Ok(StopEvent::Syscall { tid })
+            }
             WaitEvent::Stopped(Stop::Fork) => {
                 self.on_fork(tid, false)?;
                 Ok(StopEvent::Stepped { tid })

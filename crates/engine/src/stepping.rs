@@ -83,11 +83,7 @@ fn stepi_raw(s: &mut Session, obs: &mut dyn Observer, tid: Tid) -> anyhow::Resul
 fn handler_return(s: &Session, tid: Tid) -> anyhow::Result<(u64, u64)> {
     let inf = s.live()?;
     let sp = inf.regs(tid).map_err(|e| anyhow::anyhow!("{e}"))?.sp();
-    // The frame: the handler's return address, then the `ucontext` of the interrupted code.
-    let saved_rip = sp
-        + 8
-        + std::mem::offset_of!(libc::ucontext_t, uc_mcontext) as u64
-        + 8 * libc::REG_RIP as u64;
+    let saved_rip = hindsight_control::saved_register_in_handler_frame(sp, libc::REG_RIP);
     let mut word = [0u8; 8];
     inf.read_memory(saved_rip, &mut word)
         .map_err(|e| anyhow::anyhow!("cannot read the signal frame at {saved_rip:#x}: {e}"))?;

@@ -966,6 +966,22 @@ fn stepi_over_a_syscall_the_agent_serves_ends_right_after_it() {
 /// names the same instant as any other way of getting there, so it finds it again, and
 /// `reverse-stepi` and `stepi` come back to it. Checked over a write to stdout and over a
 /// traced `mmap` followed by buffered writes, with and without the agent.
+/// How many `stepi` after `setup` (commands that stop the replay at a function's start) end
+/// on the function's `syscall` instruction (at most 12 are tried).
+fn stepi_count_to_syscall(trace: &std::path::Path, setup: &[&str]) -> usize {
+    let mut cmds = setup.to_vec();
+    for _ in 0..12 {
+        cmds.extend(["stepi", "x/i $pc"]);
+    }
+    let r = replay_batch(trace, &cmds);
+    let pcs: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("=> ")).collect();
+    let at = pcs
+        .iter()
+        .position(|l| l.trim_end().ends_with("syscall"))
+        .unwrap_or_else(|| panic!("no step reached the syscall: {}", r.dump()));
+    at + 1
+}
+
 #[test]
 fn when_right_after_a_stepped_syscall_finds_the_position_again() {
     let prog = compile("stepi_traced", &[]);
@@ -973,20 +989,10 @@ fn when_right_after_a_stepped_syscall_finds_the_position_again() {
         let (trace, _) = record_trace_env(&prog, &[], env);
         for func in ["syscall", "write"] {
             // Which step ends right after the function's `syscall`.
-            let mut cmds = vec!["break main", "continue"];
             let brk = format!("break {func}");
-            cmds.extend([brk.as_str(), "continue"]);
-            for _ in 0..12 {
-                cmds.extend(["stepi", "x/i $pc"]);
-            }
-            let r = replay_batch(&trace, &cmds);
-            let pcs: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("=> ")).collect();
-            let at = pcs
-                .iter()
-                .position(|l| l.trim_end().ends_with("syscall"))
-                .unwrap_or_else(|| panic!("no step reached {func}'s syscall: {}", r.dump()));
-            let steps = at + 2;
-            let mut cmds = vec!["break main", "continue", brk.as_str(), "continue"];
+            let setup = ["break main", "continue", brk.as_str(), "continue"];
+            let steps = stepi_count_to_syscall(&trace, &setup) + 1;
+            let mut cmds = setup.to_vec();
             cmds.extend(std::iter::repeat_n("stepi", steps));
             cmds.extend([
                 "when",
@@ -1042,18 +1048,12 @@ fn stepping_over_a_syscall_that_a_signal_ends_finds_every_position_again() {
     let to_printf = ["break stepi_signal.c:24", "continue", "p hits"];
     for env in [&[][..], &[("HINDSIGHT_NO_AGENT", "1")][..]] {
         let (trace, _) = record_trace_env(&prog, &[], env);
-        let mut cmds = vec!["break main", "continue", "break pause", "continue"];
-        for _ in 0..8 {
-            cmds.extend(["stepi", "x/i $pc"]);
-        }
-        let r = replay_batch(&trace, &cmds);
-        let pcs: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("=> ")).collect();
-        let at = pcs
-            .iter()
-            .position(|l| l.trim_end().ends_with("syscall"))
-            .unwrap_or_else(|| panic!("no step reached pause's syscall: {}", r.dump()));
-        let mut start = vec!["break main", "continue", "break pause", "continue"];
-        start.extend(std::iter::repeat_n("stepi", at + 1));
+        let setup = ["break main", "continue", "break pause", "continue"];
+        let mut start = setup.to_vec();
+        start.extend(std::iter::repeat_n(
+            "stepi",
+            stepi_count_to_syscall(&trace, &setup),
+        ));
         let check = |r: &Run| {
             let all = r.stdout.clone() + &r.stderr;
             assert!(
